@@ -1,0 +1,36 @@
+// Persistent worker pool: threads are created once and reused for every op of every step.
+// One parallel region per op; the calling thread takes part as worker 0.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+namespace ridge {
+
+class ThreadPool {
+ public:
+  // n_threads >= 1 (including the caller). With `pin`, worker i is pinned to CPU i.
+  explicit ThreadPool(int n_threads, bool pin = false);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const;
+  // Runs fn(thread_index, n_threads) once on each of the n threads and returns when all finish.
+  // Not reentrant: fn must not call run() on the same pool.
+  void run(const std::function<void(int ith, int nth)>& fn);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The [begin, end) share of `n` items for thread `ith` of `nth`, in contiguous chunks that are
+// multiples of `grain` (except the last).
+struct Range {
+  int64_t begin;
+  int64_t end;
+};
+Range split_range(int64_t n, int ith, int nth, int64_t grain = 1);
+
+}  // namespace ridge

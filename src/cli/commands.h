@@ -1,0 +1,10 @@
+// Subcommand entry points: each takes the arguments after the subcommand name (argv[0] is the
+// subcommand) and returns the process exit code.
+#pragma once
+
+namespace ridge::cli {
+
+int cmd_inspect(int argc, char** argv);
+int cmd_synth(int argc, char** argv);
+
+}  // namespace ridge::cli

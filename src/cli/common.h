@@ -1,0 +1,20 @@
+// Shared plumbing for subcommands: argument parsing and the one-line error convention.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+
+namespace ridge::cli {
+
+// Prints "ridge: error: <message>" to stderr and returns the exit code (2 usage, 1 runtime).
+int report(const Status& status);
+
+// Parses argv into `app`. On --help prints help and returns 0; on a parse error prints one
+// error line and returns 2; on success returns nullopt (carry on).
+std::optional<int> parse(CLI::App& app, int argc, char** argv);
+
+}  // namespace ridge::cli

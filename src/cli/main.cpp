@@ -1,0 +1,49 @@
+// ridge: one executable, one subcommand per job.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "cli/commands.h"
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  int (*run)(int argc, char** argv);
+  std::string_view summary;
+};
+
+constexpr Command kCommands[] = {
+    {"inspect", ridge::cli::cmd_inspect, "show a GGUF file: hyper-parameters, tensors, bytes per token"},
+    {"synth", ridge::cli::cmd_synth, "write a random-weight model with the shape of a real checkpoint"},
+};
+
+void print_usage(std::FILE* out) {
+  fmt::print(out, "usage: ridge <command> [options]   (ridge <command> --help for details)\n\n");
+  fmt::print(out, "commands:\n");
+  for (const auto& c : kCommands) fmt::print(out, "  {:<10} {}\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (name == "--version") {
+    fmt::print("ridge 0.1.0\n");
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (c.name == name) return c.run(argc - 1, argv + 1);
+  }
+  fmt::print(stderr, "ridge: error: unknown command '{}' (see ridge --help)\n", name);
+  return 2;
+}

@@ -1,0 +1,50 @@
+// Kernel front: pure functions on raw pointers. The implementation for one ISA (ref, avx2,
+// avx512) is chosen once, from CPUID or forced (--isa), and passed around as a `const Kernels&`.
+//
+// Batch invariance (../shared/DESIGN.md): the value of every output element must not depend on
+// the batch size m, the tiling, or the number of threads. Each y[i][j] is one dot product whose
+// accumulation order is fixed by k alone; work is split along output rows j.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "base/thread_pool.h"
+#include "tensor/ggml_type.h"
+
+namespace ridge::kernels {
+
+enum class Isa { kRef, kAvx2, kAvx512 };
+std::string_view isa_name(Isa isa);
+std::optional<Isa> isa_from_name(std::string_view name);  // "ref", "avx2", "avx512"
+Isa best_isa();                                             // from CPUID
+
+// A weight matrix in its stored (GGUF) layout: `rows` rows of `cols` elements, row-major with
+// `cols` contiguous, rows `row_bytes` apart (W[j] is output feature j).
+struct WeightView {
+  GgmlType type = GgmlType::kF32;
+  const void* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  uint64_t row_bytes = 0;
+};
+
+
+struct Kernels {
+  Isa isa;
+  // y[m, rows] = x[m, cols] · W^T  for every supported weight type (see supports_matmul).
+  // x and y are row-major f32 with leading dimensions ldx and ldy (in elements).
+  void (*matmul)(const WeightView& w, const float* x, int64_t ldx, int64_t m, float* y, int64_t ldy,
+                 ThreadPool& pool);
+  // Whether matmul accepts weights of this type.
+  bool (*supports_matmul)(GgmlType type);
+  // Row conversions (dst/src have n elements); any supported type to f32.
+  void (*dequantize_row)(GgmlType type, const void* src, float* dst, int64_t n);
+};
+
+// The kernel table of an ISA (CHECKs that this CPU supports it; see isa_supported).
+const Kernels& kernels_for(Isa isa);
+bool isa_supported(Isa isa);
+
+}  // namespace ridge::kernels

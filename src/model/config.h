@@ -1,0 +1,70 @@
+// Hyper-parameters of a decoder-only transformer (Llama, Qwen2, Qwen3 families), read from GGUF
+// metadata or taken from a named preset with the exact shape of a real checkpoint.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ridge::gguf {
+class File;
+}
+
+namespace ridge::model {
+
+enum class RopeLayout {
+  kNormal,  // adjacent pairs (x[2i], x[2i+1]): llama / llama2.c
+  kNeox,    // halves (x[i], x[i + d/2]): qwen2, qwen3
+};
+
+struct RopeScaling {  // Llama 3 style frequency scaling; factor 0 = none
+  float factor = 0.0f;
+  float low_freq_factor = 1.0f;
+  float high_freq_factor = 4.0f;
+  int64_t original_context = 8192;
+};
+
+struct ModelConfig {
+  std::string arch;          // "llama", "qwen2", "qwen3"
+  std::string name;          // general.name or preset name
+  int64_t n_vocab = 0;
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;      // key/value length per head
+  int64_t n_ff = 0;
+  int64_t n_ctx_train = 0;
+  float rms_eps = 1e-6f;
+  float rope_theta = 10000.0f;
+  int64_t rope_dims = 0;     // rotated dimensions per head (usually head_dim)
+  RopeLayout rope_layout = RopeLayout::kNormal;
+  RopeScaling rope_scaling;
+  bool tied_embeddings = false;  // output head reuses token_embd
+  bool qkv_bias = false;         // qwen2
+  bool qk_norm = false;          // qwen3: per-head RMSNorm on Q and K
+
+  int64_t q_dim() const { return n_head * head_dim; }
+  int64_t kv_dim() const { return n_head_kv * head_dim; }
+};
+
+// Architecture defaults (rope layout, biases, qk-norm) for a known architecture name.
+Status apply_arch_defaults(ModelConfig& cfg);
+
+// Reads the config from GGUF metadata (`<arch>.embedding_length`, ...).
+Result<ModelConfig> config_from_gguf(const gguf::File& file);
+
+struct Preset {
+  std::string_view name;     // "qwen3-0.6b"
+  std::string_view hf_name;  // "Qwen/Qwen3-0.6B" (empty for the tiny test shapes)
+  ModelConfig config;
+};
+
+const std::vector<Preset>& presets();
+// Case-insensitive lookup; error lists the known names.
+Result<ModelConfig> preset_config(std::string_view name);
+
+}  // namespace ridge::model

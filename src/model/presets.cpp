@@ -1,0 +1,116 @@
+// Shapes of real checkpoints (from their Hugging Face config.json) and tiny test shapes.
+#include <cctype>
+
+#include "base/status.h"
+#include "model/config.h"
+
+namespace ridge::model {
+namespace {
+
+ModelConfig make(std::string arch, std::string name, int64_t vocab, int64_t embd, int64_t layers,
+                 int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t ff, int64_t ctx,
+                 float eps, float theta, bool tied) {
+  ModelConfig c;
+  c.arch = std::move(arch);
+  c.name = std::move(name);
+  c.n_vocab = vocab;
+  c.n_embd = embd;
+  c.n_layer = layers;
+  c.n_head = heads;
+  c.n_head_kv = kv_heads;
+  c.head_dim = head_dim;
+  c.rope_dims = head_dim;
+  c.n_ff = ff;
+  c.n_ctx_train = ctx;
+  c.rms_eps = eps;
+  c.rope_theta = theta;
+  c.tied_embeddings = tied;
+  Status s = apply_arch_defaults(c);
+  RIDGE_CHECK(s.ok());
+  return c;
+}
+
+ModelConfig with_llama3_scaling(ModelConfig c, float factor) {
+  c.rope_scaling = RopeScaling{factor, 1.0f, 4.0f, 8192};
+  return c;
+}
+
+std::vector<Preset> build() {
+  std::vector<Preset> p;
+  // name, hf, arch, vocab, embd, layers, heads, kv, head_dim, ff, ctx, eps, theta, tied
+  p.push_back({"qwen3-0.6b", "Qwen/Qwen3-0.6B",
+               make("qwen3", "qwen3-0.6b", 151936, 1024, 28, 16, 8, 128, 3072, 40960, 1e-6f, 1e6f, true)});
+  p.push_back({"qwen3-1.7b", "Qwen/Qwen3-1.7B",
+               make("qwen3", "qwen3-1.7b", 151936, 2048, 28, 16, 8, 128, 6144, 40960, 1e-6f, 1e6f, true)});
+  p.push_back({"qwen3-4b", "Qwen/Qwen3-4B",
+               make("qwen3", "qwen3-4b", 151936, 2560, 36, 32, 8, 128, 9728, 40960, 1e-6f, 1e6f, true)});
+  p.push_back({"qwen3-8b", "Qwen/Qwen3-8B",
+               make("qwen3", "qwen3-8b", 151936, 4096, 36, 32, 8, 128, 12288, 40960, 1e-6f, 1e6f, false)});
+  p.push_back({"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B",
+               make("qwen2", "qwen2.5-0.5b", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1e-6f, 1e6f, true)});
+  p.push_back({"qwen2.5-7b", "Qwen/Qwen2.5-7B",
+               make("qwen2", "qwen2.5-7b", 152064, 3584, 28, 28, 4, 128, 18944, 32768, 1e-6f, 1e6f, false)});
+  p.push_back({"llama-3.2-1b", "meta-llama/Llama-3.2-1B",
+               with_llama3_scaling(make("llama", "llama-3.2-1b", 128256, 2048, 16, 32, 8, 64, 8192,
+                                        131072, 1e-5f, 500000.0f, true), 32.0f)});
+  p.push_back({"llama-3.1-8b", "meta-llama/Llama-3.1-8B",
+               with_llama3_scaling(make("llama", "llama-3.1-8b", 128256, 4096, 32, 32, 8, 128, 14336,
+                                        131072, 1e-5f, 500000.0f, false), 8.0f)});
+  p.push_back({"llama-2-7b", "meta-llama/Llama-2-7b-hf",
+               make("llama", "llama-2-7b", 32000, 4096, 32, 32, 32, 128, 11008, 4096, 1e-5f, 10000.0f, false)});
+  // Tiny shapes for tests: every architecture feature, seconds to run.
+  p.push_back({"tiny-llama", "",
+               make("llama", "tiny-llama", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false)});
+  p.push_back({"tiny-qwen2", "",
+               make("qwen2", "tiny-qwen2", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-6f, 1e6f, true)});
+  p.push_back({"tiny-qwen3", "",
+               make("qwen3", "tiny-qwen3", 512, 64, 2, 4, 2, 32, 160, 2048, 1e-6f, 1e6f, true)});
+  return p;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status apply_arch_defaults(ModelConfig& cfg) {
+  if (cfg.arch == "llama") {
+    cfg.rope_layout = RopeLayout::kNormal;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = false;
+  } else if (cfg.arch == "qwen2") {
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = true;
+    cfg.qk_norm = false;
+  } else if (cfg.arch == "qwen3") {
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+  } else {
+    return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3)", cfg.arch);
+  }
+  return ok_status();
+}
+
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> all = build();
+  return all;
+}
+
+Result<ModelConfig> preset_config(std::string_view name) {
+  std::string known;
+  for (const auto& p : presets()) {
+    if (iequals(p.name, name)) return p.config;
+    known += known.empty() ? "" : ", ";
+    known += p.name;
+  }
+  return usage_error("unknown model preset '{}' (known: {})", name, known);
+}
+
+}  // namespace ridge::model

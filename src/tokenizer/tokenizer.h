@@ -1,0 +1,72 @@
+// Tokenizers built from GGUF metadata alone: SentencePiece-style BPE (`llama`) and byte-level
+// BPE (`gpt2`) with the qwen2, llama-bpe and gpt-2 pre-tokenizers. Matches llama.cpp exactly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ridge::gguf {
+class File;
+}
+
+namespace ridge::tokenizer {
+
+using TokenId = int32_t;
+
+class Tokenizer {
+ public:
+  static Result<Tokenizer> from_gguf(const gguf::File& file);
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  // add_special: add BOS (and EOS) where the metadata asks for it.
+  // parse_special: recognise special/control token text such as "<|im_start|>".
+  std::vector<TokenId> encode(std::string_view text, bool add_special, bool parse_special) const;
+  // The bytes of one token (byte tokens decoded, SPM "▁" turned into spaces). Special tokens
+  // render as their text.
+  std::string token_to_piece(TokenId id) const;
+  std::string decode(std::span<const TokenId> ids) const;
+
+  int32_t n_vocab() const;
+  TokenId bos() const;  // -1 if none
+  TokenId eos() const;  // -1 if none
+  TokenId eot() const;  // -1 if none
+  bool add_bos() const;
+  bool is_eog(TokenId id) const;      // end of generation (eos, eot, <|im_end|>, ...)
+  bool is_special(TokenId id) const;  // control / user-defined tokens
+  std::string_view model_name() const;  // "llama" or "gpt2"
+  std::string_view pre_name() const;    // "qwen2", "llama-bpe", "gpt-2", "default"
+  // The token's text as stored in the vocabulary.
+  std::string_view token_text(TokenId id) const;
+  // Token id of an exact vocabulary string (special tokens included), or -1.
+  TokenId find_token(std::string_view text) const;
+
+ private:
+  struct Impl;
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Turns a stream of token ids into text pieces for streaming output: never emits an
+// incomplete UTF-8 sequence; bytes that can never complete are emitted as U+FFFD at flush.
+class IncrementalDetokenizer {
+ public:
+  explicit IncrementalDetokenizer(const Tokenizer& tok) : tok_(&tok) {}
+  // Returns the newly completed text (possibly empty).
+  std::string push(TokenId id);
+  // Returns whatever is pending, with invalid trailing bytes replaced.
+  std::string flush();
+
+ private:
+  const Tokenizer* tok_;
+  std::string pending_;
+};
+
+}  // namespace ridge::tokenizer
