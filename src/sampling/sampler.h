@@ -1,0 +1,93 @@
+// Sampler: turns one row of logits into the next token of one sequence.
+//
+// Pipeline, in this order (the order of Hugging Face's warpers; llama.cpp applies temperature
+// last instead, which changes what top-p/min-p see):
+//   logit bias -> repetition / frequency / presence penalties over the last penalty_last_n
+//   history tokens -> (temperature 0: argmax, lowest id on ties) -> divide by temperature ->
+//   top-k -> softmax -> top-p -> min-p -> draw with the sequence's seeded Rng.
+// Cost for a vocabulary of 150k: a few linear passes plus a selection of the head; the full
+// vocabulary is only sorted when top_p / min_p cannot cut it earlier.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "sampling/params.h"
+#include "sampling/rng.h"
+
+namespace ridge::sampling {
+
+struct TokenProb {
+  int32_t token;
+  float prob;
+};
+
+struct TokenLogprob {
+  int32_t token;
+  float logprob;
+};
+
+// A sampled token with OpenAI-style log-probabilities. Log-probabilities are those of the raw
+// model distribution (log-softmax of the logits as given, before bias, penalties, temperature
+// and truncation), as vLLM reports them by default.
+struct SampleResult {
+  int32_t token = -1;
+  float logprob = 0.0f;           // of `token`
+  std::vector<TokenLogprob> top;  // the n_top most likely, descending, ties lowest id first
+};
+
+class Sampler {
+ public:
+  // Checks params.validate(n_vocab) and builds the sampler; the error is a usage error.
+  static Result<Sampler> create(const SamplingParams& params, int32_t n_vocab);
+  // Contract: params.validate(n_vocab).ok() (checked; a failure aborts).
+  Sampler(const SamplingParams& params, int32_t n_vocab);
+
+  // Next token. logits: [n_vocab] of this sequence's last position; history: the sequence's
+  // tokens so far (prompt + generated), used by the penalties (ids outside [0, n_vocab) are
+  // ignored). If every token is banned (all -inf), returns the lowest token id.
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+
+  // Same token (same Rng stream) as sample(), plus log-probabilities; n_top in [0, n_vocab].
+  SampleResult sample_with_logprobs(std::span<const float> logits,
+                                    std::span<const int32_t> history, int32_t n_top);
+
+  // The distribution the draw uses: kept tokens with their probabilities (summing to 1). Greedy
+  // gives the argmax with probability 1. Order: descending probability, ties lowest id first,
+  // unless nothing was truncated, then by id. Does not advance the Rng. For tests and tools.
+  std::vector<TokenProb> distribution(std::span<const float> logits,
+                                      std::span<const int32_t> history);
+
+  void reseed(uint64_t seed) { rng_.reseed(seed); }
+  const SamplingParams& params() const { return params_; }
+  int32_t n_vocab() const { return n_vocab_; }
+
+ private:
+  struct Candidate {
+    int32_t id;
+    float logit;
+  };
+
+  // Bias + penalties into work_ ([n_vocab]).
+  void process_logits(std::span<const float> logits, std::span<const int32_t> history);
+  // Temperature + top-k + top-p + min-p on work_ into kept_; returns the kept probability mass
+  // normalizer (sum of exp(logit - max) over kept_), 0 if every token is banned.
+  double truncate();
+  int32_t draw(double total);
+  int32_t pick(std::span<const float> logits, std::span<const int32_t> history);
+
+  SamplingParams params_;
+  int32_t n_vocab_;
+  Rng rng_;
+  std::vector<float> work_;          // [n_vocab] processed logits
+  std::vector<Candidate> kept_;      // candidates surviving truncation
+  std::vector<double> weights_;      // exp(logit - max_logit_) of kept_
+  std::vector<int32_t> window_;      // scratch: sorted penalty window
+};
+
+// Log-probabilities of the raw logits: the chosen token's and the n_top best. logits [n_vocab].
+SampleResult logprobs_of(std::span<const float> logits, int32_t token, int32_t n_top);
+
+}  // namespace ridge::sampling
