@@ -16,6 +16,14 @@ class Rng {
     for (uint64_t& word : s_) word = splitmix64(x);
   }
 
+  // Sets the raw xoshiro state (for the published test vectors); not all zero.
+  void set_state(uint64_t s0, uint64_t s1, uint64_t s2, uint64_t s3) {
+    s_[0] = s0;
+    s_[1] = s1;
+    s_[2] = s2;
+    s_[3] = s3;
+  }
+
   // Next 64 random bits.
   uint64_t next() {
     const uint64_t result = rotl(s_[1] * 5, 7) * 9;
