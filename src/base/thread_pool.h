@@ -2,6 +2,7 @@
 // One parallel region per op; the calling thread takes part as worker 0.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -9,7 +10,8 @@ namespace ridge {
 
 class ThreadPool {
  public:
-  // n_threads >= 1 (including the caller). With `pin`, worker i is pinned to CPU i.
+  // n_threads >= 1 (including the caller). With `pin`, worker i (i >= 1) is pinned to CPU i;
+  // worker 0 is the calling thread, whose affinity is left alone.
   explicit ThreadPool(int n_threads, bool pin = false);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -1,0 +1,104 @@
+#include "kernels/matmul_driver.h"
+
+#include <cmath>
+#include <memory>
+#include <new>
+
+#include "base/check.h"
+#include "tensor/fp16.h"
+
+namespace ridge::kernels {
+namespace {
+
+// Below this many rows the caller quantizes the activations alone: a second parallel region
+// costs more than the work (a 4096-wide row quantizes in about a microsecond).
+constexpr int64_t kParallelQuantizeRows = 8;
+
+struct AlignedDelete {
+  void operator()(void* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+using AlignedBuffer = std::unique_ptr<void, AlignedDelete>;
+
+AlignedBuffer aligned_alloc64(size_t bytes) {
+  return AlignedBuffer(::operator new[](bytes == 0 ? 64 : bytes, std::align_val_t(64)));
+}
+
+// Round half away from zero, exactly like C's roundf.
+inline float round_away(float v) { return std::round(v); }
+
+}  // namespace
+
+void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums) {
+  const int64_t nb = n / kQ8_0Block;
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = x + b * kQ8_0Block;
+    float amax = 0.0f;
+    for (int64_t k = 0; k < kQ8_0Block; ++k) amax = std::fmax(amax, std::fabs(xb[k]));
+    const float db = amax / 127.0f;
+    const float id = db != 0.0f ? 1.0f / db : 0.0f;
+    int32_t sum = 0;
+    for (int64_t k = 0; k < kQ8_0Block; ++k) {
+      const auto q = static_cast<int8_t>(round_away(xb[k] * id));
+      qs[b * kQ8_0Block + k] = q;
+      sum += q;
+    }
+    d[b] = fp16_to_f32(f32_to_fp16(db));
+    sums[b] = sum;
+  }
+}
+
+void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int64_t ldx,
+                int64_t m, float* y, int64_t ldy, ThreadPool& pool) {
+  const TypeMatmul* entry = table.find(w.type);
+  RIDGE_CHECK(entry != nullptr);
+  const int64_t block = traits(w.type).block_elems;
+  RIDGE_CHECK(m >= 0 && w.rows >= 0 && w.cols >= 0 && w.cols % block == 0);
+  RIDGE_CHECK(m == 0 || (ldx >= w.cols && ldy >= w.rows));
+  if (m == 0 || w.rows == 0) return;
+
+  Acts acts;
+  acts.m = m;
+  acts.cols = w.cols;
+  acts.f32 = x;
+  acts.ldx = ldx;
+  AlignedBuffer buffer;
+  if (entry->act == ActFormat::kQ8_0) {
+    RIDGE_CHECK(w.cols % kQ8_0Block == 0);
+    const int64_t nb = w.cols / kQ8_0Block;
+    const auto n_qs = static_cast<size_t>(m * w.cols);
+    const auto n_blocks = static_cast<size_t>(m * nb);
+    buffer = aligned_alloc64(n_qs + n_blocks * (sizeof(float) + sizeof(int32_t)));
+    auto* qs = static_cast<int8_t*>(buffer.get());
+    auto* d = reinterpret_cast<float*>(qs + n_qs);
+    auto* sums = reinterpret_cast<int32_t*>(d + n_blocks);
+    auto quantize_rows = [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        quantize_act_row_q8_0(x + i * ldx, w.cols, qs + i * w.cols, d + i * nb, sums + i * nb);
+      }
+    };
+    if (m < kParallelQuantizeRows || pool.size() == 1) {
+      quantize_rows(0, m);
+    } else {
+      pool.run([&](int ith, int nth) {
+        const Range r = split_range(m, ith, nth);
+        quantize_rows(r.begin, r.end);
+      });
+    }
+    acts.q8_qs = qs;
+    acts.q8_d = d;
+    acts.q8_sum = sums;
+  }
+
+  const MatmulRowsFn rows = entry->rows;
+  const int64_t grain = entry->row_grain;
+  if (pool.size() == 1) {
+    rows(w, acts, 0, w.rows, y, ldy);
+    return;
+  }
+  pool.run([&](int ith, int nth) {
+    const Range r = split_range(w.rows, ith, nth, grain);
+    if (r.begin < r.end) rows(w, acts, r.begin, r.end, y, ldy);
+  });
+}
+
+}  // namespace ridge::kernels

@@ -1,0 +1,89 @@
+// The shared matmul driver and its per-type extension point.
+//
+// Every ISA fills a TypeTable: for each weight type it supports, a routine that computes one
+// thread's share of output rows (`MatmulRowsFn`) and the activation format that routine reads.
+// The driver (matmul_driver.cpp, ISA-neutral) prepares the activations once per call, splits the
+// output rows over the pool and calls the routine. Adding a weight type to an ISA means writing
+// its rows routine in that ISA's directory and one line in the ISA's table function
+// (ref/ref_table.cpp, x86_avx2/avx2_table.cpp, x86_avx512/avx512_table.cpp). See docs/kernels.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "tensor/ggml_type.h"
+
+namespace ridge::kernels {
+
+// Activation formats a rows routine can ask for; the driver converts x once per matmul.
+enum class ActFormat : uint8_t {
+  kF32,   // x as given
+  kQ8_0,  // 32-element blocks, d = amax/127 rounded to fp16, q = round(x/d) (ggml's reference)
+};
+
+constexpr int64_t kQ8_0Block = 32;
+
+// Activations as the rows routine sees them. Rows are i in [0, m).
+struct Acts {
+  int64_t m = 0;
+  int64_t cols = 0;
+  // kF32: x[i][k] = f32[i * ldx + k].
+  const float* f32 = nullptr;
+  int64_t ldx = 0;
+  // kQ8_0: row i has cols/32 blocks; block b of row i: q8_qs[i * cols + 32 b ...] (int8, 64-byte
+  // aligned rows when cols % 64 == 0), scale q8_d[i * nb + b] (an fp16 value held as f32), and
+  // q8_sum[i * nb + b] = sum of its 32 qs (for kernels that offset one operand by 128).
+  const int8_t* q8_qs = nullptr;
+  const float* q8_d = nullptr;
+  const int32_t* q8_sum = nullptr;
+};
+
+// Computes y[i * ldy + j] for every i < a.m and j in [j0, j1). Must give each y[i][j] the same
+// bits whatever m, j0, j1 are (batch invariance), and must only write its own rows j.
+using MatmulRowsFn = void (*)(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
+                              int64_t ldy);
+
+struct TypeMatmul {
+  MatmulRowsFn rows = nullptr;
+  ActFormat act = ActFormat::kF32;
+  int64_t row_grain = 1;  // threads get multiples of this many output rows (the panel height)
+};
+
+constexpr size_t kTypeIdCount = 40;  // ggml type ids are < 40 (see tensor/ggml_type.h)
+
+// dst[0, n) = the n elements of src (a whole number of the type's blocks) as f32.
+using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
+
+// An ISA's routines per weight type. ISA tables start as a copy of the ref table and override
+// what they accelerate, so every type ref knows works (slowly) under every ISA.
+struct TypeTable {
+  std::array<TypeMatmul, kTypeIdCount> matmul{};
+  std::array<DequantizeRowFn, kTypeIdCount> dequantize{};
+
+  const TypeMatmul* find(GgmlType type) const {
+    const auto id = static_cast<size_t>(type);
+    if (id >= kTypeIdCount || matmul[id].rows == nullptr) return nullptr;
+    return &matmul[id];
+  }
+  DequantizeRowFn find_dequantize(GgmlType type) const {
+    const auto id = static_cast<size_t>(type);
+    return id < kTypeIdCount ? dequantize[id] : nullptr;
+  }
+  void set(GgmlType type, TypeMatmul entry) { matmul[static_cast<size_t>(type)] = entry; }
+  void set_dequantize(GgmlType type, DequantizeRowFn fn) {
+    dequantize[static_cast<size_t>(type)] = fn;
+  }
+};
+
+// y[m, rows] = x[m, cols] · W^T with the routines of `table` (CHECKs the type is supported and the
+// shapes are consistent: cols a multiple of the type's block size, ldx >= cols, ldy >= rows).
+void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int64_t ldx,
+                int64_t m, float* y, int64_t ldy, ThreadPool& pool);
+
+// ggml's reference Q8_0 quantization of one activation row of n (multiple of 32) elements:
+// per block d = amax/127, q = round-half-away(x * (1/d)); d is stored rounded to fp16 (as f32).
+void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
+
+}  // namespace ridge::kernels

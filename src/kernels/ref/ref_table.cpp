@@ -1,0 +1,31 @@
+#include "kernels/isa_tables.h"
+#include "kernels/quant/quants.h"
+#include "kernels/ref/ref_types.h"
+
+namespace ridge::kernels {
+namespace {
+
+// Dequantization of the block formats lives with the quantizers (kernels/quant/).
+template <GgmlType kType>
+void dequantize_quant(const void* src, float* dst, int64_t n) {
+  dequantize_row_quant(kType, src, dst, n);
+}
+
+template <GgmlType... kTypes>
+void add_quant_dequantizers(TypeTable& t) {
+  ((can_quantize(kTypes) ? t.set_dequantize(kTypes, dequantize_quant<kTypes>) : void()), ...);
+}
+
+}  // namespace
+
+TypeTable ref_type_table() {
+  TypeTable t;
+  add_quant_dequantizers<GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                         GgmlType::kQ8_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
+                         GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K>(t);
+  ref::add_float_types(t);
+  ref::add_q8_0(t);
+  return t;
+}
+
+}  // namespace ridge::kernels
