@@ -43,6 +43,7 @@ struct ModelConfig {
   int64_t rope_dims = 0;     // rotated dimensions per head (usually head_dim)
   RopeLayout rope_layout = RopeLayout::kNormal;
   RopeScaling rope_scaling;
+  float rope_freq_scale = 1.0f;  // linear rope scaling: positions multiplied by this (1/factor)
   bool tied_embeddings = false;  // output head reuses token_embd
   bool qkv_bias = false;         // qwen2
   bool qk_norm = false;          // qwen3: per-head RMSNorm on Q and K

@@ -1,0 +1,27 @@
+// What differs between architectures. The transformer layer (transformer.cpp) is shared; an
+// architecture declares which optional per-layer tensors it requires (biases, Q/K norms) and
+// anything else it binds. One file per architecture in arch/.
+#pragma once
+
+#include <string_view>
+
+#include "base/status.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace ridge::model {
+
+struct Architecture {
+  std::string_view name;  // general.architecture
+  // Binds the architecture's own tensors after bind_common (biases, Q/K norms, rope factors).
+  Status (*bind_extra)(WeightBinder& b, const ModelConfig& cfg, Weights& w);
+};
+
+const Architecture& llama_architecture();  // arch/llama.cpp
+const Architecture& qwen2_architecture();  // arch/qwen2.cpp
+const Architecture& qwen3_architecture();  // arch/qwen3.cpp
+
+// The architecture of `name`, or an error listing the supported ones.
+Result<const Architecture*> find_architecture(std::string_view name);
+
+}  // namespace ridge::model

@@ -1,0 +1,13 @@
+#include "model/arch.h"
+
+namespace ridge::model {
+
+Result<const Architecture*> find_architecture(std::string_view name) {
+  for (const Architecture* a :
+       {&llama_architecture(), &qwen2_architecture(), &qwen3_architecture()}) {
+    if (a->name == name) return a;
+  }
+  return error("not supported yet: architecture '{}' (supported: llama, qwen2, qwen3)", name);
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,24 @@
+// Qwen3 (dense): no biases; an RMSNorm over each head of Q and of K (weights [head_dim]) before
+// rope; NeoX rope.
+#include "model/arch.h"
+
+namespace ridge::model {
+namespace {
+
+Status bind_qwen3(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
+  for (int64_t il = 0; il < cfg.n_layer; ++il) {
+    LayerWeights& l = w.layers[static_cast<size_t>(il)];
+    RIDGE_ASSIGN_OR_RETURN(l.q_norm, b.vector(layer_tensor(il, "attn_q_norm.weight"), cfg.head_dim));
+    RIDGE_ASSIGN_OR_RETURN(l.k_norm, b.vector(layer_tensor(il, "attn_k_norm.weight"), cfg.head_dim));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+const Architecture& qwen3_architecture() {
+  static const Architecture kArch{"qwen3", bind_qwen3};
+  return kArch;
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,36 @@
+// Paged attention: each query token attends to positions 0..pos of its own sequence, reading K
+// and V through the sequence's block table (see batch.h). GQA: query head h uses KV head
+// h / (n_head / n_head_kv). The result of a token does not depend on the rest of the batch.
+#pragma once
+
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kv/kv_cache.h"
+#include "model/batch.h"
+
+namespace ridge::model {
+
+struct AttentionArgs {
+  const float* q = nullptr;   // [n_tokens, n_head * head_dim], rope applied
+  float* out = nullptr;       // [n_tokens, n_head * head_dim]
+  const Batch* batch = nullptr;
+  const kv::KvCache* cache = nullptr;
+  const kernels::Kernels* kernels = nullptr;  // f16 -> f32 row conversion of K/V blocks
+  int64_t layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;
+  float scale = 1.0f;         // usually 1 / sqrt(head_dim)
+  float* scratch = nullptr;   // [n_threads, attention_scratch_floats(...)]
+  int64_t scratch_per_thread = 0;
+};
+
+// Floats of per-thread scratch the attention needs for contexts up to max_context.
+int64_t attention_scratch_floats(int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                                 int64_t block_size, int64_t max_context);
+
+void paged_attention(const AttentionArgs& args, ThreadPool& pool);
+
+}  // namespace ridge::model

@@ -1,0 +1,45 @@
+// One forward step's work, flattened: the tokens of every sequence in the step (a prompt chunk
+// of one, one decode token of another, ...), where each token's K/V goes, and what each sequence
+// may attend to. One sequence is a batch of one.
+//
+// Paged attention contract: sequence s owns the KV blocks block_tables[s]; its token at position
+// p lives in slot block_tables[s][p / block_size] * block_size + p % block_size. A token at
+// position p attends to positions 0..p of its sequence (causal by position), which must all be
+// in the cache once this batch's own K/V are written. context_lens[s] is the number of positions
+// of sequence s in the cache after this step (max position + 1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ridge::model {
+
+struct Batch {
+  std::vector<int32_t> tokens;        // [n_tokens] token ids
+  std::vector<int32_t> positions;     // [n_tokens] position of each token in its sequence
+  std::vector<int32_t> seq_index;     // [n_tokens] index into block_tables / context_lens
+  std::vector<int64_t> slots;         // [n_tokens] KV slot the token's K/V is written to
+  std::vector<uint8_t> need_logits;   // [n_tokens] 1: this row's logits are returned
+  std::vector<std::vector<int32_t>> block_tables;  // [n_seqs][blocks] KV block ids
+  std::vector<int32_t> context_lens;  // [n_seqs] positions in the cache after this step
+
+  int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
+  int64_t n_seqs() const { return static_cast<int64_t>(context_lens.size()); }
+  int64_t n_outputs() const;
+
+  // Empties the batch, keeping capacity (block table vectors included).
+  void clear();
+  // Adds a sequence with its block table; returns its index.
+  int32_t add_seq(const std::vector<int32_t>& block_table, int32_t context_len);
+  // Adds one token of sequence `seq`; its slot is derived from the sequence's block table.
+  void add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int64_t block_size);
+
+  // Checks every index against the model and cache sizes (the batch may come from a request):
+  // token ids, positions, sequence indices, slots, block ids, and that each token's position is
+  // inside its sequence's context and its slot matches its block table.
+  Status validate(int64_t n_vocab, int64_t n_blocks, int64_t block_size) const;
+};
+
+}  // namespace ridge::model

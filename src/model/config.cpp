@@ -1,0 +1,136 @@
+// config_from_gguf: hyper-parameters from `<arch>.*` metadata, validated so that no later size
+// computation can overflow or index out of range.
+#include <fmt/format.h>
+
+#include "gguf/reader.h"
+#include "model/config.h"
+
+namespace ridge::model {
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 20;  // bound on any single hyper-parameter
+
+Status check_range(std::string_view key, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) return error("metadata '{}' = {} is outside [{}, {}]", key, v, lo, hi);
+  return ok_status();
+}
+
+Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  RIDGE_ASSIGN_OR_RETURN(std::string type, f.get_string_or(a + ".rope.scaling.type", ""));
+  RIDGE_ASSIGN_OR_RETURN(double factor, f.get_float_or(a + ".rope.scaling.factor", 0.0));
+  if (type == "none" || factor == 0.0 || factor == 1.0) return ok_status();
+  if (!(factor > 0.0) || factor > 1e6) {
+    return error("metadata '{}.rope.scaling.factor' = {} is not a positive factor", a, factor);
+  }
+  if (type.empty() || type == "linear") {  // llama.cpp's default when only a factor is given
+    c.rope_freq_scale = static_cast<float>(1.0 / factor);
+    return ok_status();
+  }
+  if (type == "llama3") {
+    c.rope_scaling.factor = static_cast<float>(factor);
+    RIDGE_ASSIGN_OR_RETURN(double lo, f.get_float_or(a + ".rope.scaling.low_freq_factor", 1.0));
+    RIDGE_ASSIGN_OR_RETURN(double hi, f.get_float_or(a + ".rope.scaling.high_freq_factor", 4.0));
+    RIDGE_ASSIGN_OR_RETURN(int64_t orig,
+                           f.get_int_or(a + ".rope.scaling.original_context_length", 8192));
+    if (!(lo > 0.0) || !(hi > lo) || orig <= 0) {
+      return error("metadata '{}.rope.scaling.*': invalid llama3 factors (low {}, high {}, "
+                   "original context {})", a, lo, hi, orig);
+    }
+    c.rope_scaling.low_freq_factor = static_cast<float>(lo);
+    c.rope_scaling.high_freq_factor = static_cast<float>(hi);
+    c.rope_scaling.original_context = orig;
+    return ok_status();
+  }
+  return error("not supported yet: rope scaling '{}' ('{}.rope.scaling.type')", type, a);
+}
+
+}  // namespace
+
+Result<ModelConfig> config_from_gguf(const gguf::File& f) {
+  ModelConfig c;
+  c.arch = f.architecture();
+  if (c.arch.empty()) return error("{}: no 'general.architecture' in metadata", f.path());
+  RIDGE_RETURN_IF_ERROR(apply_arch_defaults(c).with_prefix(f.path()));
+  const std::string& a = c.arch;
+  auto prefix = [&](const Status& s) { return s.with_prefix(f.path()); };
+  {
+    auto name = f.get_string_or("general.name", c.arch);
+    if (!name.ok()) return prefix(name.status());
+    c.name = *name;
+  }
+  auto get = [&](std::string_view key, int64_t* out) -> Status {
+    auto v = f.get_int(fmt::format("{}.{}", a, key));
+    if (!v.ok()) return v.status();
+    *out = *v;
+    return ok_status();
+  };
+  auto get_or = [&](std::string_view key, int64_t fallback, int64_t* out) -> Status {
+    auto v = f.get_int_or(fmt::format("{}.{}", a, key), fallback);
+    if (!v.ok()) return v.status();
+    *out = *v;
+    return ok_status();
+  };
+  Status s;
+  if (!(s = get("embedding_length", &c.n_embd)).ok()) return prefix(s);
+  if (!(s = get("block_count", &c.n_layer)).ok()) return prefix(s);
+  if (!(s = get("feed_forward_length", &c.n_ff)).ok()) return prefix(s);
+  if (!(s = get("attention.head_count", &c.n_head)).ok()) return prefix(s);
+  if (!(s = get_or("attention.head_count_kv", c.n_head, &c.n_head_kv)).ok()) return prefix(s);
+  if (!(s = get_or("context_length", 2048, &c.n_ctx_train)).ok()) return prefix(s);
+  struct Bound {
+    std::string_view key;
+    int64_t value, lo, hi;
+  };
+  const Bound bounds[] = {{"embedding_length", c.n_embd, 1, kMaxDim},
+                          {"block_count", c.n_layer, 1, 4096},
+                          {"feed_forward_length", c.n_ff, 1, kMaxDim},
+                          {"attention.head_count", c.n_head, 1, 4096},
+                          {"attention.head_count_kv", c.n_head_kv, 1, c.n_head},
+                          {"context_length", c.n_ctx_train, 1, int64_t{1} << 26}};
+  for (const Bound& b : bounds) {
+    s = check_range(fmt::format("{}.{}", a, b.key), b.value, b.lo, b.hi);
+    if (!s.ok()) return prefix(s);
+  }
+  if (c.n_head % c.n_head_kv != 0) {
+    return error("{}: {} attention heads are not a multiple of {} KV heads", f.path(), c.n_head,
+                 c.n_head_kv);
+  }
+  const int64_t default_head_dim = c.n_embd % c.n_head == 0 ? c.n_embd / c.n_head : 0;
+  if (!(s = get_or("attention.key_length", default_head_dim, &c.head_dim)).ok()) return prefix(s);
+  int64_t value_len = 0;
+  if (!(s = get_or("attention.value_length", c.head_dim, &value_len)).ok()) return prefix(s);
+  if (!(s = check_range(a + ".attention.key_length", c.head_dim, 2, 4096)).ok()) return prefix(s);
+  if (value_len != c.head_dim) {
+    return error("{}: not supported yet: value length {} differs from key length {}", f.path(),
+                 value_len, c.head_dim);
+  }
+  if (!(s = get_or("rope.dimension_count", c.head_dim, &c.rope_dims)).ok()) return prefix(s);
+  if (c.rope_dims < 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {
+    return error("{}: '{}.rope.dimension_count' = {} must be even and at most the head size {}",
+                 f.path(), a, c.rope_dims, c.head_dim);
+  }
+  auto eps = f.get_float_or(a + ".attention.layer_norm_rms_epsilon", 1e-5);
+  if (!eps.ok()) return prefix(eps.status());
+  auto theta = f.get_float_or(a + ".rope.freq_base", 10000.0);
+  if (!theta.ok()) return prefix(theta.status());
+  if (!(*eps > 0.0 && *eps < 1.0) || !(*theta > 1.0 && *theta < 1e12)) {
+    return error("{}: invalid rms epsilon {} or rope base {}", f.path(), *eps, *theta);
+  }
+  c.rms_eps = static_cast<float>(*eps);
+  c.rope_theta = static_cast<float>(*theta);
+  if (!(s = read_rope_scaling(f, a, c)).ok()) return prefix(s);
+
+  // The vocabulary size is the embedding table's row count (the tokenizer may list more).
+  const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");
+  if (embd == nullptr) return error("{}: missing tensor 'token_embd.weight'", f.path());
+  if (embd->shape.size() != 2 || embd->shape[0] != static_cast<uint64_t>(c.n_embd) ||
+      embd->shape[1] == 0 || embd->shape[1] > static_cast<uint64_t>(1) << 24) {
+    return error("{}: tensor 'token_embd.weight' does not have shape [{}, n_vocab]", f.path(),
+                 c.n_embd);
+  }
+  c.n_vocab = static_cast<int64_t>(embd->shape[1]);
+  c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
+  return c;
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,40 @@
+#include "model/model.h"
+
+#include "gguf/reader.h"
+#include "model/ops.h"
+
+namespace ridge::model {
+
+Result<Model> Model::load(const std::string& path, const kernels::Kernels& kernels) {
+  RIDGE_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
+  return from_file(std::make_shared<const gguf::File>(std::move(file)), kernels);
+}
+
+Result<Model> Model::from_file(std::shared_ptr<const gguf::File> file,
+                               const kernels::Kernels& kernels) {
+  Model m;
+  m.file_ = std::move(file);
+  m.kernels_ = &kernels;
+  const std::string& path = m.file_->path();
+  RIDGE_ASSIGN_OR_RETURN(m.cfg_, config_from_gguf(*m.file_));
+  RIDGE_ASSIGN_OR_RETURN(m.arch_, find_architecture(m.cfg_.arch));
+  WeightBinder binder(*m.file_, kernels, m.w_);
+  RIDGE_RETURN_IF_ERROR(bind_common(binder, m.cfg_, m.w_).with_prefix(path));
+  RIDGE_RETURN_IF_ERROR(m.arch_->bind_extra(binder, m.cfg_, m.w_).with_prefix(path));
+  m.inv_freq_.resize(static_cast<size_t>(m.cfg_.rope_dims / 2));
+  rope_inv_freq(m.cfg_, m.w_.rope_freqs ? m.w_.rope_freqs.data : nullptr, m.inv_freq_.data());
+  return m;
+}
+
+kv::KvCacheConfig Model::kv_config(int64_t n_blocks, GgmlType type, int64_t block_size) const {
+  kv::KvCacheConfig c;
+  c.n_layer = cfg_.n_layer;
+  c.n_head_kv = cfg_.n_head_kv;
+  c.head_dim = cfg_.head_dim;
+  c.block_size = block_size;
+  c.n_blocks = n_blocks;
+  c.type = type;
+  return c;
+}
+
+}  // namespace ridge::model

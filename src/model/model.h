@@ -1,0 +1,72 @@
+// A loaded model: config, memory-mapped weights bound by name, and the forward pass.
+//
+// forward() runs every layer once for the whole batch (prompt chunks and decode tokens of any
+// number of sequences): RMSNorm -> Q/K/V matmuls (+ bias / Q-K norm) -> RoPE + KV write ->
+// paged attention -> output matmul -> RMSNorm -> gate/up matmuls -> SiLU * up -> down matmul.
+// Each weight matrix is streamed once per step whatever the batch size.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kv/kv_cache.h"
+#include "model/arch.h"
+#include "model/batch.h"
+#include "model/config.h"
+#include "model/weights.h"
+#include "model/workspace.h"
+
+namespace ridge::gguf {
+class File;
+}
+
+namespace ridge::model {
+
+class Model {
+ public:
+  // Maps `path`, reads the config, binds every weight. Errors name the file and the tensor.
+  static Result<Model> load(const std::string& path, const kernels::Kernels& kernels);
+  static Result<Model> from_file(std::shared_ptr<const gguf::File> file,
+                                 const kernels::Kernels& kernels);
+
+  const ModelConfig& config() const { return cfg_; }
+  const gguf::File& file() const { return *file_; }
+  std::shared_ptr<const gguf::File> shared_file() const { return file_; }
+  const Weights& weights() const { return w_; }
+  const kernels::Kernels& kernels() const { return *kernels_; }
+  const Architecture& architecture() const { return *arch_; }
+
+  // A KV cache config matching this model.
+  kv::KvCacheConfig kv_config(int64_t n_blocks, GgmlType type = GgmlType::kF16,
+                              int64_t block_size = 16) const;
+
+  // Runs one step: writes the K/V of every batch token into `kv` and returns the logits of the
+  // rows with need_logits, in row order: [n_outputs, n_vocab], valid until the next forward with
+  // `ws`. Errors (never CHECKs) on a batch inconsistent with the model, cache or workspace.
+  Result<std::span<const float>> forward(const Batch& batch, kv::KvCache& kv, Workspace& ws,
+                                         ThreadPool& pool) const;
+
+ private:
+  Model() = default;
+  Status check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
+                    const ThreadPool& pool) const;
+  void embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const;
+  void attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Workspace& ws,
+                       ThreadPool& pool) const;
+  void ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) const;
+  int64_t gather_outputs(const Batch& batch, Workspace& ws) const;
+
+  std::shared_ptr<const gguf::File> file_;
+  ModelConfig cfg_;
+  Weights w_;
+  const kernels::Kernels* kernels_ = nullptr;
+  const Architecture* arch_ = nullptr;
+  std::vector<float> inv_freq_;  // [rope_dims / 2]
+};
+
+}  // namespace ridge::model

@@ -1,0 +1,101 @@
+#include "model/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace ridge::model {
+
+float dot_f32(const float* x, const float* y, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += x[i + j] * y[i + j];
+  }
+  for (int j = 0; i < n; ++i, ++j) acc[j] += x[i] * y[i];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+void axpy_f32(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
+  const float ss = dot_f32(x, x, n);
+  const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void add_inplace(float* x, const float* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += b[i];
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const float* cs,
+          const float* sn, RopeLayout layout) {
+  const int64_t half = rope_dims / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    if (layout == RopeLayout::kNormal) {
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = v[2 * i], b = v[2 * i + 1];
+        v[2 * i] = a * cs[i] - b * sn[i];
+        v[2 * i + 1] = a * sn[i] + b * cs[i];
+      }
+    } else {
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = v[i], b = v[i + half];
+        v[i] = a * cs[i] - b * sn[i];
+        v[i + half] = a * sn[i] + b * cs[i];
+      }
+    }
+  }
+}
+
+void rope_inv_freq(const ModelConfig& cfg, const float* freq_factors, float* inv_freq) {
+  const int64_t half = cfg.rope_dims / 2;
+  const RopeScaling& s = cfg.rope_scaling;
+  for (int64_t i = 0; i < half; ++i) {
+    const double f = std::pow(static_cast<double>(cfg.rope_theta),
+                              -2.0 * static_cast<double>(i) / static_cast<double>(cfg.rope_dims));
+    double factor = 1.0;
+    if (freq_factors != nullptr) {
+      factor = freq_factors[i];
+    } else if (s.factor > 0.0f) {  // Llama 3: scale only the long wavelengths, blend in between
+      const double wavelen = 2.0 * std::numbers::pi / f;
+      const double ctx = static_cast<double>(s.original_context);
+      const double high_wavelen = ctx / s.high_freq_factor;
+      const double low_wavelen = ctx / s.low_freq_factor;
+      if (wavelen < high_wavelen) {
+        factor = 1.0;
+      } else if (wavelen > low_wavelen) {
+        factor = s.factor;
+      } else {
+        const double smooth =
+            (ctx / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        factor = 1.0 / ((1.0 - smooth) / s.factor + smooth);
+      }
+    }
+    inv_freq[i] = static_cast<float>(f / factor * cfg.rope_freq_scale);
+  }
+}
+
+void softmax(float* x, int64_t n) {
+  float mx = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - mx);
+    sum += x[i];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,37 @@
+// Element-wise and per-row operations of the transformer layer (everything but the matmuls and
+// attention). Plain loops with independent partial sums so the compiler vectorizes them without
+// -ffast-math; each row's result depends only on that row (batch invariance).
+#pragma once
+
+#include <cstdint>
+
+#include "model/config.h"
+
+namespace ridge::model {
+
+// Sum of x[i] * y[i] in a fixed order (8 interleaved partial sums, then pairwise).
+float dot_f32(const float* x, const float* y, int64_t n);
+// y[i] += a * x[i]
+void axpy_f32(float a, const float* x, float* y, int64_t n);
+
+// y = x / sqrt(mean(x^2) + eps) * w, one row of n (y may alias x).
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
+// x[i] += b[i]
+void add_inplace(float* x, const float* b, int64_t n);
+// out[i] = silu(gate[i]) * up[i]  (out may alias gate)
+void swiglu(const float* gate, const float* up, float* out, int64_t n);
+
+// Rotary embedding of one token: x holds n_heads vectors of head_dim; the first rope_dims of
+// each are rotated by angles whose cosines/sines are cs[0..rope_dims/2) / sn[...].
+// kNormal rotates adjacent pairs (2i, 2i+1); kNeox rotates (i, i + rope_dims/2).
+void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const float* cs,
+          const float* sn, RopeLayout layout);
+
+// Inverse frequencies theta_i = base^(-2i/rope_dims) / factor_i, i < rope_dims/2, where the
+// factors come from a rope_freqs tensor (may be null) or Llama 3 scaling in cfg.rope_scaling.
+void rope_inv_freq(const ModelConfig& cfg, const float* freq_factors, float* inv_freq);
+
+// Numerically stable in-place softmax of n values.
+void softmax(float* x, int64_t n);
+
+}  // namespace ridge::model

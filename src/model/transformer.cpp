@@ -1,0 +1,190 @@
+// The forward pass shared by every architecture (what differs is bound in arch/*.cpp: optional
+// biases and Q/K norms are applied when present).
+#include <cmath>
+#include <cstring>
+
+#include "model/attention.h"
+#include "model/model.h"
+#include "model/ops.h"
+
+namespace ridge::model {
+namespace {
+
+// Below this many elements an element-wise op runs on the calling thread: waking the pool
+// costs more than the work (decode of one token).
+constexpr int64_t kParallelElems = 1 << 15;
+
+// fn(row) for rows [0, n_rows), split over the pool when the work is large enough.
+template <typename Fn>
+void for_rows(ThreadPool& pool, int64_t n_rows, int64_t row_elems, const Fn& fn) {
+  if (pool.size() == 1 || n_rows < 2 || n_rows * row_elems < kParallelElems) {
+    for (int64_t r = 0; r < n_rows; ++r) fn(r);
+    return;
+  }
+  pool.run([&](int ith, int nth) {
+    const Range range = split_range(n_rows, ith, nth);
+    for (int64_t r = range.begin; r < range.end; ++r) fn(r);
+  });
+}
+
+void matmul(const kernels::Kernels& k, const kernels::WeightView& w, const float* x, int64_t m,
+            float* y, ThreadPool& pool) {
+  k.matmul(w, x, w.cols, m, y, w.rows, pool);
+}
+
+}  // namespace
+
+Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
+                         const ThreadPool& pool) const {
+  const kv::KvCacheConfig& kc = kv.config();
+  if (kc.n_layer != cfg_.n_layer || kc.n_head_kv != cfg_.n_head_kv || kc.head_dim != cfg_.head_dim) {
+    return error("forward: KV cache shape (layers {}, kv heads {}, head dim {}) does not match the "
+                 "model ({}, {}, {})", kc.n_layer, kc.n_head_kv, kc.head_dim, cfg_.n_layer,
+                 cfg_.n_head_kv, cfg_.head_dim);
+  }
+  const WorkspaceLimits& lim = ws.limits();
+  if (batch.n_tokens() > lim.max_tokens) {
+    return error("forward: {} tokens in one step, the workspace holds {}", batch.n_tokens(),
+                 lim.max_tokens);
+  }
+  if (batch.n_outputs() > lim.max_outputs) {
+    return error("forward: {} rows need logits, the workspace holds {}", batch.n_outputs(),
+                 lim.max_outputs);
+  }
+  if (pool.size() > lim.n_threads || kc.block_size != lim.block_size) {
+    return error("forward: workspace made for {} threads / block size {}, used with {} / {}",
+                 lim.n_threads, lim.block_size, pool.size(), kc.block_size);
+  }
+  for (int32_t ctx : batch.context_lens) {
+    if (ctx > lim.max_context) {
+      return error("forward: context {} exceeds the workspace's {}", ctx, lim.max_context);
+    }
+  }
+  return batch.validate(cfg_.n_vocab, kv.n_blocks(), kv.block_size());
+}
+
+void Model::embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const {
+  const int64_t d = cfg_.n_embd;
+  const int64_t half = cfg_.rope_dims / 2;
+  const kernels::WeightView& e = w_.token_embd;
+  for_rows(pool, batch.n_tokens(), d, [&](int64_t t) {
+    const auto tok = static_cast<uint64_t>(batch.tokens[static_cast<size_t>(t)]);
+    kernels_->dequantize_row(e.type, static_cast<const uint8_t*>(e.data) + tok * e.row_bytes,
+                             ws.x.data() + t * d, d);
+    // Rope angles of this token, shared by all layers and heads.
+    const auto pos = static_cast<float>(batch.positions[static_cast<size_t>(t)]);
+    for (int64_t i = 0; i < half; ++i) {
+      const float angle = pos * inv_freq_[static_cast<size_t>(i)];
+      ws.rope_cos[static_cast<size_t>(t * half + i)] = std::cos(angle);
+      ws.rope_sin[static_cast<size_t>(t * half + i)] = std::sin(angle);
+    }
+  });
+}
+
+void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Workspace& ws,
+                            ThreadPool& pool) const {
+  const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+  const int64_t n = batch.n_tokens();
+  const int64_t d = cfg_.n_embd, qd = cfg_.q_dim(), kvd = cfg_.kv_dim(), hd = cfg_.head_dim;
+  const int64_t half = cfg_.rope_dims / 2;
+  for_rows(pool, n, d, [&](int64_t t) {
+    rms_norm(ws.x.data() + t * d, l.attn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
+  });
+  matmul(*kernels_, l.wq, ws.xn.data(), n, ws.q.data(), pool);  // [n, q_dim]
+  matmul(*kernels_, l.wk, ws.xn.data(), n, ws.k.data(), pool);  // [n, kv_dim]
+  matmul(*kernels_, l.wv, ws.xn.data(), n, ws.v.data(), pool);  // [n, kv_dim]
+  for_rows(pool, n, qd + 2 * kvd, [&](int64_t t) {
+    float* q = ws.q.data() + t * qd;   // [n_head, head_dim]
+    float* k = ws.k.data() + t * kvd;  // [n_head_kv, head_dim]
+    float* v = ws.v.data() + t * kvd;  // [n_head_kv, head_dim]
+    if (l.bq) add_inplace(q, l.bq.data, qd);
+    if (l.bk) add_inplace(k, l.bk.data, kvd);
+    if (l.bv) add_inplace(v, l.bv.data, kvd);
+    if (l.q_norm) {
+      for (int64_t h = 0; h < cfg_.n_head; ++h) rms_norm(q + h * hd, l.q_norm.data, q + h * hd, hd, cfg_.rms_eps);
+    }
+    if (l.k_norm) {
+      for (int64_t h = 0; h < cfg_.n_head_kv; ++h) rms_norm(k + h * hd, l.k_norm.data, k + h * hd, hd, cfg_.rms_eps);
+    }
+    const float* cs = ws.rope_cos.data() + t * half;
+    const float* sn = ws.rope_sin.data() + t * half;
+    rope(q, cfg_.n_head, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
+    rope(k, cfg_.n_head_kv, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
+    kv.write(il, batch.slots[static_cast<size_t>(t)], k, v);
+  });
+  AttentionArgs a;
+  a.q = ws.q.data();
+  a.out = ws.attn.data();
+  a.batch = &batch;
+  a.cache = &kv;
+  a.kernels = kernels_;
+  a.layer = il;
+  a.n_head = cfg_.n_head;
+  a.n_head_kv = cfg_.n_head_kv;
+  a.head_dim = hd;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  a.scratch = ws.attn_scratch.data();
+  a.scratch_per_thread = ws.attn_scratch_per_thread;
+  paged_attention(a, pool);
+}
+
+// The attention output projection, the residual add, and the FFN, for the first m rows.
+void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) const {
+  const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+  const int64_t d = cfg_.n_embd, ff = cfg_.n_ff;
+  matmul(*kernels_, l.wo, ws.attn.data(), m, ws.proj.data(), pool);  // [m, n_embd]
+  for_rows(pool, m, 2 * d, [&](int64_t t) {
+    add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
+    rms_norm(ws.x.data() + t * d, l.ffn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
+  });
+  matmul(*kernels_, l.w_gate, ws.xn.data(), m, ws.gate.data(), pool);  // [m, n_ff]
+  matmul(*kernels_, l.w_up, ws.xn.data(), m, ws.up.data(), pool);      // [m, n_ff]
+  for_rows(pool, m, ff, [&](int64_t t) {
+    swiglu(ws.gate.data() + t * ff, ws.up.data() + t * ff, ws.gate.data() + t * ff, ff);
+  });
+  matmul(*kernels_, l.w_down, ws.gate.data(), m, ws.proj.data(), pool);  // [m, n_embd]
+  for_rows(pool, m, d, [&](int64_t t) {
+    add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
+  });
+}
+
+// Moves the rows that need logits to the front of x and attn (in order); returns their count.
+int64_t Model::gather_outputs(const Batch& batch, Workspace& ws) const {
+  const int64_t d = cfg_.n_embd, qd = cfg_.q_dim();
+  int64_t m = 0;
+  for (int64_t t = 0; t < batch.n_tokens(); ++t) {
+    if (!batch.need_logits[static_cast<size_t>(t)]) continue;
+    if (m != t) {
+      std::memmove(ws.x.data() + m * d, ws.x.data() + t * d, static_cast<size_t>(d) * sizeof(float));
+      std::memmove(ws.attn.data() + m * qd, ws.attn.data() + t * qd,
+                   static_cast<size_t>(qd) * sizeof(float));
+    }
+    ++m;
+  }
+  return m;
+}
+
+Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& kv, Workspace& ws,
+                                              ThreadPool& pool) const {
+  RIDGE_RETURN_IF_ERROR(check_step(batch, kv, ws, pool));
+  const int64_t n = batch.n_tokens();
+  if (n == 0) return std::span<const float>();
+  const int64_t d = cfg_.n_embd;
+  embed(batch, ws, pool);  // x: [n, n_embd]
+  for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+    attention_block(il, batch, kv, ws, pool);
+    // After the last attention only rows that need logits matter: drop the others so the last
+    // FFN and the output head run on m rows (a prompt chunk usually needs one).
+    const int64_t m = il + 1 == cfg_.n_layer ? gather_outputs(batch, ws) : n;
+    if (m > 0) ffn_block(il, m, ws, pool);
+  }
+  const int64_t n_out = batch.n_outputs();
+  if (n_out == 0) return std::span<const float>();
+  for_rows(pool, n_out, d, [&](int64_t t) {
+    rms_norm(ws.x.data() + t * d, w_.output_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
+  });
+  matmul(*kernels_, w_.output, ws.xn.data(), n_out, ws.logits.data(), pool);  // [n_out, n_vocab]
+  return std::span<const float>(ws.logits.data(), static_cast<size_t>(n_out * cfg_.n_vocab));
+}
+
+}  // namespace ridge::model

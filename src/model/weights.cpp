@@ -1,0 +1,130 @@
+#include "model/weights.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "gguf/reader.h"
+#include "tensor/fp16.h"
+
+namespace ridge::model {
+namespace {
+
+std::string shape_str(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  return s + "]";
+}
+
+Status check_shape(const gguf::TensorInfo& t, std::vector<uint64_t> expect) {
+  // ggml drops trailing dimensions of 1 inconsistently across writers: compare without them.
+  auto trim = [](std::vector<uint64_t> v) {
+    while (v.size() > 1 && v.back() == 1) v.pop_back();
+    return v;
+  };
+  if (trim(t.shape) != trim(expect)) {
+    return error("tensor '{}' has shape {}, expected {}", t.name, shape_str(t.shape),
+                 shape_str(expect));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+std::string layer_tensor(int64_t il, std::string_view suffix) {
+  return fmt::format("blk.{}.{}", il, suffix);
+}
+
+bool WeightBinder::has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
+
+Result<kernels::WeightView> WeightBinder::optional_matrix(const std::string& name, int64_t rows,
+                                                          int64_t cols) {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) return kernels::WeightView{};
+  RIDGE_RETURN_IF_ERROR(check_shape(*t, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}));
+  if (!kernels_.supports_matmul(t->type)) {
+    return error("not supported yet: {} in tensor '{}'", ggml_type_name(t->type), name);
+  }
+  auto row_bytes = ggml_row_bytes(t->type, static_cast<uint64_t>(cols));
+  if (!row_bytes) {
+    return error("tensor '{}': {} columns do not fit {} blocks", name, cols, ggml_type_name(t->type));
+  }
+  kernels::WeightView v;
+  v.type = t->type;
+  v.data = t->data;
+  v.rows = rows;
+  v.cols = cols;
+  v.row_bytes = *row_bytes;
+  out_.matrix_bytes += t->n_bytes;
+  return v;
+}
+
+Result<kernels::WeightView> WeightBinder::matrix(const std::string& name, int64_t rows,
+                                                 int64_t cols) {
+  RIDGE_ASSIGN_OR_RETURN(auto v, optional_matrix(name, rows, cols));
+  if (v.data == nullptr) return error("missing tensor '{}'", name);
+  return v;
+}
+
+Result<VectorView> WeightBinder::optional_vector(const std::string& name, int64_t n) {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) return VectorView{};
+  RIDGE_RETURN_IF_ERROR(check_shape(*t, {static_cast<uint64_t>(n)}));
+  const auto count = static_cast<size_t>(n);
+  if (t->type == GgmlType::kF32) {
+    if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) == 0) {
+      return VectorView{reinterpret_cast<const float*>(t->data), n};
+    }
+  } else if (t->type != GgmlType::kF16 && t->type != GgmlType::kBF16) {
+    return error("not supported yet: {} in tensor '{}' (vectors must be f32, f16 or bf16)",
+                 ggml_type_name(t->type), name);
+  }
+  std::vector<float> f(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (t->type == GgmlType::kF32) {
+      std::memcpy(&f[i], t->data + i * 4, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, t->data + i * 2, 2);
+      f[i] = t->type == GgmlType::kF16 ? fp16_to_f32(h) : bf16_to_f32(h);
+    }
+  }
+  out_.owned.push_back(std::move(f));
+  return VectorView{out_.owned.back().data(), n};
+}
+
+Result<VectorView> WeightBinder::vector(const std::string& name, int64_t n) {
+  RIDGE_ASSIGN_OR_RETURN(auto v, optional_vector(name, n));
+  if (!v) return error("missing tensor '{}'", name);
+  return v;
+}
+
+Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
+  const int64_t d = cfg.n_embd;
+  RIDGE_ASSIGN_OR_RETURN(w.token_embd, b.matrix("token_embd.weight", cfg.n_vocab, d));
+  // The embedding table is read one row per token, not streamed per step.
+  w.matrix_bytes -= static_cast<uint64_t>(w.token_embd.rows) * w.token_embd.row_bytes;
+  RIDGE_ASSIGN_OR_RETURN(w.output_norm, b.vector("output_norm.weight", d));
+  RIDGE_ASSIGN_OR_RETURN(w.output, b.optional_matrix("output.weight", cfg.n_vocab, d));
+  if (w.output.data == nullptr) {
+    w.output = w.token_embd;
+    w.matrix_bytes += static_cast<uint64_t>(w.output.rows) * w.output.row_bytes;
+  }
+  w.layers.resize(static_cast<size_t>(cfg.n_layer));
+  for (int64_t il = 0; il < cfg.n_layer; ++il) {
+    LayerWeights& l = w.layers[static_cast<size_t>(il)];
+    auto name = [il](std::string_view s) { return layer_tensor(il, s); };
+    RIDGE_ASSIGN_OR_RETURN(l.attn_norm, b.vector(name("attn_norm.weight"), d));
+    RIDGE_ASSIGN_OR_RETURN(l.wq, b.matrix(name("attn_q.weight"), cfg.q_dim(), d));
+    RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), cfg.kv_dim(), d));
+    RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), cfg.kv_dim(), d));
+    RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, cfg.q_dim()));
+    RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name("ffn_norm.weight"), d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate.weight"), cfg.n_ff, d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_up, b.matrix(name("ffn_up.weight"), cfg.n_ff, d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_down, b.matrix(name("ffn_down.weight"), d, cfg.n_ff));
+  }
+  return ok_status();
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,82 @@
+// Weights of a decoder-only transformer, bound by name to the tensors of a memory-mapped GGUF
+// file. Matrices are views into the mapping (never copied); only small vectors (norm weights,
+// biases) that are not stored as f32 are converted into owned f32 copies.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "kernels/kernels.h"
+#include "model/config.h"
+
+namespace ridge::gguf {
+class File;
+}
+
+namespace ridge::model {
+
+// A 1-D f32 vector: points into the mapping or into Weights::owned_.
+struct VectorView {
+  const float* data = nullptr;  // null: absent (optional tensor)
+  int64_t n = 0;
+  explicit operator bool() const { return data != nullptr; }
+};
+
+struct LayerWeights {
+  VectorView attn_norm;               // [n_embd]
+  kernels::WeightView wq;             // [q_dim rows, n_embd cols]
+  kernels::WeightView wk;             // [kv_dim, n_embd]
+  kernels::WeightView wv;             // [kv_dim, n_embd]
+  kernels::WeightView wo;             // [n_embd, q_dim]
+  VectorView bq, bk, bv;              // [q_dim], [kv_dim], [kv_dim]: qwen2 (optional elsewhere)
+  VectorView q_norm, k_norm;          // [head_dim]: qwen3 per-head RMSNorm
+  VectorView ffn_norm;                // [n_embd]
+  kernels::WeightView w_gate;         // [n_ff, n_embd]
+  kernels::WeightView w_up;           // [n_ff, n_embd]
+  kernels::WeightView w_down;         // [n_embd, n_ff]
+};
+
+struct Weights {
+  kernels::WeightView token_embd;     // [n_vocab, n_embd]
+  VectorView output_norm;             // [n_embd]
+  kernels::WeightView output;         // [n_vocab, n_embd] (token_embd when tied)
+  VectorView rope_freqs;              // [rope_dims / 2] frequency divisors (Llama 3), optional
+  std::vector<LayerWeights> layers;
+  std::vector<std::vector<float>> owned;  // f32 copies of non-f32 vectors
+  uint64_t matrix_bytes = 0;          // bytes of all matrices read per step (output included)
+};
+
+// Looks tensors up by name and checks their shapes and types. Errors name the tensor:
+// "missing tensor 'blk.3.attn_q.weight'", "tensor 'output_norm.weight' has shape [32], expected
+// [64]", "not supported yet: q4_K in tensor 'blk.0.ffn_up.weight'".
+class WeightBinder {
+ public:
+  WeightBinder(const gguf::File& file, const kernels::Kernels& kernels, Weights& out)
+      : file_(file), kernels_(kernels), out_(out) {}
+
+  // A matrix of `rows` x `cols` (ggml shape [cols, rows]) of a type the matmul computes.
+  Result<kernels::WeightView> matrix(const std::string& name, int64_t rows, int64_t cols);
+  // Same, or an empty view (data == nullptr) when the tensor is absent.
+  Result<kernels::WeightView> optional_matrix(const std::string& name, int64_t rows, int64_t cols);
+  // A vector of n elements (f32, f16 or bf16), as f32.
+  Result<VectorView> vector(const std::string& name, int64_t n);
+  Result<VectorView> optional_vector(const std::string& name, int64_t n);
+  bool has(const std::string& name) const;
+
+ private:
+  const gguf::File& file_;
+  const kernels::Kernels& kernels_;
+  Weights& out_;
+};
+
+// Name of tensor `suffix` ("attn_q.weight") of layer `il`: "blk.<il>.attn_q.weight".
+std::string layer_tensor(int64_t il, std::string_view suffix);
+
+// Binds the parts every architecture shares: embeddings, output head (tied when output.weight
+// is absent), output norm, and per layer the attention/FFN norms and all projections.
+Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w);
+
+}  // namespace ridge::model

@@ -1,0 +1,45 @@
+// Activation buffers of one forward step, allocated once for the largest step and reused.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "model/config.h"
+
+namespace ridge::model {
+
+struct WorkspaceLimits {
+  int64_t max_tokens = 512;   // tokens per forward step (prompt chunk + decode tokens)
+  int64_t max_outputs = 1;    // rows that need logits per step
+  int64_t max_context = 4096; // longest sequence context attention may see
+  int n_threads = 1;          // threads of the pool the forward runs on (at most)
+  int64_t block_size = 16;    // KV block size of the cache it runs with
+};
+
+class Workspace {
+ public:
+  static Result<Workspace> create(const ModelConfig& cfg, const WorkspaceLimits& limits);
+
+  const WorkspaceLimits& limits() const { return limits_; }
+
+  std::vector<float> x;         // [max_tokens, n_embd]   residual stream
+  std::vector<float> xn;        // [max_tokens, n_embd]   normed input of a sub-layer
+  std::vector<float> q;         // [max_tokens, q_dim]
+  std::vector<float> k;         // [max_tokens, kv_dim]
+  std::vector<float> v;         // [max_tokens, kv_dim]
+  std::vector<float> attn;      // [max_tokens, q_dim]    attention output (before wo)
+  std::vector<float> proj;      // [max_tokens, n_embd]   wo / down projection output
+  std::vector<float> gate;      // [max_tokens, n_ff]     gate, then silu(gate) * up
+  std::vector<float> up;        // [max_tokens, n_ff]
+  std::vector<float> rope_cos;  // [max_tokens, rope_dims / 2]
+  std::vector<float> rope_sin;  // [max_tokens, rope_dims / 2]
+  std::vector<float> logits;    // [max_outputs, n_vocab]
+  std::vector<float> attn_scratch;  // [n_threads, attn_scratch_per_thread]
+  int64_t attn_scratch_per_thread = 0;
+
+ private:
+  WorkspaceLimits limits_;
+};
+
+}  // namespace ridge::model
