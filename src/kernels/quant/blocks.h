@@ -1,0 +1,157 @@
+// Byte layouts of the GGUF/ggml quantized blocks (ggml-common.h is the authority; these structs
+// must match it byte for byte, which the static_asserts and the decode tests pin down).
+//
+// Conventions shared by every format:
+//  - fp16 fields are IEEE half, little-endian, stored as uint16_t (see tensor/fp16.h).
+//  - Legacy formats (Q4_0 .. Q8_1) have 32-element blocks; element j < 16 sits in the low nibble
+//    of qs[j], element j + 16 in its high nibble.
+//  - K formats have 256-element super-blocks split into 16 or 8 sub-blocks, each with a small
+//    integer scale (and min) that is itself scaled by the fp16 super-block d (dmin).
+#pragma once
+
+#include <cstdint>
+
+namespace ridge::kernels {
+
+inline constexpr int kQk = 32;    // legacy block size
+inline constexpr int kQkK = 256;  // K super-block size
+
+// x = d * (q - 8), q in [0, 15]
+struct BlockQ4_0 {
+  uint16_t d;
+  uint8_t qs[kQk / 2];
+};
+// x = d * q + m, q in [0, 15]
+struct BlockQ4_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qs[kQk / 2];
+};
+// x = d * (q - 16), q in [0, 31]; bit j of the little-endian uint32 qh is bit 4 of element j.
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQk / 2];
+};
+// x = d * q + m, q in [0, 31]; qh as in Q5_0.
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[kQk / 2];
+};
+// x = d * q, q in [-127, 127] (ggml never writes -128, but decodes it)
+struct BlockQ8_0 {
+  uint16_t d;
+  int8_t qs[kQk];
+};
+// Activation-side: s = d * sum(qs), so dots with Q4_1/Q5_1 can apply the min in one multiply.
+struct BlockQ8_1 {
+  uint16_t d;
+  uint16_t s;
+  int8_t qs[kQk];
+};
+
+// 16 sub-blocks of 16: x = d * (scales[i] & 15) * q - dmin * (scales[i] >> 4), q in [0, 3].
+// Element e = 128*h + 32*j + 16*s + l (h < 2, j < 4, s < 2, l < 16) is bits 2j..2j+1 of
+// qs[32*h + 16*s + l] and uses scales[8*h + 2*j + s].
+struct BlockQ2_K {
+  uint8_t scales[kQkK / 16];
+  uint8_t qs[kQkK / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+// 16 sub-blocks of 16: x = d * (sc[i] - 32) * (q - 4 * !hbit), q in [0, 3] from qs as in Q2_K,
+// hbit = bit (4h + j) of hmask[16*s + l]. Scale i (6 bits) = low nibble
+// (scales[i % 8] >> 4 * (i / 8)) | two high bits (scales[8 + i % 4] >> 2 * (i / 4)) << 4.
+struct BlockQ3_K {
+  uint8_t hmask[kQkK / 8];
+  uint8_t qs[kQkK / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+// 8 sub-blocks of 32: x = d * sc[i] * q - dmin * mn[i], q in [0, 15]; (sc, mn) 6-bit pairs packed
+// in 12 bytes (see unpack_scale_min_k4). Element e = 64*g + 32*hi + l is nibble `hi` of
+// qs[32*g + l] and uses sub-block 2*g + hi.
+struct BlockQ4_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qs[kQkK / 2];
+};
+// As Q4_K with a fifth bit: bit (2*g + hi) of qh[l] is bit 4 of element 64*g + 32*hi + l.
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[kQkK / 8];
+  uint8_t qs[kQkK / 2];
+};
+// 16 sub-blocks of 16: x = d * scales[i] * (q - 32), q in [0, 63]. Element
+// e = 128*h + 32*k + l (k < 4, l < 32): low nibble of ql[64*h + l + 32*(k & 1)] (high nibble when
+// k >= 2), high two bits = bits 2k..2k+1 of qh[32*h + l]; scale index 8*h + 2*k + l / 16.
+struct BlockQ6_K {
+  uint8_t ql[kQkK / 2];
+  uint8_t qh[kQkK / 4];
+  int8_t scales[kQkK / 16];
+  uint16_t d;
+};
+// Activation-side for K dots: x = d * q, bsums[i] = sum of qs[16 i .. 16 i + 15].
+struct BlockQ8_K {
+  float d;
+  int8_t qs[kQkK];
+  int16_t bsums[kQkK / 16];
+};
+
+static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ8_1) == 36);
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ8_K) == 292);
+
+// The 6-bit (scale, min) pair of sub-block i < 8 from the 12-byte array of Q4_K/Q5_K:
+// i < 4: sc = s[i] & 63, mn = s[i + 4] & 63;
+// i >= 4: low nibbles in s[i + 4], high two bits in the top bits of s[i - 4] (sc) / s[i] (mn).
+inline void unpack_scale_min_k4(const uint8_t* s, int i, uint8_t* sc, uint8_t* mn) {
+  if (i < 4) {
+    *sc = s[i] & 63;
+    *mn = s[i + 4] & 63;
+  } else {
+    *sc = static_cast<uint8_t>((s[i + 4] & 0x0f) | ((s[i - 4] >> 6) << 4));
+    *mn = static_cast<uint8_t>((s[i + 4] >> 4) | ((s[i] >> 6) << 4));
+  }
+}
+
+// Inverse of unpack_scale_min_k4 for 8 pairs of values < 64.
+inline void pack_scale_min_k4(const uint8_t* sc, const uint8_t* mn, uint8_t* s) {
+  for (int i = 0; i < 4; ++i) {
+    s[i] = static_cast<uint8_t>(sc[i] | ((sc[i + 4] >> 4) << 6));
+    s[i + 4] = static_cast<uint8_t>(mn[i] | ((mn[i + 4] >> 4) << 6));
+    s[i + 8] = static_cast<uint8_t>((sc[i + 4] & 0x0f) | ((mn[i + 4] & 0x0f) << 4));
+  }
+}
+
+// Signed 6-bit scale i < 16 of Q3_K (stored with a +32 bias).
+inline int unpack_scale_q3_k(const uint8_t* s, int i) {
+  const int lo = (s[i % 8] >> (4 * (i / 8))) & 0x0f;
+  const int hi = (s[8 + i % 4] >> (2 * (i / 4))) & 3;
+  return (lo | (hi << 4)) - 32;
+}
+
+// Inverse of unpack_scale_q3_k for 16 biased values in [0, 63].
+inline void pack_scales_q3_k(const uint8_t* biased, uint8_t* s) {
+  for (int i = 0; i < 12; ++i) s[i] = 0;
+  for (int i = 0; i < 16; ++i) {
+    s[i % 8] |= static_cast<uint8_t>((biased[i] & 0x0f) << (4 * (i / 8)));
+    s[8 + i % 4] |= static_cast<uint8_t>((biased[i] >> 4) << (2 * (i / 4)));
+  }
+}
+
+}  // namespace ridge::kernels

@@ -1,0 +1,22 @@
+// Per-format quantizers behind quantize_row (internal to kernels/quant). Each writes nb blocks
+// from nb * block_elems floats.
+#pragma once
+
+#include <cstdint>
+
+namespace ridge::kernels {
+
+void quantize_q4_0(const float* x, void* dst, int64_t nb);
+void quantize_q4_1(const float* x, void* dst, int64_t nb);
+void quantize_q5_0(const float* x, void* dst, int64_t nb);
+void quantize_q5_1(const float* x, void* dst, int64_t nb);
+void quantize_q8_0(const float* x, void* dst, int64_t nb);
+void quantize_q8_1(const float* x, void* dst, int64_t nb);
+void quantize_q2_k(const float* x, void* dst, int64_t nb);
+void quantize_q3_k(const float* x, void* dst, int64_t nb);
+void quantize_q4_k(const float* x, void* dst, int64_t nb);
+void quantize_q5_k(const float* x, void* dst, int64_t nb);
+void quantize_q6_k(const float* x, void* dst, int64_t nb);
+void quantize_q8_k(const float* x, void* dst, int64_t nb);
+
+}  // namespace ridge::kernels

@@ -1,0 +1,28 @@
+// Scalar reference quantization and dequantization of the GGUF block formats (the specification
+// every fast kernel is tested against). Formats: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K,
+// Q4_K, Q5_K, Q6_K, Q8_K; byte layouts in kernels/quant/blocks.h.
+//
+// Dequantization is exact: it evaluates the format's formula in the same float operation order as
+// ggml, so it is bit-identical to ggml's dequantize_row_*. Quantization is ridge's own algorithm
+// (least-squares scale search, see docs/quantization.md); its output is a valid block that any
+// GGUF reader decodes, but its bytes differ from llama.cpp's quantizer.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/ggml_type.h"
+
+namespace ridge::kernels {
+
+// Whether quantize_row / dequantize_row_quant handle this type (the twelve formats above).
+bool can_quantize(GgmlType type);
+
+// Quantizes n floats (n a multiple of the type's block size; CHECKed) into n / block_elems
+// blocks at dst. Deterministic: the same input always gives the same bytes, on every ISA.
+// Non-finite input yields unspecified (but well-formed, memory-safe) blocks.
+void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
+
+// Decodes n elements (a multiple of the block size) of blocks at src into dst.
+void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n);
+
+}  // namespace ridge::kernels
