@@ -1,6 +1,8 @@
 // Which routine each ISA uses per weight type: the extension point for new types (one line each).
 #include "kernels/isa_tables.h"
 
+#include "kernels/x86_avx512/avx512.h"
+
 namespace ridge::kernels {
 
 TypeTable avx2_type_table() {
@@ -10,6 +12,10 @@ TypeTable avx2_type_table() {
 
 TypeTable avx512_type_table() {
   TypeTable t = avx2_type_table();
+  t.set(GgmlType::kF32, {avx512::rows_f32, ActFormat::kF32, avx512::kFloatRowGrain});
+  t.set(GgmlType::kF16, {avx512::rows_f16, ActFormat::kF32, avx512::kFloatRowGrain});
+  t.set(GgmlType::kBF16, {avx512::rows_bf16, ActFormat::kF32, avx512::kFloatRowGrain});
+  t.set(GgmlType::kQ8_0, {avx512::rows_q8_0, ActFormat::kQ8_0, avx512::kQ8_0RowGrain});
   return t;
 }
 

@@ -1,0 +1,144 @@
+// AVX-512 matmul for F32 / F16 / BF16 weights with f32 activations.
+//
+// Each y[i][j] is a dot product accumulated in one 16-lane f32 register: lane l sums
+// x[k] * w[k] for k = l, l + 16, ... with FMA in k order (the K % 16 tail via masked loads that
+// read zeros), then the lanes are added in a fixed tree (8+8, 4+4, 2+2, 1+1). A tile computes
+// MR x-rows against NR w-rows, but every (i, j) goes through exactly this sequence, so the value
+// does not depend on MR, NR, m, the tiling or the thread count (batch invariance).
+//
+// F16 is widened with F16C (vcvtph2ps); BF16 by a 16-bit left shift, which is exact. BF16 does
+// not use vdpbf16ps: that would round the activations to bf16 (8 bits of mantissa), and the
+// weights stream from memory anyway, so the conversion is free in the bandwidth-bound decode.
+// GCC 12's _mm512_undefined_*() self-initializes a local, which -Wuninitialized reports when
+// intrinsics such as _mm512_cvtph_ps are inlined at -O3 (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "kernels/x86_avx512/avx512.h"
+
+namespace ridge::kernels::avx512 {
+namespace {
+
+struct F32W {
+  static constexpr int kBytes = 4;
+  static __m512 load(const void* p) { return _mm512_loadu_ps(p); }
+  static __m512 load_tail(const void* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+};
+struct F16W {
+  static constexpr int kBytes = 2;
+  static __m512 load(const void* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+  }
+  static __m512 load_tail(const void* p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+  }
+};
+struct Bf16W {
+  static constexpr int kBytes = 2;
+  static __m512 widen(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static __m512 load(const void* p) {
+    return widen(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+  }
+  static __m512 load_tail(const void* p, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, p)); }
+};
+
+// The fixed lane tree: (lo 8 + hi 8), then (lo 4 + hi 4), then (0+2, 1+3), then 0+1.
+inline float reduce16(__m512 v) {
+  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  const __m128 d = _mm_add_ss(c, _mm_movehdup_ps(c));
+  return _mm_cvtss_f32(d);
+}
+
+// y[i][j] for i in [0, MR) x rows, j in [0, NR) weight rows.
+template <typename W, int MR, int NR>
+void tile(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,
+          float* y, int64_t ldy) {
+  __m512 acc[MR][NR];
+  for (int i = 0; i < MR; ++i) {
+    for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_ps();
+  }
+  int64_t k = 0;
+  for (; k + 16 <= cols; k += 16) {
+    __m512 wv[NR];
+    for (int j = 0; j < NR; ++j) wv[j] = W::load(w + j * row_bytes + k * W::kBytes);
+    for (int i = 0; i < MR; ++i) {
+      const __m512 xv = _mm512_loadu_ps(x + i * ldx + k);
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+    }
+  }
+  if (k < cols) {
+    const auto mask = static_cast<__mmask16>((1u << (cols - k)) - 1u);
+    __m512 wv[NR];
+    for (int j = 0; j < NR; ++j) wv[j] = W::load_tail(w + j * row_bytes + k * W::kBytes, mask);
+    for (int i = 0; i < MR; ++i) {
+      const __m512 xv = _mm512_maskz_loadu_ps(mask, x + i * ldx + k);
+      for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int j = 0; j < NR; ++j) y[i * ldy + j] = reduce16(acc[i][j]);
+  }
+}
+
+constexpr int kMr = 6;  // x rows per tile: 6 x 4 accumulators + 4 weights fit in 32 registers
+constexpr int kNr = 4;
+
+template <typename W, int NR>
+void tile_rows(int64_t mr, const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
+               int64_t cols, float* y, int64_t ldy) {
+  switch (mr) {
+    case 1: return tile<W, 1, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    case 2: return tile<W, 2, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    case 3: return tile<W, 3, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    case 4: return tile<W, 4, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    case 5: return tile<W, 5, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    default: return tile<W, kMr, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+  }
+}
+
+// Weight rows are taken in blocks that stay in L2 while every x row passes over them, so a
+// weight byte comes from memory once per call whatever m is.
+constexpr uint64_t kWeightBlockBytes = 256 * 1024;
+
+template <typename W>
+void rows_float(const WeightView& wv, const Acts& a, int64_t j0, int64_t j1, float* y,
+                int64_t ldy) {
+  const auto* base = static_cast<const uint8_t*>(wv.data);
+  int64_t jb_rows = static_cast<int64_t>(kWeightBlockBytes / (wv.row_bytes + 1));
+  jb_rows = jb_rows < kNr ? kNr : jb_rows / kNr * kNr;
+  for (int64_t jb = j0; jb < j1; jb += jb_rows) {
+    const int64_t jb_end = jb + jb_rows < j1 ? jb + jb_rows : j1;
+    for (int64_t i = 0; i < a.m; i += kMr) {
+      const int64_t mr = a.m - i < kMr ? a.m - i : kMr;
+      const float* x = a.f32 + i * a.ldx;
+      int64_t j = jb;
+      for (; j + kNr <= jb_end; j += kNr) {
+        tile_rows<W, kNr>(mr, x, a.ldx, base + j * wv.row_bytes, wv.row_bytes, a.cols,
+                          y + i * ldy + j, ldy);
+      }
+      for (; j < jb_end; ++j) {
+        tile_rows<W, 1>(mr, x, a.ldx, base + j * wv.row_bytes, wv.row_bytes, a.cols,
+                        y + i * ldy + j, ldy);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void rows_f32(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows_float<F32W>(w, a, j0, j1, y, ldy);
+}
+void rows_f16(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows_float<F16W>(w, a, j0, j1, y, ldy);
+}
+void rows_bf16(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows_float<Bf16W>(w, a, j0, j1, y, ldy);
+}
+
+}  // namespace ridge::kernels::avx512

@@ -1,0 +1,174 @@
+// AVX-512 VNNI matmul for Q8_0 weights (GGUF block: fp16 d, 32 int8 q) and Q8_0 activations.
+//
+// Layout: output rows are taken 16 at a time (a panel), one per 32-bit lane. For block b, the
+// panel's 16 x 32 weight bytes are transposed into 8 registers, register g holding bytes
+// 4g..4g+3 of every row, offset by 128 (w ^ 0x80 = w + 128, unsigned). vpdpbusd with the four
+// activation bytes broadcast from memory then accumulates, in lane l, the exact integer dot of row
+// l with x over the block plus 128 * sum(x_b), which the precomputed activation block sum removes
+// (vpdpbusd wants its unsigned operand in a register, so the weights carry the offset).
+//
+// The f32 accumulation is the specification of kernels/ref/ref_q8_0.cpp exactly:
+// acc = fma(float(isum_b), dw_b * dx_b, acc) block after block, one lane per output row, so the
+// result is bit-identical to ref and independent of m, tiling and threads.
+//
+// Small m (decode) transposes each block in registers and uses it at once; larger m first packs
+// the panel's transposed blocks into a buffer that every group of 8 x rows then reuses.
+// GCC 12's _mm512_undefined_*() self-initializes a local, which -Wuninitialized reports when
+// intrinsics such as _mm512_cvtph_ps are inlined at -O3 (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+#include <new>
+
+#include "kernels/x86_avx512/avx512.h"
+
+namespace ridge::kernels::avx512 {
+namespace {
+
+constexpr int64_t kBlockBytes = 34;
+constexpr int kPanel = 16;  // weight rows per panel (one per lane)
+constexpr int kMr = 8;      // x rows sharing one transposed block
+
+// One transposed weight block of a panel: 8 x 64 bytes of (w + 128), then 16 f32 scales.
+struct alignas(64) PackedBlock {
+  __m512i w[8];
+  __m512 d;
+};
+
+// Reads block b of the panel's rows straight from the GGUF rows.
+struct DirectBlocks {
+  const uint8_t* row[kPanel];  // rows past the matrix repeat the last row (results discarded)
+  __m512i d_offsets;           // byte offset of each row from row[0]
+
+  void load(int64_t b, __m512i out[8], __m512* d) const {
+    const int64_t off = b * kBlockBytes;
+    // z[r] = [row r qs (8 dwords) | row r + 8 qs (8 dwords)]
+    __m512i z[8];
+    for (int r = 0; r < 8; ++r) {
+      const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[r] + off + 2));
+      const __m256i hi =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[r + 8] + off + 2));
+      z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    }
+    // 8 x 8 dword transpose inside each 256-bit half.
+    __m512i t[8];
+    for (int r = 0; r < 8; r += 2) {
+      t[r] = _mm512_unpacklo_epi32(z[r], z[r + 1]);
+      t[r + 1] = _mm512_unpackhi_epi32(z[r], z[r + 1]);
+    }
+    __m512i u[8];
+    for (int r = 0; r < 8; r += 4) {
+      u[r] = _mm512_unpacklo_epi64(t[r], t[r + 2]);
+      u[r + 1] = _mm512_unpackhi_epi64(t[r], t[r + 2]);
+      u[r + 2] = _mm512_unpacklo_epi64(t[r + 1], t[r + 3]);
+      u[r + 3] = _mm512_unpackhi_epi64(t[r + 1], t[r + 3]);
+    }
+    // u[0..3] hold rows 0-3 (and 8-11), u[4..7] rows 4-7 (and 12-15); within a 128-bit lane,
+    // u[0] = dword g0 of rows 0..3, u[1] = g1, u[2] = g2, u[3] = g3, with g4..7 in lane 1.
+    const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i hi_idx = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+    for (int g = 0; g < 4; ++g) {
+      out[g] = _mm512_xor_si512(_mm512_permutex2var_epi64(u[g], lo_idx, u[g + 4]), flip);
+      out[g + 4] = _mm512_xor_si512(_mm512_permutex2var_epi64(u[g], hi_idx, u[g + 4]), flip);
+    }
+    const __m512i d32 = _mm512_i32gather_epi32(d_offsets, row[0] + off, 1);
+    *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
+  }
+};
+
+struct PackedBlocks {
+  const PackedBlock* blocks;
+  void load(int64_t b, __m512i out[8], __m512* d) const {
+    for (int g = 0; g < 8; ++g) out[g] = _mm512_load_si512(&blocks[b].w[g]);
+    *d = blocks[b].d;
+  }
+};
+
+// acc[i] (16 output rows) for MR x rows starting at x row i0; stores `n_valid` lanes.
+template <int MR, typename Blocks>
+void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float* y, int64_t ldy,
+                __mmask16 valid) {
+  __m512 acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
+  const int8_t* xq = a.q8_qs + i0 * a.cols;
+  const float* xd = a.q8_d + i0 * nb;
+  const int32_t* xs = a.q8_sum + i0 * nb;
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i w[8];
+    __m512 dw;
+    src.load(b, w, &dw);
+    for (int i = 0; i < MR; ++i) {
+      const int8_t* xb = xq + i * a.cols + b * 32;
+      __m512i isum = _mm512_set1_epi32(-128 * xs[i * nb + b]);
+      for (int g = 0; g < 8; ++g) {
+        int32_t x4;
+        std::memcpy(&x4, xb + 4 * g, 4);
+        isum = _mm512_dpbusd_epi32(isum, w[g], _mm512_set1_epi32(x4));
+      }
+      const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(xd[i * nb + b]));
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[i]);
+    }
+  }
+  for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
+}
+
+template <typename Blocks>
+void panel_all_rows(const Blocks& src, const Acts& a, int64_t nb, float* y, int64_t ldy,
+                    __mmask16 valid) {
+  int64_t i = 0;
+  for (; i + kMr <= a.m; i += kMr) panel_rows<kMr>(src, a, i, nb, y, ldy, valid);
+  switch (a.m - i) {
+    case 1: return panel_rows<1>(src, a, i, nb, y, ldy, valid);
+    case 2: return panel_rows<2>(src, a, i, nb, y, ldy, valid);
+    case 3: return panel_rows<3>(src, a, i, nb, y, ldy, valid);
+    case 4: return panel_rows<4>(src, a, i, nb, y, ldy, valid);
+    case 5: return panel_rows<5>(src, a, i, nb, y, ldy, valid);
+    case 6: return panel_rows<6>(src, a, i, nb, y, ldy, valid);
+    case 7: return panel_rows<7>(src, a, i, nb, y, ldy, valid);
+    default: return;
+  }
+}
+
+struct PackBuffer {
+  PackedBlock* p = nullptr;
+  explicit PackBuffer(int64_t n) {
+    p = static_cast<PackedBlock*>(
+        ::operator new(static_cast<size_t>(n) * sizeof(PackedBlock), std::align_val_t(64)));
+  }
+  ~PackBuffer() { ::operator delete(p, std::align_val_t(64)); }
+  PackBuffer(const PackBuffer&) = delete;
+  PackBuffer& operator=(const PackBuffer&) = delete;
+};
+
+}  // namespace
+
+void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
+               int64_t ldy) {
+  const int64_t nb = a.cols / 32;
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  const bool pack = a.m > kMr;
+  PackBuffer buffer(pack ? nb : 0);
+  for (int64_t j = j0; j < j1; j += kPanel) {
+    const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
+    DirectBlocks direct;
+    alignas(64) int32_t offsets[kPanel];
+    for (int r = 0; r < kPanel; ++r) {
+      const int64_t row = j + (r < n_valid ? r : n_valid - 1);
+      direct.row[r] = base + static_cast<uint64_t>(row) * w.row_bytes;
+      offsets[r] = static_cast<int32_t>(static_cast<uint64_t>(row - j) * w.row_bytes);
+    }
+    direct.d_offsets = _mm512_load_si512(offsets);
+    const auto valid = static_cast<__mmask16>((1u << n_valid) - 1u);
+    if (!pack) {
+      panel_all_rows(direct, a, nb, y + j, ldy, valid);
+      continue;
+    }
+    for (int64_t b = 0; b < nb; ++b) direct.load(b, buffer.p[b].w, &buffer.p[b].d);
+    panel_all_rows(PackedBlocks{buffer.p}, a, nb, y + j, ldy, valid);
+  }
+}
+
+}  // namespace ridge::kernels::avx512
