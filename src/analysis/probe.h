@@ -1,0 +1,73 @@
+// `ridge probe`: what this machine can actually do. Memory read and copy bandwidth for 1..N
+// threads on buffers far larger than the last-level cache, and the peak rate of the arithmetic
+// instructions ridge's kernels use (f32 FMA, int8 dot, bf16 dot where present). Results are
+// cached per CPU model in $XDG_CACHE_HOME/ridge/probe.json (default ~/.cache/ridge/probe.json).
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace ridge::analysis {
+
+struct BandwidthSample {
+  int n_threads = 0;
+  double read_gbs = 0;  // bytes read / s, 1e9
+  double copy_gbs = 0;  // (bytes read + bytes written) / s, as STREAM counts a copy
+};
+
+struct ProbeResult {
+  std::string cpu_model;  // /proc/cpuinfo "model name"
+  int n_cpus = 0;         // logical CPUs online
+  std::string isa;        // loops used: "avx512", "avx2" or "generic"
+  int n_threads = 0;      // most threads measured
+  uint64_t buffer_bytes = 0;
+  int repetitions = 0;
+  std::vector<BandwidthSample> bandwidth;  // one per thread count
+  double read_gbs = 0;    // best read bandwidth over thread counts
+  double copy_gbs = 0;
+  // Peaks in GFLOP/s (GOP/s for int8) on one thread and on n_threads; 0 = not measured (ISA
+  // absent).
+  double f32_gflops_1t = 0, f32_gflops = 0;
+  double int8_gops_1t = 0, int8_gops = 0;
+  double bf16_gflops_1t = 0, bf16_gflops = 0;
+  double memory_gb = 0;     // MemTotal
+  std::string measured_at;  // UTC, ISO 8601
+  double seconds = 0;       // how long the probe took
+};
+
+struct ProbeOptions {
+  uint64_t buffer_bytes = 1ull << 30;  // far larger than any LLC
+  int max_threads = 0;                 // 0: every online CPU
+  int repetitions = 3;                 // best of
+  double compute_seconds = 0.05;       // per compute measurement
+  std::string isa;                     // "" = best available; "avx2", "generic" to force
+};
+
+// Thread counts measured: 1, 2, 4, ... up to max, and max itself.
+std::vector<int> probe_thread_counts(int max_threads);
+
+Result<ProbeResult> run_probe(const ProbeOptions& options);
+
+// $XDG_CACHE_HOME/ridge/probe.json, or $HOME/.cache/ridge/probe.json.
+std::string probe_cache_path();
+// The cached figures of this CPU (model name and CPU count must match), or nullopt.
+std::optional<ProbeResult> load_probe();
+std::optional<ProbeResult> load_probe(const std::string& path, const std::string& cpu_model,
+                                      int n_cpus);
+// Adds or replaces this CPU's entry in the cache file (other CPUs' entries are kept).
+Status save_probe(const ProbeResult& result);
+Status save_probe(const ProbeResult& result, const std::string& path);
+
+nlohmann::json probe_to_json(const ProbeResult& r);
+Result<ProbeResult> probe_from_json(const nlohmann::json& j);
+
+// Human-readable report (the default output of `ridge probe`).
+std::string format_probe(const ProbeResult& r);
+
+}  // namespace ridge::analysis

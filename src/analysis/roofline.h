@@ -1,0 +1,85 @@
+// The roofline of a model on a machine: per weight type, KV type, hardware and context, what
+// bounds prefill and decode, the decode ceilings per batch size, the knee batch size where
+// decode turns compute-bound, and how many sequences fit in memory.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/hardware.h"
+#include "model/cost.h"
+
+namespace ridge::analysis {
+
+struct RooflineQuery {
+  model::ModelCost cost;           // the model with its weight types and KV type
+  std::string weight_type;         // label: "bf16", "q4_k_m", "file"
+  GgmlType main_type = GgmlType::kF16;  // type of the bulk of the matrices (picks the precision)
+  Hardware hw;
+  std::optional<Precision> precision;   // nullopt: choose_precision
+  int64_t context = 4096;               // tokens attended per sequence at decode
+  std::vector<int64_t> batches = {1};   // decode batch sizes
+  int64_t prefill_tokens = 0;           // prompt length of the prefill phase; 0 = context
+};
+
+struct PhasePoint {
+  std::string phase;       // "prefill" or "decode"
+  int64_t batch = 1;       // sequences in the step
+  int64_t n_tokens = 1;    // tokens the step processes
+  model::StepCost cost;
+  double intensity = 0;    // FLOP/byte
+  double t_memory_s = 0;   // bytes / bandwidth
+  double t_compute_s = 0;  // FLOPs / peak
+  double step_s = 0;       // the ceiling: max of the two
+  bool compute_bound = false;
+  double attainable_flops = 0;  // min(peak, bandwidth * intensity)
+  double tok_s_per_seq = 0;     // decode: 1 / step; prefill: tokens / step
+  double tok_s_total = 0;       // all sequences together
+  bool fits = true;             // weights + this many sequences' KV fit in memory
+};
+
+struct RooflineResult {
+  std::string model;
+  std::string weight_type;
+  std::string kv_type;
+  Hardware hw;
+  Precision precision = Precision::kBF16;
+  int64_t context = 0;
+  double n_params = 0;
+  double weight_file_bytes = 0;
+  double weight_read_bytes = 0;     // per decode step
+  double kv_bytes_per_token = 0;
+  double kv_bytes_at_context = 0;   // one sequence
+  double flops_per_token = 0;       // at `context`, attention included
+  double attention_flops_per_token = 0;
+  double peak_flops = 0;
+  double ridge = 0;                 // FLOP/byte
+  PhasePoint prefill;
+  std::vector<PhasePoint> decode;
+  std::optional<int64_t> knee_batch;  // smallest compute-bound decode batch; nullopt: never
+  int64_t max_sequences = -1;         // sequences of `context` that fit; -1: capacity unknown
+  bool weights_fit = true;
+};
+
+// The precision a phase runs in: CPUs run f16/f32 weights in f32 FMA, bf16 in bf16 dot and
+// quantized weights in int8 dot (ridge's kernels); GPUs run matmuls in bf16/fp16 tensor cores.
+// A forced precision must have a non-zero peak on `hw`.
+Result<Precision> choose_precision(const Hardware& hw, GgmlType main_type,
+                                   std::optional<Precision> forced);
+
+Result<RooflineResult> analyze(const RooflineQuery& q);
+
+// Evaluates a step of `cost` on `hw` at `peak_flops`.
+PhasePoint evaluate_phase(std::string phase, int64_t batch, int64_t n_tokens,
+                          const model::StepCost& cost, const Hardware& hw, double peak_flops);
+
+// Text tables (terminal), stable JSON (docs/roofline.md), hand-written SVG charts.
+std::string format_roofline(const RooflineResult& r);
+nlohmann::json roofline_to_json(const std::vector<RooflineResult>& results);
+std::string roofline_svg(const std::vector<RooflineResult>& results);
+
+}  // namespace ridge::analysis

@@ -1,0 +1,128 @@
+// Terminal tables and the stable JSON form of roofline results (schema: docs/roofline.md).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "analysis/roofline.h"
+
+namespace ridge::analysis {
+namespace {
+
+std::string bytes_str(double b) {
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.1f} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.1f} KB", b / 1e3);
+  return fmt::format("{:.0f} B", b);
+}
+
+std::string flops_str(double f) {
+  if (f >= 1e12) return fmt::format("{:.2f} T", f / 1e12);
+  if (f >= 1e9) return fmt::format("{:.2f} G", f / 1e9);
+  return fmt::format("{:.1f} M", f / 1e6);
+}
+
+std::string tok_s_str(double t) {
+  if (t >= 1e5) return fmt::format("{:.3g}", t);
+  return fmt::format("{:.1f}", t);
+}
+
+nlohmann::json cost_json(const model::StepCost& c) {
+  return {{"weight_bytes", c.weight_bytes},
+          {"kv_read_bytes", c.kv_read_bytes},
+          {"kv_write_bytes", c.kv_write_bytes},
+          {"activation_bytes", c.activation_bytes},
+          {"bytes", c.bytes()},
+          {"flops", c.flops},
+          {"attention_flops", c.attention_flops}};
+}
+
+nlohmann::json phase_json(const PhasePoint& p) {
+  return {{"phase", p.phase},
+          {"batch", p.batch},
+          {"tokens", p.n_tokens},
+          {"cost", cost_json(p.cost)},
+          {"intensity_flop_per_byte", p.intensity},
+          {"memory_time_ms", p.t_memory_s * 1e3},
+          {"compute_time_ms", p.t_compute_s * 1e3},
+          {"step_ms", p.step_s * 1e3},
+          {"bound", p.compute_bound ? "compute" : "memory"},
+          {"attainable_flops_per_s", p.attainable_flops},
+          {"tok_s_per_sequence", p.tok_s_per_seq},
+          {"tok_s_total", p.tok_s_total},
+          {"fits_in_memory", p.fits}};
+}
+
+}  // namespace
+
+std::string format_roofline(const RooflineResult& r) {
+  std::string s = fmt::format(
+      "{} · {} weights · {} KV · ctx {} · {} ({}) · {:.0f} GB/s · {} {:.4g} TFLOP/s · ridge {:.1f} "
+      "FLOP/byte\n",
+      r.model, r.weight_type, r.kv_type, r.context, r.hw.name, r.hw.description, r.hw.bandwidth_gbs,
+      precision_name(r.precision), r.peak_flops / 1e12, r.ridge);
+  s += fmt::format("  weights {} stored, {} read per step · {:.3g} B params\n",
+                   bytes_str(r.weight_file_bytes), bytes_str(r.weight_read_bytes), r.n_params / 1e9);
+  s += fmt::format("  KV {} per token · {} per sequence at ctx {}\n", bytes_str(r.kv_bytes_per_token),
+                   bytes_str(r.kv_bytes_at_context), r.context);
+  s += fmt::format("  FLOPs per token {}FLOP at ctx {} (attention {:.1f}%)\n", flops_str(r.flops_per_token),
+                   r.context, 100.0 * r.attention_flops_per_token / r.flops_per_token);
+  if (r.max_sequences >= 0) {
+    s += r.weights_fit
+             ? fmt::format("  memory {:.0f} GB: weights + KV fit {} sequences of {} tokens\n",
+                           r.hw.memory_gb, r.max_sequences, r.context)
+             : fmt::format("  memory {:.0f} GB: the weights alone do not fit\n", r.hw.memory_gb);
+  }
+  s += fmt::format("  {:<8} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10} {:>12}  {}\n", "phase", "batch",
+                   "FLOP/byte", "bound", "mem ms", "math ms", "tok/s/seq", "tok/s total", "");
+  auto row = [&s](const PhasePoint& p) {
+    s += fmt::format("  {:<8} {:>6} {:>10.1f} {:>8} {:>10.3f} {:>10.3f} {:>10} {:>12}  {}\n", p.phase,
+                     p.phase == "prefill" ? p.n_tokens : p.batch, p.intensity,
+                     p.compute_bound ? "compute" : "memory", p.t_memory_s * 1e3, p.t_compute_s * 1e3,
+                     p.phase == "prefill" ? "-" : tok_s_str(p.tok_s_per_seq), tok_s_str(p.tok_s_total),
+                     p.fits ? "" : "(does not fit)");
+  };
+  row(r.prefill);
+  for (const auto& p : r.decode) row(p);
+  if (r.knee_batch) {
+    s += fmt::format("  knee: decode turns compute-bound at batch {}\n", *r.knee_batch);
+  } else {
+    s += fmt::format("  knee: none: at ctx {} each sequence's KV reads outweigh its arithmetic, so "
+                     "decode stays memory-bound at any batch\n", r.context);
+  }
+  return s;
+}
+
+nlohmann::json roofline_to_json(const std::vector<RooflineResult>& results) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : results) {
+    nlohmann::json decode = nlohmann::json::array();
+    for (const auto& p : r.decode) decode.push_back(phase_json(p));
+    arr.push_back({
+        {"model", r.model},
+        {"weight_type", r.weight_type},
+        {"kv_type", r.kv_type},
+        {"hardware", hardware_to_json(r.hw)},
+        {"precision", precision_name(r.precision)},
+        {"context", r.context},
+        {"n_params", r.n_params},
+        {"weight_file_bytes", r.weight_file_bytes},
+        {"weight_read_bytes", r.weight_read_bytes},
+        {"kv_bytes_per_token", r.kv_bytes_per_token},
+        {"kv_bytes_at_context", r.kv_bytes_at_context},
+        {"flops_per_token", r.flops_per_token},
+        {"attention_flops_per_token", r.attention_flops_per_token},
+        {"peak_flops_per_s", r.peak_flops},
+        {"ridge_flop_per_byte", r.ridge},
+        {"prefill", phase_json(r.prefill)},
+        {"decode", decode},
+        {"knee_batch", r.knee_batch ? nlohmann::json(*r.knee_batch) : nlohmann::json(nullptr)},
+        {"memory", {{"capacity_bytes", r.hw.memory_gb * 1e9},
+                    {"weights_fit", r.weights_fit},
+                    {"max_sequences", r.max_sequences}}},
+    });
+  }
+  return {{"schema", "ridge.roofline/1"}, {"results", arr}};
+}
+
+}  // namespace ridge::analysis
