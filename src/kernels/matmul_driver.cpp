@@ -5,6 +5,7 @@
 #include <new>
 
 #include "base/check.h"
+#include "kernels/quant/act_q8_k.h"
 #include "tensor/fp16.h"
 
 namespace ridge::kernels {
@@ -87,6 +88,9 @@ void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int
     acts.q8_qs = qs;
     acts.q8_d = d;
     acts.q8_sum = sums;
+  } else if (entry->act == ActFormat::kQ8_K) {
+    buffer = aligned_alloc64(acts_q8_k_bytes(m, w.cols));
+    quantize_acts_q8_k(x, ldx, m, w.cols, buffer.get(), &acts);
   }
 
   const MatmulRowsFn rows = entry->rows;

@@ -21,6 +21,7 @@ namespace ridge::kernels {
 enum class ActFormat : uint8_t {
   kF32,   // x as given
   kQ8_0,  // 32-element blocks, d = amax/127 rounded to fp16, q = round(x/d) (ggml's reference)
+  kQ8_K,  // 256-element blocks for the K formats (kernels/quant/act_q8_k.h)
 };
 
 constexpr int64_t kQ8_0Block = 32;
@@ -38,6 +39,10 @@ struct Acts {
   const int8_t* q8_qs = nullptr;
   const float* q8_d = nullptr;
   const int32_t* q8_sum = nullptr;
+  // kQ8_K: q8_qs as above (256-element blocks), scale q8k_d[i * nb + b] (f32), and
+  // q8k_bsums[(i * nb + b) * 16 + g] = sum of the g-th 16 qs of the block.
+  const float* q8k_d = nullptr;
+  const int16_t* q8k_bsums = nullptr;
 };
 
 // Computes y[i * ldy + j] for every i < a.m and j in [j0, j1). Must give each y[i][j] the same

@@ -7,6 +7,7 @@
 //    of qs[j], element j + 16 in its high nibble.
 //  - K formats have 256-element super-blocks split into 16 or 8 sub-blocks, each with a small
 //    integer scale (and min) that is itself scaled by the fp16 super-block d (dmin).
+// Structs only, no functions: the ISA-flagged kernel files include it (see docs/kernels.md).
 #pragma once
 
 #include <cstdint>
@@ -71,7 +72,7 @@ struct BlockQ3_K {
   uint16_t d;
 };
 // 8 sub-blocks of 32: x = d * sc[i] * q - dmin * mn[i], q in [0, 15]; (sc, mn) 6-bit pairs packed
-// in 12 bytes (see unpack_scale_min_k4). Element e = 64*g + 32*hi + l is nibble `hi` of
+// in 12 bytes (see kernels/quant/scale_packing.h). Element e = 64*g + 32*hi + l is nibble `hi` of
 // qs[32*g + l] and uses sub-block 2*g + hi.
 struct BlockQ4_K {
   uint16_t d;
@@ -115,43 +116,5 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
-
-// The 6-bit (scale, min) pair of sub-block i < 8 from the 12-byte array of Q4_K/Q5_K:
-// i < 4: sc = s[i] & 63, mn = s[i + 4] & 63;
-// i >= 4: low nibbles in s[i + 4], high two bits in the top bits of s[i - 4] (sc) / s[i] (mn).
-inline void unpack_scale_min_k4(const uint8_t* s, int i, uint8_t* sc, uint8_t* mn) {
-  if (i < 4) {
-    *sc = s[i] & 63;
-    *mn = s[i + 4] & 63;
-  } else {
-    *sc = static_cast<uint8_t>((s[i + 4] & 0x0f) | ((s[i - 4] >> 6) << 4));
-    *mn = static_cast<uint8_t>((s[i + 4] >> 4) | ((s[i] >> 6) << 4));
-  }
-}
-
-// Inverse of unpack_scale_min_k4 for 8 pairs of values < 64.
-inline void pack_scale_min_k4(const uint8_t* sc, const uint8_t* mn, uint8_t* s) {
-  for (int i = 0; i < 4; ++i) {
-    s[i] = static_cast<uint8_t>(sc[i] | ((sc[i + 4] >> 4) << 6));
-    s[i + 4] = static_cast<uint8_t>(mn[i] | ((mn[i + 4] >> 4) << 6));
-    s[i + 8] = static_cast<uint8_t>((sc[i + 4] & 0x0f) | ((mn[i + 4] & 0x0f) << 4));
-  }
-}
-
-// Signed 6-bit scale i < 16 of Q3_K (stored with a +32 bias).
-inline int unpack_scale_q3_k(const uint8_t* s, int i) {
-  const int lo = (s[i % 8] >> (4 * (i / 8))) & 0x0f;
-  const int hi = (s[8 + i % 4] >> (2 * (i / 4))) & 3;
-  return (lo | (hi << 4)) - 32;
-}
-
-// Inverse of unpack_scale_q3_k for 16 biased values in [0, 63].
-inline void pack_scales_q3_k(const uint8_t* biased, uint8_t* s) {
-  for (int i = 0; i < 12; ++i) s[i] = 0;
-  for (int i = 0; i < 16; ++i) {
-    s[i % 8] |= static_cast<uint8_t>((biased[i] & 0x0f) << (4 * (i / 8)));
-    s[8 + i % 4] |= static_cast<uint8_t>((biased[i] >> 4) << (2 * (i / 4)));
-  }
-}
 
 }  // namespace ridge::kernels

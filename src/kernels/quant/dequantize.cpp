@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "kernels/quant/blocks.h"
+#include "kernels/quant/scale_packing.h"
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
 

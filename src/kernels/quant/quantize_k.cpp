@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernels/quant/blocks.h"
+#include "kernels/quant/scale_packing.h"
 #include "kernels/quant/quant_search.h"
 #include "kernels/quant/quantize_impl.h"
 #include "tensor/fp16.h"

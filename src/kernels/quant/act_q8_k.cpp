@@ -1,0 +1,49 @@
+#include "kernels/quant/act_q8_k.h"
+
+#include <cmath>
+
+#include "kernels/matmul_driver.h"
+
+namespace ridge::kernels {
+
+void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums) {
+  for (int64_t b = 0; b < n / kQ8_KBlock; ++b) {
+    const float* xb = x + b * kQ8_KBlock;
+    int8_t* qb = qs + b * kQ8_KBlock;
+    float amax = 0.0f;
+    for (int64_t k = 0; k < kQ8_KBlock; ++k) amax = std::fmax(amax, std::fabs(xb[k]));
+    d[b] = amax / 127.0f;
+    const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (int64_t k = 0; k < kQ8_KBlock; ++k) {
+      float v = std::nearbyint(xb[k] * id);
+      v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);  // x * id may round past 127
+      qb[k] = static_cast<int8_t>(v);
+    }
+    for (int g = 0; g < 16; ++g) {
+      int sum = 0;
+      for (int k = 0; k < 16; ++k) sum += qb[16 * g + k];
+      bsums[b * 16 + g] = static_cast<int16_t>(sum);
+    }
+  }
+}
+
+size_t acts_q8_k_bytes(int64_t m, int64_t cols) {
+  const auto nb = static_cast<size_t>(m * (cols / kQ8_KBlock));
+  return static_cast<size_t>(m * cols) + nb * sizeof(float) + nb * 16 * sizeof(int16_t);
+}
+
+void quantize_acts_q8_k(const float* x, int64_t ldx, int64_t m, int64_t cols, void* buffer,
+                        Acts* acts) {
+  const int64_t nb = cols / kQ8_KBlock;
+  auto* qs = static_cast<int8_t*>(buffer);
+  auto* d = reinterpret_cast<float*>(qs + m * cols);  // m * cols is a multiple of 256
+  auto* bsums = reinterpret_cast<int16_t*>(d + m * nb);
+  for (int64_t i = 0; i < m; ++i) {
+    quantize_act_row_q8_k(x + i * ldx, cols, qs + i * cols, d + i * nb, bsums + i * nb * 16);
+  }
+  acts->q8_qs = qs;
+  acts->q8k_d = d;
+  acts->q8k_bsums = bsums;
+}
+
+}  // namespace ridge::kernels

@@ -1,0 +1,25 @@
+// Q8_K activations for the K-format dot kernels: per 256-element block a float scale
+// d = amax / 127, int8 q = round(x / d) in [-127, 127], and the sums of each 16 q (the mins and
+// offsets of the weight formats multiply those instead of every element).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ridge::kernels {
+
+struct Acts;
+
+constexpr int64_t kQ8_KBlock = 256;
+
+// One row of n (multiple of 256) floats: qs[n], d[n / 256], bsums[n / 16].
+void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
+
+// Bytes of the buffer quantize_acts_q8_k fills for m rows of `cols`.
+size_t acts_q8_k_bytes(int64_t m, int64_t cols);
+// Quantizes m rows of x (leading dimension ldx) into `buffer` (64-byte aligned, acts_q8_k_bytes
+// long) and points acts->q8_qs / q8k_d / q8k_bsums at it.
+void quantize_acts_q8_k(const float* x, int64_t ldx, int64_t m, int64_t cols, void* buffer,
+                        Acts* acts);
+
+}  // namespace ridge::kernels
