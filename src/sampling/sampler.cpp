@@ -19,10 +19,6 @@ int32_t argmax(std::span<const float> v) {
   return static_cast<int32_t>(best);
 }
 
-// First size of the sorted head when top_p / min_p search the untruncated vocabulary; most
-// distributions are cut within it, so a 150k vocabulary is not sorted in full.
-constexpr size_t kFirstHead = 64;
-
 }  // namespace
 
 Result<Sampler> Sampler::create(const SamplingParams& params, int32_t n_vocab) {
@@ -65,79 +61,49 @@ void Sampler::process_logits(std::span<const float> logits, std::span<const int3
 }
 
 double Sampler::truncate() {
-  const float temperature = params_.temperature;
+  using detail::Candidate;
   kept_.clear();
-  for (size_t i = 0; i < work_.size(); ++i) {
-    if (work_[i] > kNegInf) kept_.push_back({static_cast<int32_t>(i), work_[i] / temperature});
+  // Top-k on the processed logits: a positive temperature does not change their order.
+  const bool sorted = params_.top_k > 0 && params_.top_k < n_vocab_;
+  if (sorted) {
+    detail::select_top_k(work_, params_.top_k, kept_);
+  } else {
+    for (size_t i = 0; i < work_.size(); ++i) {
+      if (work_[i] > kNegInf) kept_.push_back({static_cast<int32_t>(i), work_[i], 0.0f});
+    }
   }
-  weights_.clear();
   if (kept_.empty()) return 0.0;
 
-  // A strict total order, so every selection below has one answer on every platform.
-  const auto before = [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-  };
-  const size_t n = kept_.size();
-  size_t n_sorted = 0;
-  if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < n) {
-    const auto k = static_cast<ptrdiff_t>(params_.top_k);
-    std::nth_element(kept_.begin(), kept_.begin() + k, kept_.end(), before);
-    kept_.resize(static_cast<size_t>(k));
-    std::sort(kept_.begin(), kept_.end(), before);
-    n_sorted = kept_.size();
-  }
   float max_logit = kNegInf;
   for (const Candidate& c : kept_) max_logit = std::max(max_logit, c.logit);
-
-  const bool cut_p = params_.top_p < 1.0f;
-  const bool cut_min = params_.min_p > 0.0f;
-  if (cut_p || cut_min) {
-    double total = 0.0;
-    for (const Candidate& c : kept_) total += std::exp(static_cast<double>(c.logit - max_logit));
-    // Walk the distribution in descending order, sorting only as far as the walk goes. Both
-    // rules keep a prefix of that order; min-p is relative to the top probability, so the
-    // renormalization by top-p does not change which tokens it keeps.
-    const double p_mass = static_cast<double>(params_.top_p) * total;
-    size_t n_keep = kept_.size();
-    double cum = 0.0;
-    for (size_t i = 0; i < kept_.size(); ++i) {
-      if (i == n_sorted) {
-        const size_t head = std::min(kept_.size(), std::max(kFirstHead, 4 * n_sorted));
-        auto first = kept_.begin() + static_cast<ptrdiff_t>(n_sorted);
-        auto last = kept_.begin() + static_cast<ptrdiff_t>(head);
-        if (last != kept_.end()) std::nth_element(first, last, kept_.end(), before);
-        std::sort(first, last, before);
-        n_sorted = head;
-      }
-      const double e = std::exp(static_cast<double>(kept_[i].logit - max_logit));
-      if (cut_min && e < static_cast<double>(params_.min_p)) {
-        n_keep = i;  // i >= 1: the top token has e == 1 >= min_p
-        break;
-      }
-      cum += e;
-      if (cut_p && cum >= p_mass) {
-        n_keep = i + 1;
-        break;
-      }
-    }
-    kept_.resize(n_keep);
-  }
+  // Scaled logits relative to the top token (<= 0) and their weights exp(x) in (0, 1].
   double total = 0.0;
-  weights_.reserve(kept_.size());
-  for (const Candidate& c : kept_) {
-    const double e = std::exp(static_cast<double>(c.logit - max_logit));
-    weights_.push_back(e);
-    total += e;
+  for (Candidate& c : kept_) {
+    c.logit = (c.logit - max_logit) / params_.temperature;
+    c.weight = std::exp(c.logit);
+    total += c.weight;
   }
+  // Both cuts keep a prefix of the descending order, so applying them as an intersection is the
+  // sequence top-p then min-p: min-p compares with the top token, which renormalization by top-p
+  // does not change. min-p in log space: p_i >= min_p * p_max  <=>  x_i >= log(min_p).
+  if (params_.min_p > 0.0f) {
+    const auto threshold = static_cast<float>(std::log(static_cast<double>(params_.min_p)));
+    std::erase_if(kept_, [&](const Candidate& c) { return c.logit < threshold; });
+  }
+  if (params_.top_p < 1.0f) {
+    detail::keep_top_p(kept_, static_cast<double>(params_.top_p) * total, sorted, scratch_);
+  }
+  total = 0.0;
+  for (const Candidate& c : kept_) total += c.weight;
   return total;
 }
 
 int32_t Sampler::draw(double total) {
   const double target = rng_.uniform() * total;
   double cum = 0.0;
-  for (size_t i = 0; i < kept_.size(); ++i) {
-    cum += weights_[i];
-    if (target < cum) return kept_[i].id;
+  for (const detail::Candidate& c : kept_) {
+    cum += c.weight;
+    if (target < cum) return c.id;
   }
   return kept_.back().id;  // rounding left target at the very top
 }
@@ -168,8 +134,8 @@ std::vector<TokenProb> Sampler::distribution(std::span<const float> logits,
   if (total == 0.0) return {{argmax(work_), 1.0f}};
   std::vector<TokenProb> out;
   out.reserve(kept_.size());
-  for (size_t i = 0; i < kept_.size(); ++i) {
-    out.push_back({kept_[i].id, static_cast<float>(weights_[i] / total)});
+  for (const detail::Candidate& c : kept_) {
+    out.push_back({c.id, static_cast<float>(c.weight / total)});
   }
   return out;
 }
@@ -181,7 +147,7 @@ SampleResult logprobs_of(std::span<const float> logits, int32_t token, int32_t n
   for (float l : logits) max_logit = std::max(max_logit, l);
   double sum = 0.0;
   if (max_logit > kNegInf) {
-    for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
+    for (float l : logits) sum += std::exp(l - max_logit);
   }
   // log-sum-exp; with every logit -inf each log-probability is -inf.
   const double lse = max_logit > kNegInf ? max_logit + std::log(sum) : 0.0;
@@ -193,19 +159,9 @@ SampleResult logprobs_of(std::span<const float> logits, int32_t token, int32_t n
   out.token = token;
   out.logprob = logprob(logits[static_cast<size_t>(token)]);
   if (n_top > 0) {
-    std::vector<int32_t> ids(logits.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
-    const auto before = [&](int32_t a, int32_t b) {
-      const float la = logits[static_cast<size_t>(a)];
-      const float lb = logits[static_cast<size_t>(b)];
-      return la > lb || (la == lb && a < b);
-    };
-    std::partial_sort(ids.begin(), ids.begin() + n_top, ids.end(), before);
-    out.top.reserve(static_cast<size_t>(n_top));
-    for (int32_t i = 0; i < n_top; ++i) {
-      const int32_t id = ids[static_cast<size_t>(i)];
-      out.top.push_back({id, logprob(logits[static_cast<size_t>(id)])});
-    }
+    std::vector<detail::Candidate> best;
+    detail::select_top_k(logits, n_top, best);
+    for (const detail::Candidate& c : best) out.top.push_back({c.id, logprob(c.logit)});
   }
   return out;
 }

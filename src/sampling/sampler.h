@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "sampling/params.h"
 #include "sampling/rng.h"
+#include "sampling/select.h"
 
 namespace ridge::sampling {
 
@@ -35,7 +36,8 @@ struct TokenLogprob {
 struct SampleResult {
   int32_t token = -1;
   float logprob = 0.0f;           // of `token`
-  std::vector<TokenLogprob> top;  // the n_top most likely, descending, ties lowest id first
+  std::vector<TokenLogprob> top;  // the n_top most likely (fewer if fewer are finite),
+                                  // descending, ties lowest id first
 };
 
 class Sampler {
@@ -54,9 +56,9 @@ class Sampler {
   SampleResult sample_with_logprobs(std::span<const float> logits,
                                     std::span<const int32_t> history, int32_t n_top);
 
-  // The distribution the draw uses: kept tokens with their probabilities (summing to 1). Greedy
-  // gives the argmax with probability 1. Order: descending probability, ties lowest id first,
-  // unless nothing was truncated, then by id. Does not advance the Rng. For tests and tools.
+  // The distribution the draw uses: kept tokens with their probabilities (summing to 1), in the
+  // (deterministic) order the draw walks them. Greedy gives the argmax with probability 1. Does
+  // not advance the Rng. For tests and tools.
   std::vector<TokenProb> distribution(std::span<const float> logits,
                                       std::span<const int32_t> history);
 
@@ -65,15 +67,10 @@ class Sampler {
   int32_t n_vocab() const { return n_vocab_; }
 
  private:
-  struct Candidate {
-    int32_t id;
-    float logit;
-  };
-
   // Bias + penalties into work_ ([n_vocab]).
   void process_logits(std::span<const float> logits, std::span<const int32_t> history);
-  // Temperature + top-k + top-p + min-p on work_ into kept_; returns the kept probability mass
-  // normalizer (sum of exp(logit - max) over kept_), 0 if every token is banned.
+  // Temperature + top-k + top-p + min-p on work_ into kept_ (weights = exp of the scaled logit
+  // relative to the top one); returns the sum of the kept weights, 0 if every token is banned.
   double truncate();
   int32_t draw(double total);
   int32_t pick(std::span<const float> logits, std::span<const int32_t> history);
@@ -82,8 +79,8 @@ class Sampler {
   int32_t n_vocab_;
   Rng rng_;
   std::vector<float> work_;          // [n_vocab] processed logits
-  std::vector<Candidate> kept_;      // candidates surviving truncation
-  std::vector<double> weights_;      // exp(logit - max_logit_) of kept_
+  std::vector<detail::Candidate> kept_;     // candidates surviving truncation
+  std::vector<detail::Candidate> scratch_;  // for the top-p cut
   std::vector<int32_t> window_;      // scratch: sorted penalty window
 };
 

@@ -221,24 +221,27 @@ TEST(Sampler, TiesAtTheCutKeepLowestIds) {
   }
 }
 
-// Straightforward reference: sort everything, then cut.
-std::map<int32_t, double> reference_dist(const std::vector<float>& logits, float top_p,
-                                         float min_p) {
+// Straightforward reference: sort everything, then cut in the documented order.
+std::map<int32_t, double> reference_dist(const std::vector<float>& logits, const SamplingParams& p) {
   std::vector<int32_t> ids(logits.size());
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
   std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
   });
+  if (p.top_k > 0 && static_cast<size_t>(p.top_k) < ids.size()) ids.resize(p.top_k);
   std::vector<double> probs;
   double z = 0.0;
-  for (int32_t id : ids) z += std::exp(double(logits[id]) - logits[ids[0]]);
-  for (int32_t id : ids) probs.push_back(std::exp(double(logits[id]) - logits[ids[0]]) / z);
+  for (int32_t id : ids) {
+    probs.push_back(std::exp((double(logits[id]) - logits[ids[0]]) / p.temperature));
+    z += probs.back();
+  }
+  for (double& q : probs) q /= z;
   size_t n = 0;
   double cum = 0.0;
   while (n < ids.size()) {
-    if (probs[n] < min_p * probs[0]) break;
+    if (probs[n] < p.min_p * probs[0]) break;
     cum += probs[n++];
-    if (cum >= top_p) break;
+    if (cum >= p.top_p) break;
   }
   std::map<int32_t, double> out;
   for (size_t i = 0; i < n; ++i) out[ids[i]] = probs[i] / cum;
@@ -251,14 +254,24 @@ TEST(Sampler, LargeVocabularyMatchesFullSortReference) {
   std::vector<float> logits(kN);
   // Heavy-tailed: a few large logits over a sea of small ones, like a real model.
   for (float& l : logits) l = static_cast<float>(-std::log(rng.uniform() + 1e-12) * 2.0);
-  for (auto [top_p, min_p] : {std::pair{0.9f, 0.0f}, {0.5f, 0.0f}, {1.0f, 0.01f}, {0.99f, 0.001f}}) {
+  struct Case {
+    float temperature;
+    int32_t top_k;
+    float top_p, min_p;
+  };
+  for (const Case& c : {Case{1.0f, 0, 0.9f, 0.0f}, Case{1.0f, 0, 0.5f, 0.0f},
+                        Case{1.0f, 0, 1.0f, 0.01f}, Case{0.7f, 0, 0.99f, 0.001f},
+                        Case{1.5f, 0, 0.95f, 0.0f}, Case{0.8f, 40, 0.95f, 0.05f},
+                        Case{1.2f, 5000, 0.9f, 0.0f}}) {
     SamplingParams p = plain();
-    p.top_p = top_p;
-    p.min_p = min_p;
+    p.temperature = c.temperature;
+    p.top_k = c.top_k;
+    p.top_p = c.top_p;
+    p.min_p = c.min_p;
     Sampler s(p, kN);
-    const auto want = reference_dist(logits, top_p, min_p);
+    const auto want = reference_dist(logits, p);
     const auto got = s.distribution(logits, {});
-    ASSERT_EQ(got.size(), want.size()) << top_p << " " << min_p;
+    ASSERT_EQ(got.size(), want.size()) << c.temperature << " " << c.top_k << " " << c.top_p;
     for (const TokenProb& tp : got) {
       ASSERT_TRUE(want.count(tp.token));
       ASSERT_NEAR(tp.prob, want.at(tp.token), 1e-6);
