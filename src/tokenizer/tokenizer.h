@@ -18,27 +18,40 @@ class File;
 namespace ridge::tokenizer {
 
 using TokenId = int32_t;
+struct VocabData;
 
 class Tokenizer {
  public:
   static Result<Tokenizer> from_gguf(const gguf::File& file);
+  // From metadata already read (tests, synthetic vocabularies). `name` appears in errors.
+  static Result<Tokenizer> from_vocab_data(VocabData data, std::string_view name);
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
 
   // add_special: add BOS (and EOS) where the metadata asks for it.
   // parse_special: recognise special/control token text such as "<|im_start|>".
+  // (User-defined tokens are always recognised, as in llama.cpp.) Invalid UTF-8 never fails:
+  // see docs/tokenizer.md for the policy.
   std::vector<TokenId> encode(std::string_view text, bool add_special, bool parse_special) const;
   // The bytes of one token (byte tokens decoded, SPM "▁" turned into spaces). Special tokens
-  // render as their text.
+  // render as their text. An id outside the vocabulary gives "".
   std::string token_to_piece(TokenId id) const;
-  std::string decode(std::span<const TokenId> ids) const;
+  // Concatenated pieces. For SPM vocabularies with add_space_prefix, the leading space of the
+  // first token is removed (the one encode() added), so decode(encode(s, false, false)) == s.
+  // render_special=false drops control and unknown tokens (user-defined tokens stay).
+  std::string decode(std::span<const TokenId> ids, bool render_special = true) const;
 
   int32_t n_vocab() const;
   TokenId bos() const;  // -1 if none
   TokenId eos() const;  // -1 if none
   TokenId eot() const;  // -1 if none
   bool add_bos() const;
+  bool add_eos() const;
+  bool add_space_prefix() const;
+  TokenId unk() const;  // -1 if none
+  bool is_control(TokenId id) const;  // control tokens (<|im_start|>, BOS, ...)
+  std::span<const TokenId> eog_ids() const;  // sorted
   bool is_eog(TokenId id) const;      // end of generation (eos, eot, <|im_end|>, ...)
   bool is_special(TokenId id) const;  // control / user-defined tokens
   std::string_view model_name() const;  // "llama" or "gpt2"

@@ -1,0 +1,213 @@
+// Tokenizer: special-token partitioning, then SPM or byte-level BPE per text fragment, exactly
+// in llama.cpp's order (llama_vocab::impl::tokenize).
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+
+#include "gguf/reader.h"
+#include "gguf/utf8.h"
+#include "tokenizer/encoders.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/vocab.h"
+
+namespace ridge::tokenizer {
+
+struct Tokenizer::Impl {
+  Vocab vocab;
+  std::optional<PreTokenizer> pre;
+  ByteUnicodeMap bytes;
+};
+
+namespace {
+
+struct Fragment {
+  size_t begin, len;
+  TokenId token;  // -1: raw text [begin, begin+len)
+};
+
+// Splits raw text around special tokens, longest token text first (llama.cpp's
+// tokenizer_st_partition). Control/unknown tokens only count when parse_special is set.
+std::vector<Fragment> partition(const Vocab& v, std::string_view text, bool parse_special) {
+  std::vector<Fragment> frags;
+  if (text.empty()) return frags;
+  frags.push_back({0, text.size(), -1});
+  std::vector<Fragment> next;
+  for (const TokenId id : v.special_ids) {
+    if (!parse_special && (v.attr[id] & (kAttrControl | kAttrUnknown))) continue;
+    const std::string& t = v.text[id];
+    if (text.find(t) == std::string_view::npos) continue;
+    next.clear();
+    for (const Fragment& f : frags) {
+      if (f.token >= 0) {
+        next.push_back(f);
+        continue;
+      }
+      size_t pos = f.begin;
+      const size_t end = f.begin + f.len;
+      while (pos < end) {
+        const size_t m = text.substr(0, end).find(t, pos);
+        if (m == std::string_view::npos) break;
+        if (m > pos) next.push_back({pos, m - pos, -1});
+        next.push_back({m, t.size(), id});
+        pos = m + t.size();
+      }
+      if (pos < end) next.push_back({pos, end - pos, -1});
+    }
+    frags.swap(next);
+  }
+  return frags;
+}
+
+// Text as llama.cpp's BPE path sees it: decoded leniently (each invalid byte -> U+FFFD) and
+// re-encoded. `regex_text` is the same bytes with surrogate code points (which PCRE2 cannot
+// take) replaced by U+FFFD of equal length.
+void sanitize(std::string_view in, std::string* out, std::string* regex_text) {
+  out->clear();
+  out->reserve(in.size() + 8);
+  size_t pos = 0;
+  while (pos < in.size()) append_utf8(out, decode_utf8_lenient(in, &pos));
+  *regex_text = *out;
+  for (size_t i = 0; i + 2 < regex_text->size(); ++i) {
+    if (static_cast<uint8_t>((*regex_text)[i]) == 0xED && static_cast<uint8_t>((*regex_text)[i + 1]) >= 0xA0) {
+      regex_text->replace(i, 3, "\xEF\xBF\xBD");
+      i += 2;
+    }
+  }
+}
+
+void encode_bpe_text(const PreTokenizer& pre, std::string_view raw, BpeSession* session,
+                     std::deque<std::string>* keep, std::vector<TokenId>* out) {
+  std::string_view text = raw, subject = raw;
+  if (!is_valid_utf8(raw)) {
+    keep->emplace_back();
+    keep->emplace_back();
+    std::string& fixed = (*keep)[keep->size() - 2];
+    std::string& regex_text = keep->back();
+    sanitize(raw, &fixed, &regex_text);
+    text = fixed;
+    subject = regex_text;
+  }
+  std::vector<WordSpan> words;
+  // The pre-tokenizer works on 32-bit offsets: cut giant inputs at character boundaries.
+  constexpr size_t kChunk = size_t{1} << 30;
+  for (size_t base = 0; base < text.size();) {
+    size_t end = std::min(text.size(), base + kChunk);
+    while (end < text.size() && (static_cast<uint8_t>(text[end]) & 0xC0) == 0x80) ++end;
+    words.clear();
+    pre.split(subject.substr(base, end - base), &words);
+    for (const WordSpan w : words) session->encode_word(text.substr(base + w.begin, w.end - w.begin), out);
+    base = end;
+  }
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+Result<Tokenizer> Tokenizer::from_vocab_data(VocabData data, std::string_view name) {
+  auto impl = std::make_unique<Impl>();
+  RIDGE_ASSIGN_OR_RETURN(impl->vocab, Vocab::build(std::move(data), name));
+  if (impl->vocab.type == VocabType::kBpe) {
+    RIDGE_ASSIGN_OR_RETURN(PreTokenizer pre, PreTokenizer::create(impl->vocab.pre_type));
+    impl->pre = std::move(pre);
+  }
+  return Tokenizer(std::move(impl));
+}
+
+Result<Tokenizer> Tokenizer::from_gguf(const gguf::File& file) {
+  RIDGE_ASSIGN_OR_RETURN(VocabData data, read_vocab_data(file));
+  return from_vocab_data(std::move(data), file.path());
+}
+
+std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  const Vocab& v = impl_->vocab;
+  std::vector<TokenId> out;
+  out.reserve(text.size() / 3 + 4);
+  const std::vector<Fragment> frags = partition(v, text, parse_special);
+  if (add_special && v.add_bos) out.push_back(v.bos);
+  if (v.type == VocabType::kSpm) {
+    bool prev_special = true;  // the first text fragment gets the space prefix
+    std::string buf;
+    for (const Fragment& f : frags) {
+      if (f.token >= 0) {
+        out.push_back(f.token);
+        prev_special = true;
+        continue;
+      }
+      buf.clear();
+      if (v.add_space_prefix && prev_special) buf = "\xE2\x96\x81";
+      for (char c : text.substr(f.begin, f.len)) {
+        if (c == ' ') {
+          buf += "\xE2\x96\x81";
+        } else {
+          buf.push_back(c);
+        }
+      }
+      spm_encode(v, buf, &out);
+      prev_special = false;
+    }
+  } else {
+    BpeSession session(v, impl_->bytes);
+    std::deque<std::string> keep;  // sanitized copies; the session caches views into them
+    for (const Fragment& f : frags) {
+      if (f.token >= 0) {
+        out.push_back(f.token);
+      } else {
+        encode_bpe_text(*impl_->pre, text.substr(f.begin, f.len), &session, &keep, &out);
+      }
+    }
+  }
+  if (add_special && v.add_eos) out.push_back(v.eos);
+  return out;
+}
+
+std::string Tokenizer::token_to_piece(TokenId id) const {
+  const Vocab& v = impl_->vocab;
+  return v.valid(id) ? v.piece[id] : std::string();
+}
+
+std::string Tokenizer::decode(std::span<const TokenId> ids, bool render_special) const {
+  const Vocab& v = impl_->vocab;
+  std::string out;
+  bool strip_space = v.type == VocabType::kSpm && v.add_space_prefix;
+  for (const TokenId id : ids) {
+    if (!v.valid(id)) continue;
+    const bool hidden = !render_special && (v.attr[id] & (kAttrControl | kAttrUnknown));
+    const std::string& p = v.piece[id];
+    if (!hidden) out.append(strip_space && !p.empty() && p[0] == ' ' ? std::string_view(p).substr(1) : p);
+    strip_space = false;
+  }
+  return out;
+}
+
+int32_t Tokenizer::n_vocab() const { return impl_->vocab.n_vocab(); }
+TokenId Tokenizer::bos() const { return impl_->vocab.bos; }
+TokenId Tokenizer::eos() const { return impl_->vocab.eos; }
+TokenId Tokenizer::eot() const { return impl_->vocab.eot; }
+TokenId Tokenizer::unk() const { return impl_->vocab.unk; }
+bool Tokenizer::add_bos() const { return impl_->vocab.add_bos; }
+bool Tokenizer::add_eos() const { return impl_->vocab.add_eos; }
+bool Tokenizer::add_space_prefix() const { return impl_->vocab.add_space_prefix; }
+std::span<const TokenId> Tokenizer::eog_ids() const { return impl_->vocab.eog_ids; }
+bool Tokenizer::is_eog(TokenId id) const {
+  return std::binary_search(impl_->vocab.eog_ids.begin(), impl_->vocab.eog_ids.end(), id);
+}
+bool Tokenizer::is_special(TokenId id) const {
+  return impl_->vocab.valid(id) && (impl_->vocab.attr[id] & (kAttrControl | kAttrUserDefined));
+}
+bool Tokenizer::is_control(TokenId id) const {
+  return impl_->vocab.valid(id) && (impl_->vocab.attr[id] & kAttrControl);
+}
+std::string_view Tokenizer::model_name() const { return impl_->vocab.model_name; }
+std::string_view Tokenizer::pre_name() const { return impl_->vocab.pre_name; }
+std::string_view Tokenizer::token_text(TokenId id) const {
+  return impl_->vocab.valid(id) ? std::string_view(impl_->vocab.text[id]) : std::string_view();
+}
+TokenId Tokenizer::find_token(std::string_view text) const { return impl_->vocab.find(text); }
+
+}  // namespace ridge::tokenizer

@@ -1,0 +1,52 @@
+// Helpers shared by the tokenizer tests: locating ../shared data and loading tokenizers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ridge::tokenizer::testing {
+
+inline std::string shared_path(const std::string& rel) { return std::string(RIDGE_SHARED_DIR) + "/" + rel; }
+inline bool shared_exists(const std::string& rel) { return std::filesystem::exists(shared_path(rel)); }
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Loaded tokenizer of a shared GGUF file; fails the test (not skips) if the file is broken.
+inline std::optional<Tokenizer> load_shared(const std::string& rel) {
+  auto file = gguf::File::open(shared_path(rel));
+  if (!file.ok()) {
+    ADD_FAILURE() << file.status().message();
+    return std::nullopt;
+  }
+  auto tok = Tokenizer::from_gguf(*file);
+  if (!tok.ok()) {
+    ADD_FAILURE() << tok.status().message();
+    return std::nullopt;
+  }
+  return std::move(tok).value();
+}
+
+inline std::string ids_to_string(const std::vector<TokenId>& ids) {
+  std::string s;
+  for (TokenId id : ids) {
+    s.push_back(' ');
+    s.append(std::to_string(id));
+  }
+  return s;
+}
+
+}  // namespace ridge::tokenizer::testing
