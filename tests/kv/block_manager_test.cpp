@@ -193,5 +193,31 @@ TEST(BlockManager, GeneratedTokensArePublishedToo) {
   EXPECT_EQ(m.find_cached_prefix(concat(tokens, {1})).n_tokens, 8);
 }
 
+TEST(BlockManager, ChunkedPrefillPublishesOnlyComputedBlocks) {
+  BlockManager m(16, kBs);
+  const auto prompt = range(0, 20);
+  BlockTable t;
+  const PrefixMatch none = m.find_cached_prefix(prompt);
+  ASSERT_EQ(none.n_tokens, 0);
+  ASSERT_TRUE(m.allocate(t, 6, none).ok());  // chunk 1: positions 0..5
+  EXPECT_EQ(t.blocks.size(), 2u);
+  m.cache_computed(t, prompt, 6);
+  EXPECT_EQ(t.hashes.size(), 1u);  // block 1 (positions 4..7) is not full yet
+  EXPECT_EQ(m.find_cached_prefix(prompt).n_tokens, 4);
+  ASSERT_TRUE(m.allocate(t, 6).ok());  // chunk 2: positions 6..11
+  EXPECT_EQ(t.blocks.size(), 3u);
+  EXPECT_EQ(t.n_tokens, 12);
+  // Slots reserved but not computed yet: nothing new is published.
+  m.cache_computed(t, prompt, 6);
+  EXPECT_EQ(m.find_cached_prefix(prompt).n_tokens, 4);
+  m.cache_computed(t, prompt, 12);
+  EXPECT_EQ(m.find_cached_prefix(prompt).n_tokens, 12);
+  ASSERT_TRUE(m.allocate(t, 8).ok());  // last chunk
+  m.cache_computed(t, prompt, 20);
+  EXPECT_EQ(t.hashes.size(), 5u);
+  // Another request with the same prompt reuses all but the last block.
+  EXPECT_EQ(m.find_cached_prefix(prompt).n_tokens, 16);
+}
+
 }  // namespace
 }  // namespace ridge::kv

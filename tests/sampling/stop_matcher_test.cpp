@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -105,6 +107,60 @@ TEST(StopMatcher, MultiByteUtf8IsNotSplit) {
   StopMatcher m({"\xc3\xa9x"});
   EXPECT_EQ(m.push("caf\xc3\xa9").text, "caf");
   EXPECT_EQ(m.push("y").text, "\xc3\xa9y");
+}
+
+}  // namespace
+}  // namespace ridge::sampling
+
+namespace ridge::sampling {
+namespace {
+
+// Reference by brute force: after each piece, search the whole text so far; the first piece
+// after which some stop string occurs ends the output at the earliest occurrence.
+std::string reference(const std::vector<std::string>& pieces, const std::vector<std::string>& stops,
+                      bool& stopped) {
+  std::string text;
+  stopped = false;
+  for (const auto& piece : pieces) {
+    text += piece;
+    size_t first = std::string::npos;
+    for (const auto& s : stops) first = std::min(first, text.find(s));
+    if (first != std::string::npos) {
+      stopped = true;
+      return text.substr(0, first);
+    }
+  }
+  return text;
+}
+
+TEST(StopMatcher, RandomTextsMatchBruteForce) {
+  std::mt19937 rng(11);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<std::string> stops(static_cast<size_t>(pick(3)));
+    for (auto& s : stops) {
+      for (int i = pick(4) + 1; i > 0; --i) s += static_cast<char>('a' + pick(3));
+    }
+    std::vector<std::string> pieces(static_cast<size_t>(pick(8) + 1));
+    for (auto& p : pieces) {
+      for (int i = pick(4); i > 0; --i) p += static_cast<char>('a' + pick(3));
+    }
+    bool want_stopped = false;
+    const std::string want = reference(pieces, stops, want_stopped);
+    StopMatcher m(stops);
+    std::string got;
+    size_t max_stop = 0;
+    for (const auto& s : stops) max_stop = std::max(max_stop, s.size());
+    for (const auto& p : pieces) {
+      auto o = m.push(p);
+      got += o.text;
+      ASSERT_LE(m.n_held(), max_stop == 0 ? 0 : max_stop - 1);
+      if (o.stopped) break;
+    }
+    got += m.flush();
+    ASSERT_EQ(got, want) << "trial " << trial;
+    ASSERT_EQ(m.stopped(), want_stopped) << "trial " << trial;
+  }
 }
 
 }  // namespace
