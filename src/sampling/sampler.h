@@ -52,7 +52,8 @@ class Sampler {
   // ignored). If every token is banned (all -inf), returns the lowest token id.
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
 
-  // Same token (same Rng stream) as sample(), plus log-probabilities; n_top in [0, n_vocab].
+  // Same token (same Rng stream) as sample(), plus log-probabilities of at most n_top best
+  // tokens (n_top <= 0: none).
   SampleResult sample_with_logprobs(std::span<const float> logits,
                                     std::span<const int32_t> history, int32_t n_top);
 
@@ -78,13 +79,14 @@ class Sampler {
   SamplingParams params_;
   int32_t n_vocab_;
   Rng rng_;
-  std::vector<float> work_;          // [n_vocab] processed logits
+  std::vector<float> work_;                 // [n_vocab] processed logits
   std::vector<detail::Candidate> kept_;     // candidates surviving truncation
   std::vector<detail::Candidate> scratch_;  // for the top-p cut
-  std::vector<int32_t> window_;      // scratch: sorted penalty window
+  std::vector<int32_t> window_;             // scratch: sorted penalty window
 };
 
-// Log-probabilities of the raw logits: the chosen token's and the n_top best. logits [n_vocab].
+// Log-probabilities of the raw logits: the chosen token's (token in [0, n_vocab), checked) and
+// those of at most n_top best tokens (n_top <= 0: none). logits [n_vocab].
 SampleResult logprobs_of(std::span<const float> logits, int32_t token, int32_t n_top);
 
 }  // namespace ridge::sampling

@@ -349,6 +349,18 @@ TEST(Sampler, LogprobsAreOfTheRawDistribution) {
   EXPECT_NEAR(logprobs_of(shifted, 3, 0).logprob, std::log(0.1), 1e-5);
 }
 
+TEST(Sampler, TopLogprobsCountBeyondTheVocabularyGivesAllFiniteTokens) {
+  std::vector<float> logits = log_of({0.25, 0.75, 0.5});
+  logits[2] = -kInf;
+  const SampleResult r = logprobs_of(logits, 0, 10);
+  ASSERT_EQ(r.top.size(), 2u);
+  EXPECT_EQ(r.top[0].token, 1);
+  EXPECT_NEAR(r.top[0].logprob, std::log(0.75), 1e-6);
+  EXPECT_EQ(r.top[1].token, 0);
+  EXPECT_TRUE(logprobs_of(logits, 0, -1).top.empty());
+  EXPECT_EQ(logprobs_of(logits, 2, 0).logprob, -kInf);
+}
+
 TEST(Sampler, SampleWithLogprobsDrawsTheSameTokens) {
   SamplingParams p = plain();
   p.seed = 77;
