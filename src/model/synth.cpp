@@ -1,0 +1,221 @@
+#include "model/synth.h"
+
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "kernels/quant/quants.h"
+#include "tensor/fp16.h"
+#include "model/synth_vocab.h"
+
+namespace ridge::model {
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t hash_name(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// How a tensor's values are drawn: center + uniform noise of standard deviation `stddev`.
+struct Init {
+  float center;
+  float stddev;
+};
+
+// One row of deterministic pseudo-random values (uniform, so cheap; the variance is what matters).
+void fill_row(uint64_t seed, uint64_t tensor_hash, uint64_t row, Init init, float* out, int64_t n) {
+  uint64_t s = splitmix64(seed ^ tensor_hash ^ splitmix64(row + 0x51ed27ull));
+  const float half_width = init.stddev * 1.7320508f;  // uniform[-a, a] has stddev a / sqrt(3)
+  for (int64_t i = 0; i < n; ++i) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    const float u = static_cast<float>(s >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    out[i] = init.center + (2.0f * u - 1.0f) * half_width;
+  }
+}
+
+Status encode_row(GgmlType type, const float* src, uint8_t* dst, int64_t n) {
+  switch (type) {
+    case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); return ok_status();
+    case GgmlType::kF16: {
+      auto* d = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = f32_to_fp16(src[i]);
+      return ok_status();
+    }
+    case GgmlType::kBF16: {
+      auto* d = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(src[i]);
+      return ok_status();
+    }
+    default:
+      if (!kernels::can_quantize(type)) return error("cannot write tensors of type {}", ggml_type_name(type));
+      kernels::quantize_row(type, src, dst, n);
+      return ok_status();
+  }
+}
+
+// Adds one tensor [cols, rows] (ggml order) whose rows are generated in parallel at write time.
+Status add_random(gguf::Writer& w, const std::string& name, GgmlType type, int64_t cols, int64_t rows, Init init,
+                  const SynthOptions& opt) {
+  std::vector<uint64_t> shape = {static_cast<uint64_t>(cols)};
+  if (rows > 1) shape.push_back(static_cast<uint64_t>(rows));
+  auto row_bytes = ggml_row_bytes(type, static_cast<uint64_t>(cols));
+  if (!row_bytes) return error("tensor '{}': {} columns do not fit type {}", name, cols, ggml_type_name(type));
+  const uint64_t rb = *row_bytes;
+  const uint64_t seed = opt.seed;
+  const int n_threads = std::max(1, opt.n_threads);
+  return w.add_tensor(name, type, std::move(shape), [=](std::span<uint8_t> dst) -> Status {
+    const uint64_t th = hash_name(name);
+    std::vector<Status> results(static_cast<size_t>(n_threads));
+    auto work = [&](int ith) {
+      std::vector<float> buf(static_cast<size_t>(cols));
+      for (int64_t r = ith; r < rows; r += n_threads) {
+        fill_row(seed, th, static_cast<uint64_t>(r), init, buf.data(), cols);
+        Status s = encode_row(type, buf.data(), dst.data() + static_cast<uint64_t>(r) * rb, cols);
+        if (!s.ok()) {
+          results[static_cast<size_t>(ith)] = s;
+          return;
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < n_threads; ++t) threads.emplace_back(work, t);
+    work(0);
+    for (auto& t : threads) t.join();
+    for (auto& s : results) RIDGE_RETURN_IF_ERROR(s);
+    return ok_status();
+  });
+}
+
+// Llama 3 frequency factors (rope_freqs.weight): llama.cpp divides each rotary frequency by these.
+std::vector<float> llama3_rope_factors(const ModelConfig& c) {
+  const auto& s = c.rope_scaling;
+  const int64_t n = c.rope_dims / 2;
+  std::vector<float> f(static_cast<size_t>(n));
+  const double low_wavelen = static_cast<double>(s.original_context) / s.low_freq_factor;
+  const double high_wavelen = static_cast<double>(s.original_context) / s.high_freq_factor;
+  for (int64_t i = 0; i < n; ++i) {
+    const double freq = std::pow(static_cast<double>(c.rope_theta), -2.0 * static_cast<double>(i) / static_cast<double>(c.rope_dims));
+    const double wavelen = 2.0 * M_PI / freq;
+    double factor;
+    if (wavelen < high_wavelen) factor = 1.0;
+    else if (wavelen > low_wavelen) factor = s.factor;
+    else {
+      const double smooth = (static_cast<double>(s.original_context) / wavelen - s.low_freq_factor) /
+                            (s.high_freq_factor - s.low_freq_factor);
+      factor = 1.0 / ((1.0 - smooth) / s.factor + smooth);
+    }
+    f[static_cast<size_t>(i)] = static_cast<float>(factor);
+  }
+  return f;
+}
+
+}  // namespace
+
+uint32_t file_type_of(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32: return 0;
+    case GgmlType::kF16: return 1;
+    case GgmlType::kQ4_0: return 2;
+    case GgmlType::kQ4_1: return 3;
+    case GgmlType::kQ8_0: return 7;
+    case GgmlType::kQ5_0: return 8;
+    case GgmlType::kQ5_1: return 9;
+    case GgmlType::kQ2_K: return 10;
+    case GgmlType::kQ3_K: return 12;  // Q3_K_M
+    case GgmlType::kQ4_K: return 15;  // Q4_K_M
+    case GgmlType::kQ5_K: return 17;  // Q5_K_M
+    case GgmlType::kQ6_K: return 18;
+    case GgmlType::kBF16: return 32;
+    default: return 1024;  // LLAMA_FTYPE_GUESSED
+  }
+}
+
+void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
+  const std::string a = c.arch;
+  auto u32 = [](int64_t x) { return gguf::make_u32(static_cast<uint32_t>(x)); };
+  w.set("general.architecture", gguf::make_string(a));
+  w.set("general.name", gguf::make_string(c.name));
+  w.set(a + ".context_length", u32(c.n_ctx_train));
+  w.set(a + ".embedding_length", u32(c.n_embd));
+  w.set(a + ".block_count", u32(c.n_layer));
+  w.set(a + ".feed_forward_length", u32(c.n_ff));
+  w.set(a + ".attention.head_count", u32(c.n_head));
+  w.set(a + ".attention.head_count_kv", u32(c.n_head_kv));
+  w.set(a + ".attention.key_length", u32(c.head_dim));
+  w.set(a + ".attention.value_length", u32(c.head_dim));
+  w.set(a + ".attention.layer_norm_rms_epsilon", gguf::make_f32(c.rms_eps));
+  w.set(a + ".rope.freq_base", gguf::make_f32(c.rope_theta));
+  w.set(a + ".rope.dimension_count", u32(c.rope_dims));
+  w.set(a + ".vocab_size", u32(c.n_vocab));
+}
+
+Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const SynthOptions& opt, gguf::Writer& w) {
+  ModelConfig c = cfg_in;
+  if (opt.vocab) {
+    RIDGE_ASSIGN_OR_RETURN(int64_t n_tokens, copy_tokenizer_metadata(*opt.vocab, w, c.n_vocab));
+    c.n_vocab = n_tokens;
+  } else {
+    write_builtin_byte_tokenizer(w, c.n_vocab, c.arch == "llama" ? "llama3" : "chatml");
+  }
+  write_config_metadata(c, w);
+  w.set("general.file_type", gguf::make_u32(file_type_of(opt.type)));
+  if (opt.type != GgmlType::kF32 && opt.type != GgmlType::kF16 && opt.type != GgmlType::kBF16) {
+    w.set("general.quantization_version", gguf::make_u32(2));
+  }
+
+  const GgmlType wt = opt.type;
+  const float logit_std = 2.5f;
+  const Init embd{0.0f, logit_std / std::sqrt(static_cast<float>(c.n_embd))};
+  const Init norm{1.0f, 0.1f};
+  auto lin = [](int64_t fan_in) { return Init{0.0f, 1.0f / std::sqrt(static_cast<float>(fan_in))}; };
+  const GgmlType f32 = GgmlType::kF32;
+
+  RIDGE_RETURN_IF_ERROR(add_random(w, "token_embd.weight", wt, c.n_embd, c.n_vocab, embd, opt));
+  if (c.rope_scaling.factor > 0.0f && c.arch == "llama") {
+    std::vector<float> factors = llama3_rope_factors(c);
+    RIDGE_RETURN_IF_ERROR(w.add_tensor_data(
+        "rope_freqs.weight", f32, {factors.size()},
+        std::span(reinterpret_cast<const uint8_t*>(factors.data()), factors.size() * sizeof(float))));
+  }
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_norm.weight", f32, c.n_embd, 1, norm, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q.weight", wt, c.n_embd, c.q_dim(), lin(c.n_embd), opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k.weight", wt, c.n_embd, c.kv_dim(), lin(c.n_embd), opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_v.weight", wt, c.n_embd, c.kv_dim(), lin(c.n_embd), opt));
+    if (c.qkv_bias) {
+      const Init bias{0.0f, 0.5f};
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q.bias", f32, c.q_dim(), 1, bias, opt));
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k.bias", f32, c.kv_dim(), 1, bias, opt));
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_v.bias", f32, c.kv_dim(), 1, bias, opt));
+    }
+    if (c.qk_norm) {
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q_norm.weight", f32, c.head_dim, 1, norm, opt));
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k_norm.weight", f32, c.head_dim, 1, norm, opt));
+    }
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_output.weight", wt, c.q_dim(), c.n_embd, lin(c.q_dim()), opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_norm.weight", f32, c.n_embd, 1, norm, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate.weight", wt, c.n_embd, c.n_ff, lin(c.n_embd), opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_up.weight", wt, c.n_embd, c.n_ff, lin(c.n_embd), opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_down.weight", wt, c.n_ff, c.n_embd, lin(c.n_ff), opt));
+  }
+  RIDGE_RETURN_IF_ERROR(add_random(w, "output_norm.weight", f32, c.n_embd, 1, norm, opt));
+  if (!c.tied_embeddings) {
+    RIDGE_RETURN_IF_ERROR(add_random(w, "output.weight", wt, c.n_embd, c.n_vocab, embd, opt));
+  }
+  return c;
+}
+
+}  // namespace ridge::model
