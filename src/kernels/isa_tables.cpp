@@ -1,17 +1,20 @@
 // Which routine each ISA uses per weight type: the extension point for new types (one line each).
 #include "kernels/isa_tables.h"
 
+#include "kernels/quant/quant_rows.h"
 #include "kernels/x86_avx512/avx512.h"
 
 namespace ridge::kernels {
 
 TypeTable avx2_type_table() {
   TypeTable t = ref_type_table();
+  add_quant_rows_avx2(t);  // quantized formats (kernels/quant/quant_tables.cpp)
   return t;
 }
 
 TypeTable avx512_type_table() {
   TypeTable t = avx2_type_table();
+  add_quant_rows_avx512(t);
   t.set(GgmlType::kF32, {avx512::rows_f32, ActFormat::kF32, avx512::kFloatRowGrain});
   t.set(GgmlType::kF16, {avx512::rows_f16, ActFormat::kF32, avx512::kFloatRowGrain});
   t.set(GgmlType::kBF16, {avx512::rows_bf16, ActFormat::kF32, avx512::kFloatRowGrain});

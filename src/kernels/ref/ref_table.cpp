@@ -1,4 +1,5 @@
 #include "kernels/isa_tables.h"
+#include "kernels/quant/quant_rows.h"
 #include "kernels/quant/quants.h"
 #include "kernels/ref/ref_types.h"
 
@@ -25,6 +26,7 @@ TypeTable ref_type_table() {
                          GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K>(t);
   ref::add_float_types(t);
   ref::add_q8_0(t);
+  add_quant_rows_ref(t);  // Q4_0 ... Q6_K (kernels/quant/quant_tables.cpp)
   return t;
 }
 

@@ -1,0 +1,207 @@
+// AVX-512 (BW + VNNI) dot products of Q4_0, Q4_K, Q5_K, Q6_K weight rows with Q8_0 / Q8_K
+// activations. Same integer scheme as x86_avx2/quant_dot.cpp on 64 quants per instruction:
+// vpmaddubsw (unsigned quant x signed activation) then vpdpwssd (VNNI) with the sub-block scales,
+// or vpdpbusd directly where a block has one scale (Q4_0). Float terms accumulate in 16 lanes.
+#include <immintrin.h>
+
+// GCC 12's avx512fintrin.h feeds an uninitialized pass-through operand to the unmasked forms of
+// many intrinsics (GCC bug 105593); -Wmaybe-uninitialized then fires inside our functions.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <cstring>
+
+#include "kernels/quant/blocks.h"
+#include "kernels/quant/quant_rows.h"
+
+namespace ridge::kernels::quant_avx512 {
+namespace {
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float hsum16(__m512 v) {
+  return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
+}
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m512i load64(const void* p) { return _mm512_loadu_si512(p); }
+inline __m512i join(__m256i lo, __m256i hi) {
+  return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
+}
+
+// Q4_0, two blocks per iteration: [lo_b | hi_b | lo_b+1 | hi_b+1] nibbles = 64 quants in order.
+float dot_q4_0(const BlockQ4_0* w, const int8_t* xq, const float* xd, int64_t nb) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m512i eight = _mm512_set1_epi8(8);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t b = 0;
+  for (; b + 1 < nb; b += 2) {
+    const __m256i q = _mm256_setr_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs)),
+                                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b + 1].qs)));
+    const __m256i lo = _mm256_and_si256(q, low4);                       // [lo_b | lo_b+1]
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);  // [hi_b | hi_b+1]
+    const __m512i qq = _mm512_shuffle_i64x2(join(lo, hi), join(lo, hi), _MM_SHUFFLE(3, 1, 2, 0));
+    const __m512i x = load64(xq + kQk * b);
+    // sum (q - 8) x = sum q x - sum 8 x, both with unsigned x signed VNNI
+    const __m512i t = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qq, x);
+    const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, x);
+    const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(t, s));
+    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half(w[b].d) * xd[b]),
+                                        _mm256_set1_ps(half(w[b + 1].d) * xd[b + 1]), 1);
+    acc = _mm512_fmadd_ps(p, d, acc);
+  }
+  float tail = 0.0f;
+  for (; b < nb; ++b) {  // odd block count: one block with 256-bit VNNI
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
+    const __m256i qq = _mm256_and_si256(_mm256_setr_m128i(q, _mm_srli_epi16(q, 4)), low4);
+    const __m256i x = load32(xq + kQk * b);
+    const __m256i t = _mm256_dpbusd_epi32(_mm256_setzero_si256(), qq, x);
+    const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), x);
+    tail += hsum8(_mm256_cvtepi32_ps(_mm256_sub_epi32(t, s))) * (half(w[b].d) * xd[b]);
+  }
+  return hsum16(acc) + tail;
+}
+
+inline __m128i unpack_k4_scales(const uint8_t* s) {  // sc in bytes 0..7, mins in 8..15
+  uint32_t a[3];
+  std::memcpy(a, s, 12);
+  const uint32_t sc_lo = a[0] & 0x3f3f3f3fu;
+  const uint32_t mn_lo = a[1] & 0x3f3f3f3fu;
+  const uint32_t sc_hi = (a[2] & 0x0f0f0f0fu) | (((a[0] >> 6) & 0x03030303u) << 4);
+  const uint32_t mn_hi = ((a[2] >> 4) & 0x0f0f0f0fu) | (((a[1] >> 6) & 0x03030303u) << 4);
+  return _mm_set_epi32(static_cast<int>(mn_hi), static_cast<int>(mn_lo), static_cast<int>(sc_hi),
+                       static_cast<int>(sc_lo));
+}
+
+inline __m256i bit_to_4(__m256i v, int bit) {  // see x86_avx2/quant_dot.cpp
+  return bit <= 4 ? _mm256_sll_epi16(v, _mm_cvtsi32_si128(4 - bit))
+                  : _mm256_srl_epi16(v, _mm_cvtsi32_si128(bit - 4));
+}
+
+template <bool kFive, typename Block>
+float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t* bsums,
+                int64_t nb) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  // vpermw indices: lanes 0..15 take scale 2g, lanes 16..31 scale 2g + 1
+  __m512i sel[4];
+  for (int g = 0; g < 4; ++g) {
+    sel[g] = join(_mm256_set1_epi16(static_cast<short>(2 * g)), _mm256_set1_epi16(static_cast<short>(2 * g + 1)));
+  }
+  __m512 acc = _mm512_setzero_ps();
+  __m128 accm = _mm_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const float dx = xd[b];
+    const __m128i scm = unpack_k4_scales(w[b].scales);
+    const __m256i bs = load32(bsums + 16 * b);
+    const __m128i pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+    const __m128 msum = _mm_cvtepi32_ps(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(scm, 8)), pairs));
+    accm = _mm_fmadd_ps(msum, _mm_set1_ps(dx * half(w[b].dmin)), accm);
+    const __m512i sc16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(scm));
+    __m256i qh;
+    if constexpr (kFive) qh = load32(w[b].qh);
+    __m512i sumi = _mm512_setzero_si512();
+    const int8_t* x = xq + kQkK * b;
+    for (int g = 0; g < 4; ++g) {
+      const __m256i q = load32(w[b].qs + 32 * g);
+      __m256i lo = _mm256_and_si256(q, low4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+      if constexpr (kFive) {
+        lo = _mm256_or_si256(lo, _mm256_and_si256(bit_to_4(qh, 2 * g), bit4));
+        hi = _mm256_or_si256(hi, _mm256_and_si256(bit_to_4(qh, 2 * g + 1), bit4));
+      }
+      const __m512i p = _mm512_maddubs_epi16(join(lo, hi), load64(x + 64 * g));
+      sumi = _mm512_dpwssd_epi32(sumi, p, _mm512_permutexvar_epi16(sel[g], sc16));
+    }
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(dx * half(w[b].d)), acc);
+  }
+  __m128 m = _mm_add_ps(accm, _mm_movehl_ps(accm, accm));
+  m = _mm_add_ss(m, _mm_movehdup_ps(m));
+  return hsum16(acc) - _mm_cvtss_f32(m);
+}
+
+float dot_q6_k(const BlockQ6_K* w, const int8_t* xq, const float* xd, const int16_t* bsums,
+               int64_t nb) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i hmask = _mm256_set1_epi8(0x30);
+  // vpermw indices: 128-bit lane L of chunk c (64 quants) takes scale 4c + L
+  __m512i sel[4];
+  for (int c = 0; c < 4; ++c) {
+    sel[c] = _mm512_inserti32x4(
+        _mm512_inserti32x4(
+            _mm512_inserti32x4(_mm512_zextsi128_si512(_mm_set1_epi16(static_cast<short>(4 * c))),
+                               _mm_set1_epi16(static_cast<short>(4 * c + 1)), 1),
+            _mm_set1_epi16(static_cast<short>(4 * c + 2)), 2),
+        _mm_set1_epi16(static_cast<short>(4 * c + 3)), 3);
+  }
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i sc16 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
+    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(bsums + 16 * b)), 5);
+    __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off));
+    const __m512i sc = _mm512_zextsi256_si512(sc16);
+    const int8_t* x = xq + kQkK * b;
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = load32(w[b].ql + 64 * h);
+      const __m256i ql1 = load32(w[b].ql + 64 * h + 32);
+      const __m256i qh = load32(w[b].qh + 32 * h);
+      const __m256i q0 = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), hmask));
+      const __m256i q1 = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), hmask));
+      const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, hmask));
+      const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), hmask));
+      const __m512i p01 = _mm512_maddubs_epi16(join(q0, q1), load64(x + 128 * h));
+      const __m512i p23 = _mm512_maddubs_epi16(join(q2, q3), load64(x + 128 * h + 64));
+      sumi = _mm512_dpwssd_epi32(sumi, p01, _mm512_permutexvar_epi16(sel[2 * h], sc));
+      sumi = _mm512_dpwssd_epi32(sumi, p23, _mm512_permutexvar_epi16(sel[2 * h + 1], sc));
+    }
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(xd[b] * half(w[b].d)), acc);
+  }
+  return hsum16(acc);
+}
+
+template <typename Block, int kBlock, typename Dot>
+void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy,
+          Dot dot) {
+  const int64_t nb = a.cols / kBlock;
+  for (int64_t j = j0; j < j1; ++j) {
+    const auto* wr = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(w.data) + j * w.row_bytes);
+    for (int64_t i = 0; i < a.m; ++i) y[i * ldy + j] = dot(wr, i, nb);
+  }
+}
+
+}  // namespace
+
+void rows_q4_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockQ4_0, kQk>(w, a, j0, j1, y, ldy, [&](const BlockQ4_0* wr, int64_t i, int64_t nb) {
+    return dot_q4_0(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, nb);
+  });
+}
+
+void rows_q4_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockQ4_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ4_K* wr, int64_t i, int64_t nb) {
+    return dot_q45_k<false>(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+  });
+}
+
+void rows_q5_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockQ5_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ5_K* wr, int64_t i, int64_t nb) {
+    return dot_q45_k<true>(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+  });
+}
+
+void rows_q6_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockQ6_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ6_K* wr, int64_t i, int64_t nb) {
+    return dot_q6_k(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+  });
+}
+
+}  // namespace ridge::kernels::quant_avx512
