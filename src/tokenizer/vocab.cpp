@@ -51,8 +51,10 @@ uint32_t attr_from_type(int32_t t) {
 
 // Texts llama.cpp treats as end of generation (and forces to control type).
 constexpr std::string_view kEogTexts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
-    "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<｜end▁of▁sentence｜>", "[e~[",
 };
 // EOT candidates in priority order (llama.cpp takes the first one its hash map yields).
 constexpr std::string_view kEotTexts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
@@ -152,27 +154,41 @@ void build_bpe_tables(Vocab& v, const VocabData& d) {
     if (bmap.decode(v.text[i], &raw)) v.raw_to_id.emplace(raw, i);
   }
   v.byte_id.assign(256, -1);
+  bool complete = true;  // every byte and every merge result has an id
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
     auto it = v.raw_to_id.find(std::string_view(&c, 1));
-    if (it != v.raw_to_id.end()) v.byte_id[b] = it->second;
+    if (it != v.raw_to_id.end()) {
+      v.byte_id[b] = it->second;
+    } else {
+      complete = false;
+    }
   }
   v.merge_by_ids.reserve(d.merges.size());
-  std::string left, right;
+  std::string left, right, both;
   for (size_t r = 0; r < d.merges.size(); ++r) {
-    const std::string& m = d.merges[r];
+    const std::string_view m = d.merges[r];
     const size_t sp = m.find(' ', 1);
-    if (sp == std::string::npos) continue;
-    if (!bmap.decode(std::string_view(m).substr(0, sp), &left)) continue;
-    if (!bmap.decode(std::string_view(m).substr(sp + 1), &right)) continue;
+    if (sp == std::string_view::npos) continue;
+    if (!bmap.decode(m.substr(0, sp), &left) || !bmap.decode(m.substr(sp + 1), &right)) continue;
     const int32_t rank = static_cast<int32_t>(r);
-    v.merge_by_text.emplace(merge_text_key(left, right), rank);
     auto li = v.raw_to_id.find(left);
     auto ri = v.raw_to_id.find(right);
     if (li == v.raw_to_id.end() || ri == v.raw_to_id.end()) continue;
-    auto mi = v.raw_to_id.find(left + right);
+    both.assign(left).append(right);
+    auto mi = v.raw_to_id.find(both);
+    if (mi == v.raw_to_id.end()) complete = false;
     const uint64_t key = (static_cast<uint64_t>(li->second) << 32) | static_cast<uint32_t>(ri->second);
     v.merge_by_ids.emplace(key, BpeMerge{rank, mi == v.raw_to_id.end() ? -1 : mi->second});
+  }
+  // Symbols without an id (and so the text-keyed table) only occur in incomplete vocabularies.
+  if (complete) return;
+  for (size_t r = 0; r < d.merges.size(); ++r) {
+    const std::string_view m = d.merges[r];
+    const size_t sp = m.find(' ', 1);
+    if (sp == std::string_view::npos) continue;
+    if (!bmap.decode(m.substr(0, sp), &left) || !bmap.decode(m.substr(sp + 1), &right)) continue;
+    v.merge_by_text.emplace(merge_text_key(left, right), static_cast<int32_t>(r));
   }
 }
 
