@@ -10,14 +10,17 @@ void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int1
   for (int64_t b = 0; b < n / kQ8_KBlock; ++b) {
     const float* xb = x + b * kQ8_KBlock;
     int8_t* qb = qs + b * kQ8_KBlock;
-    float amax = 0.0f;
-    for (int64_t k = 0; k < kQ8_KBlock; ++k) amax = std::fmax(amax, std::fabs(xb[k]));
+    float amax = 0.0f;  // (plain compares: std::fmax is a libm call at baseline x86-64)
+    for (int64_t k = 0; k < kQ8_KBlock; ++k) {
+      const float a = std::fabs(xb[k]);
+      amax = a > amax ? a : amax;
+    }
     d[b] = amax / 127.0f;
     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
     for (int64_t k = 0; k < kQ8_KBlock; ++k) {
-      float v = std::nearbyint(xb[k] * id);
+      float v = xb[k] * id;
       v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);  // x * id may round past 127
-      qb[k] = static_cast<int8_t>(v);
+      qb[k] = static_cast<int8_t>((v + 12582912.0f) - 12582912.0f);  // round to nearest even
     }
     for (int g = 0; g < 16; ++g) {
       int sum = 0;

@@ -80,20 +80,30 @@ inline __m128i unpack_k4_scales(const uint8_t* s) {  // sc in bytes 0..7, mins i
                        static_cast<int>(sc_lo));
 }
 
-inline __m256i bit_to_4(__m256i v, int bit) {  // see x86_avx2/quant_dot.cpp
-  return bit <= 4 ? _mm256_sll_epi16(v, _mm_cvtsi32_si128(4 - bit))
-                  : _mm256_srl_epi16(v, _mm_cvtsi32_si128(bit - 4));
+// Moves bit `b0` of every byte of the low 256 bits, and bit `b1` of the high 256 bits, to bit 4
+// (other bits garbage, masked by the caller with 0x10; see x86_avx2/quant_dot.cpp for why the
+// 16-bit shifts are safe). Per-lane shift counts: vpsllvw / vpsrlvw.
+inline __m512i bits_to_4(__m512i v, int b0, int b1) {
+  const __m512i left = join(_mm256_set1_epi16(static_cast<short>(b0 <= 4 ? 4 - b0 : 0)),
+                            _mm256_set1_epi16(static_cast<short>(b1 <= 4 ? 4 - b1 : 0)));
+  const __m512i right = join(_mm256_set1_epi16(static_cast<short>(b0 > 4 ? b0 - 4 : 0)),
+                             _mm256_set1_epi16(static_cast<short>(b1 > 4 ? b1 - 4 : 0)));
+  return _mm512_srlv_epi16(_mm512_sllv_epi16(v, left), right);
 }
 
 template <bool kFive, typename Block>
 float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t* bsums,
                 int64_t nb) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const __m256i bit4 = _mm256_set1_epi8(0x10);
-  // vpermw indices: lanes 0..15 take scale 2g, lanes 16..31 scale 2g + 1
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  // vpermw indices for pair (g, g + 1), g even: sel[g] = sub-blocks 2g | 2g + 2 (low nibbles),
+  // sel[g + 1] = 2g + 1 | 2g + 3 (high nibbles)
   __m512i sel[4];
-  for (int g = 0; g < 4; ++g) {
-    sel[g] = join(_mm256_set1_epi16(static_cast<short>(2 * g)), _mm256_set1_epi16(static_cast<short>(2 * g + 1)));
+  for (int g = 0; g < 4; g += 2) {
+    for (int hi = 0; hi < 2; ++hi) {
+      sel[g + hi] = join(_mm256_set1_epi16(static_cast<short>(2 * g + hi)),
+                         _mm256_set1_epi16(static_cast<short>(2 * g + 2 + hi)));
+    }
   }
   __m512 acc = _mm512_setzero_ps();
   __m128 accm = _mm_setzero_ps();
@@ -108,18 +118,25 @@ float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t
     __m256i qh;
     if constexpr (kFive) qh = load32(w[b].qh);
     __m512i sumi = _mm512_setzero_si512();
+    __m512i sumi2 = _mm512_setzero_si512();
     const int8_t* x = xq + kQkK * b;
-    for (int g = 0; g < 4; ++g) {
-      const __m256i q = load32(w[b].qs + 32 * g);
-      __m256i lo = _mm256_and_si256(q, low4);
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+    // 64 qs bytes = groups g, g+1: low nibbles are sub-blocks 2g | 2g+2, high 2g+1 | 2g+3; the
+    // activations are gathered to match with two 256-bit halves.
+    for (int g = 0; g < 4; g += 2) {
+      const __m512i q = load64(w[b].qs + 32 * g);
+      __m512i lo = _mm512_and_si512(q, low4);
+      __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
       if constexpr (kFive) {
-        lo = _mm256_or_si256(lo, _mm256_and_si256(bit_to_4(qh, 2 * g), bit4));
-        hi = _mm256_or_si256(hi, _mm256_and_si256(bit_to_4(qh, 2 * g + 1), bit4));
+        const __m512i h2 = join(qh, qh);
+        lo = _mm512_or_si512(lo, _mm512_and_si512(bits_to_4(h2, 2 * g, 2 * g + 2), bit4));
+        hi = _mm512_or_si512(hi, _mm512_and_si512(bits_to_4(h2, 2 * g + 1, 2 * g + 3), bit4));
       }
-      const __m512i p = _mm512_maddubs_epi16(join(lo, hi), load64(x + 64 * g));
-      sumi = _mm512_dpwssd_epi32(sumi, p, _mm512_permutexvar_epi16(sel[g], sc16));
+      const __m512i x_lo = join(load32(x + 64 * g), load32(x + 64 * g + 64));
+      const __m512i x_hi = join(load32(x + 64 * g + 32), load32(x + 64 * g + 96));
+      sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(lo, x_lo), _mm512_permutexvar_epi16(sel[g], sc16));
+      sumi2 = _mm512_dpwssd_epi32(sumi2, _mm512_maddubs_epi16(hi, x_hi), _mm512_permutexvar_epi16(sel[g + 1], sc16));
     }
+    sumi = _mm512_add_epi32(sumi, sumi2);  // two chains: dpwssd latency, not throughput, bound
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(dx * half(w[b].d)), acc);
   }
   __m128 m = _mm_add_ps(accm, _mm_movehl_ps(accm, accm));
@@ -147,6 +164,7 @@ float dot_q6_k(const BlockQ6_K* w, const int8_t* xq, const float* xd, const int1
         _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
     const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(bsums + 16 * b)), 5);
     __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off));
+    __m512i sumi2 = _mm512_setzero_si512();
     const __m512i sc = _mm512_zextsi256_si512(sc16);
     const int8_t* x = xq + kQkK * b;
     for (int h = 0; h < 2; ++h) {
@@ -161,8 +179,9 @@ float dot_q6_k(const BlockQ6_K* w, const int8_t* xq, const float* xd, const int1
       const __m512i p01 = _mm512_maddubs_epi16(join(q0, q1), load64(x + 128 * h));
       const __m512i p23 = _mm512_maddubs_epi16(join(q2, q3), load64(x + 128 * h + 64));
       sumi = _mm512_dpwssd_epi32(sumi, p01, _mm512_permutexvar_epi16(sel[2 * h], sc));
-      sumi = _mm512_dpwssd_epi32(sumi, p23, _mm512_permutexvar_epi16(sel[2 * h + 1], sc));
+      sumi2 = _mm512_dpwssd_epi32(sumi2, p23, _mm512_permutexvar_epi16(sel[2 * h + 1], sc));
     }
+    sumi = _mm512_add_epi32(sumi, sumi2);
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(xd[b] * half(w[b].d)), acc);
   }
   return hsum16(acc);
