@@ -1,6 +1,211 @@
+// ridge inspect: what a GGUF file holds and what it costs to run.
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "gguf/reader.h"
+#include "model/config.h"
+#include "model/cost.h"
 
 namespace ridge::cli {
-int cmd_inspect(int, char**) { return report(Status::runtime("inspect: not implemented yet")); }
+namespace {
+
+using nlohmann::json;
+
+// "blk.12.attn_q.weight" -> "attn_q.weight": the tensor's role, layer stripped.
+std::string role_of(const std::string& name) {
+  if (name.rfind("blk.", 0) == 0) {
+    auto dot = name.find('.', 4);
+    if (dot != std::string::npos) return name.substr(dot + 1);
+  }
+  return name;
+}
+
+std::string shape_str(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string human_bytes(double b) {
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.1f} kB", b / 1e3);
+  return fmt::format("{:.0f} B", b);
+}
+
+json tokenizer_summary(const gguf::File& f) {
+  json t = json::object();
+  if (!f.has("tokenizer.ggml.model")) return t;
+  t["model"] = f.get_string_or("tokenizer.ggml.model", "").value_or("");
+  t["pre"] = f.get_string_or("tokenizer.ggml.pre", "").value_or("");
+  auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+  t["n_tokens"] = tokens.ok() ? tokens->size() : 0;
+  if (const auto* m = f.find("tokenizer.ggml.merges"); m && m->as_array()) t["n_merges"] = m->as_array()->items.size();
+  for (const char* k : {"bos", "eos", "eot", "unknown", "padding"}) {
+    auto id = f.get_int_or(fmt::format("tokenizer.ggml.{}_token_id", k), -1).value_or(-1);
+    if (id >= 0 && tokens.ok() && static_cast<size_t>(id) < tokens->size()) {
+      t[std::string(k)] = {{"id", id}, {"text", (*tokens)[static_cast<size_t>(id)]}};
+    }
+  }
+  t["add_bos"] = f.get_bool_or("tokenizer.ggml.add_bos_token", false).value_or(false);
+  t["has_chat_template"] = f.has("tokenizer.chat_template");
+  return t;
+}
+
+json cost_summary(const model::ModelCost& c) {
+  json j;
+  j["n_params"] = c.n_params;
+  j["weight_bytes"] = c.weight_file_bytes;
+  j["weight_bytes_read_per_token"] = c.weight_read_bytes + c.embd_row_bytes;
+  j["flops_per_token_ctx1"] = c.flops_per_token(1);
+  j["flops_per_token_ctx4096"] = c.flops_per_token(4096);
+  json kv = json::object();
+  for (auto t : {model::KvType::kF32, model::KvType::kF16, model::KvType::kBF16, model::KvType::kQ8_0}) {
+    kv[std::string(model::kv_type_name(t))] =
+        c.kv_bytes_per_token / model::kv_bytes_per_element(c.kv_type) * model::kv_bytes_per_element(t);
+  }
+  j["kv_bytes_per_token"] = kv;
+  return j;
+}
+
+json build_report(const gguf::File& f, std::string* cost_error) {
+  json r;
+  r["file"] = f.path();
+  r["gguf_version"] = f.version();
+  r["file_bytes"] = f.file_size();
+  r["alignment"] = f.alignment();
+  r["architecture"] = f.architecture();
+  json md = json::object();
+  for (const auto& [k, v] : f.metadata()) {
+    if (k.rfind("tokenizer.ggml.", 0) == 0 && v.as_array()) continue;  // summarised below
+    md[k] = v.to_display(8);
+  }
+  r["metadata"] = md;
+  r["tokenizer"] = tokenizer_summary(f);
+  json tensors = json::array();
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_type, by_role;  // count, bytes
+  for (const auto& t : f.tensors()) {
+    tensors.push_back({{"name", t.name}, {"type", std::string(ggml_type_name(t.type))}, {"shape", t.shape},
+                       {"bytes", t.n_bytes}});
+    auto& ty = by_type[std::string(ggml_type_name(t.type))];
+    ty.first++;
+    ty.second += t.n_bytes;
+    auto& ro = by_role[role_of(t.name)];
+    ro.first++;
+    ro.second += t.n_bytes;
+  }
+  r["tensors"] = tensors;
+  for (const auto& [k, v] : by_type) r["totals_by_type"][k] = {{"count", v.first}, {"bytes", v.second}};
+  for (const auto& [k, v] : by_role) r["totals_by_role"][k] = {{"count", v.first}, {"bytes", v.second}};
+
+  auto cfg = model::config_from_gguf(f);
+  if (!cfg.ok()) {
+    *cost_error = cfg.status().message();
+    return r;
+  }
+  const auto& c = *cfg;
+  r["config"] = {{"arch", c.arch},         {"n_vocab", c.n_vocab},   {"n_embd", c.n_embd},
+                 {"n_layer", c.n_layer},   {"n_head", c.n_head},     {"n_head_kv", c.n_head_kv},
+                 {"head_dim", c.head_dim}, {"n_ff", c.n_ff},         {"n_ctx_train", c.n_ctx_train},
+                 {"rms_eps", c.rms_eps},   {"rope_theta", c.rope_theta}, {"rope_dims", c.rope_dims},
+                 {"rope_layout", c.rope_layout == model::RopeLayout::kNeox ? "neox" : "normal"},
+                 {"tied_embeddings", c.tied_embeddings}, {"qkv_bias", c.qkv_bias}, {"qk_norm", c.qk_norm}};
+  auto types = model::weight_types_from_gguf(f);
+  if (!types.ok()) {
+    *cost_error = types.status().message();
+    return r;
+  }
+  auto cost = model::model_cost(c, *types, model::KvType::kF16);
+  if (!cost.ok()) {
+    *cost_error = cost.status().message();
+    return r;
+  }
+  r["cost"] = cost_summary(*cost);
+  return r;
+}
+
+void print_text(const json& r, const std::string& cost_error) {
+  fmt::print("file          {}  (GGUF v{}, {}, alignment {})\n", r["file"].get<std::string>(), r["gguf_version"].get<int>(),
+             human_bytes(r["file_bytes"].get<double>()), r["alignment"].get<int>());
+  fmt::print("architecture  {}\n", r["architecture"].get<std::string>());
+  if (r.contains("config")) {
+    const auto& c = r["config"];
+    fmt::print("shape         {} layers, embd {}, heads {} (kv {}, dim {}), ff {}, vocab {}, ctx {}\n",
+               c["n_layer"].get<int64_t>(), c["n_embd"].get<int64_t>(), c["n_head"].get<int64_t>(),
+               c["n_head_kv"].get<int64_t>(), c["head_dim"].get<int64_t>(), c["n_ff"].get<int64_t>(),
+               c["n_vocab"].get<int64_t>(), c["n_ctx_train"].get<int64_t>());
+    fmt::print("              rope {} base {} dims {}, rms eps {}, tied output {}, qkv bias {}, qk norm {}\n",
+               c["rope_layout"].get<std::string>(), c["rope_theta"].get<double>(), c["rope_dims"].get<int64_t>(),
+               c["rms_eps"].get<double>(), c["tied_embeddings"].get<bool>(), c["qkv_bias"].get<bool>(),
+               c["qk_norm"].get<bool>());
+  }
+  const auto& t = r["tokenizer"];
+  if (!t.empty()) {
+    fmt::print("tokenizer     {} (pre {}), {} tokens", t["model"].get<std::string>(), t["pre"].get<std::string>(),
+               t["n_tokens"].get<int64_t>());
+    if (t.contains("n_merges")) fmt::print(", {} merges", t["n_merges"].get<int64_t>());
+    for (const char* k : {"bos", "eos", "eot"}) {
+      if (t.contains(k)) fmt::print(", {} {} {}", k, t[k]["id"].get<int64_t>(), t[k]["text"].get<std::string>());
+    }
+    fmt::print(", add_bos {}, chat template {}\n", t["add_bos"].get<bool>(), t["has_chat_template"].get<bool>() ? "yes" : "no");
+  }
+  if (r.contains("cost")) {
+    const auto& c = r["cost"];
+    const double n_params = c["n_params"].get<double>();
+    fmt::print("\nparameters    {}   weights {}\n",
+               n_params >= 1e9 ? fmt::format("{:.3f} B", n_params / 1e9) : fmt::format("{:.3f} M", n_params / 1e6),
+               human_bytes(c["weight_bytes"].get<double>()));
+    fmt::print("per decoded token: reads {} of weights, {:.2f} GFLOP at context 1, {:.2f} GFLOP at 4096\n",
+               human_bytes(c["weight_bytes_read_per_token"].get<double>()),
+               c["flops_per_token_ctx1"].get<double>() / 1e9, c["flops_per_token_ctx4096"].get<double>() / 1e9);
+    fmt::print("KV cache per token of context:");
+    for (const auto& [k, v] : c["kv_bytes_per_token"].items()) fmt::print("  {} {}", k, human_bytes(v.get<double>()));
+    fmt::print("\n");
+  } else if (!cost_error.empty()) {
+    fmt::print("\n(no cost figures: {})\n", cost_error);
+  }
+  fmt::print("\n{:<44} {:<8} {:<22} {:>12}\n", "tensor", "type", "shape", "bytes");
+  for (const auto& x : r["tensors"]) {
+    std::vector<uint64_t> shape = x["shape"];
+    fmt::print("{:<44} {:<8} {:<22} {:>12}\n", x["name"].get<std::string>(), x["type"].get<std::string>(),
+               shape_str(shape), x["bytes"].get<uint64_t>());
+  }
+  if (r.contains("totals_by_type")) {
+    fmt::print("\ntotals by type:\n");
+    for (const auto& [k, v] : r["totals_by_type"].items()) {
+      fmt::print("  {:<10} {:>5} tensors  {:>12}\n", k, v["count"].get<int64_t>(), human_bytes(v["bytes"].get<double>()));
+    }
+    fmt::print("totals by role:\n");
+    for (const auto& [k, v] : r["totals_by_role"].items()) {
+      fmt::print("  {:<24} {:>5} tensors  {:>12}\n", k, v["count"].get<int64_t>(), human_bytes(v["bytes"].get<double>()));
+    }
+  }
+  fmt::print("\nmetadata:\n");
+  for (const auto& [k, v] : r["metadata"].items()) fmt::print("  {} = {}\n", k, v.get<std::string>());
+}
+
+}  // namespace
+
+int cmd_inspect(int argc, char** argv) {
+  CLI::App app("Show a GGUF file: hyper-parameters, tokenizer, tensors and the figures the roofline needs.", "inspect");
+  std::string path;
+  bool as_json = false;
+  app.add_option("file", path, "GGUF file")->required();
+  app.add_flag("--json", as_json, "print JSON");
+  if (auto rc = parse(app, argc, argv)) return *rc;
+  auto f = gguf::File::open(path);
+  if (!f.ok()) return report(f.status());
+  std::string cost_error;
+  json r = build_report(*f, &cost_error);
+  if (!cost_error.empty()) r["cost_error"] = cost_error;
+  if (as_json) {
+    fmt::print("{}\n", r.dump(2));
+  } else {
+    print_text(r, cost_error);
+  }
+  return 0;
+}
+
 }  // namespace ridge::cli
