@@ -1,0 +1,144 @@
+// Engine: continuous batching over one model. Requests come in from any thread; one engine
+// thread calls step() (or run_loop()), and each step runs one flat batch holding every running
+// decode plus prompt chunks up to the token budget (see scheduler.h for the policy).
+//
+//   auto eng = Engine::create(model, &tokenizer, opts);      // prints nothing; see budget()
+//   std::thread t([&] { eng->run_loop(); });
+//   auto id = eng->add_request(std::move(req));              // Result<RequestId>, any thread
+//   ... req.on_output gets token/text events, then exactly one finished event ...
+//   eng->abort(*id);                                         // any thread
+//   eng->stop(/*drain=*/true); t.join();
+//
+// Thread safety: add_request, abort, stop, has_work, stats and budget may be called from any
+// thread. step() and run_loop() must be called from one thread at a time. Callbacks run on the
+// engine thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/request.h"
+#include "engine/runner.h"
+#include "model/cost.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ridge::engine {
+
+class Scheduler;
+struct Sequence;
+
+struct EngineOptions {
+  int32_t max_batched_tokens = 512;  // tokens per step (decodes + prompt chunks)
+  int32_t max_seqs = 64;             // running sequences at most
+  int32_t max_model_len = 0;         // prompt + completion; 0: min(training context, 4096)
+  uint64_t kv_bytes = 0;             // KV pool size; 0: kv_ram_fraction of available memory,
+                                     // at most what max_seqs sequences of max_model_len need
+  double kv_ram_fraction = 0.25;
+  GgmlType kv_type = GgmlType::kF16;
+  int32_t block_size = 16;
+  bool prefix_caching = true;
+  int n_threads = 1;
+};
+
+// What the memory went to, for the start-up banner (format_budget).
+struct MemoryBudget {
+  uint64_t weight_bytes = 0;
+  uint64_t kv_bytes = 0;          // whole pool
+  uint64_t kv_block_bytes = 0;    // one block, all layers, K and V
+  int32_t n_blocks = 0;
+  int32_t block_size = 0;
+  int32_t max_model_len = 0;
+  int32_t n_full_seqs = 0;        // sequences of max_model_len that fit at once
+  std::string kv_type;
+};
+std::string format_budget(const MemoryBudget& b);
+
+struct EngineStats {
+  int32_t n_running = 0;
+  int32_t n_waiting = 0;
+  int32_t kv_blocks_total = 0;
+  int32_t kv_blocks_used = 0;
+  int32_t kv_blocks_free = 0;    // includes cached blocks that may be evicted
+  double prefix_cache_hit_rate = 0;  // hit tokens / looked-up prompt tokens
+  int64_t n_steps = 0;
+  int64_t n_preemptions = 0;
+  int64_t n_requests_finished = 0;
+  int64_t n_prompt_tokens = 0;     // prompt (and recomputed) tokens run through the model
+  int64_t n_cached_tokens = 0;     // prompt tokens taken from the prefix cache
+  int64_t n_generated_tokens = 0;
+  double bytes_moved = 0;          // cost model (model/cost.h), summed over steps
+  double busy_seconds = 0;         // time inside step() that ran a batch
+};
+
+class Engine {
+ public:
+  // With a model: builds a ModelRunner with a KV pool sized by opts (see MemoryBudget).
+  // tokenizer may be null (then requests must give tokens and events carry no text).
+  static Result<std::unique_ptr<Engine>> create(const model::Model& model,
+                                                const tokenizer::Tokenizer* tokenizer,
+                                                const EngineOptions& opts);
+  // With any runner (tests). opts.kv_bytes is ignored: the runner's blocks are the pool.
+  static Result<std::unique_ptr<Engine>> create(std::unique_ptr<Runner> runner,
+                                                const tokenizer::Tokenizer* tokenizer,
+                                                const EngineOptions& opts);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates and queues a request; usage error (nothing queued) for an empty prompt, a prompt
+  // longer than max_model_len, token ids outside the vocabulary, text without a tokenizer, bad
+  // sampling values, or after stop(). Thread-safe.
+  Result<RequestId> add_request(Request req);
+  // Ends a request with FinishReason::kAbort at the next step (its blocks are freed). Unknown or
+  // finished ids are ignored. Thread-safe.
+  void abort(RequestId id);
+
+  // One engine iteration: takes new requests and aborts, schedules, runs one batch, samples,
+  // streams events. Returns false when there was nothing to do.
+  bool step();
+  // Steps until stop(); sleeps while there is no work.
+  void run_loop();
+  // drain: finish every request first (new ones are rejected); otherwise abort them all.
+  // run_loop() returns afterwards. Thread-safe.
+  void stop(bool drain);
+  // Requests that are queued, waiting or running.
+  bool has_work() const;
+
+  EngineStats stats() const;
+  const MemoryBudget& budget() const { return budget_; }
+  const EngineOptions& options() const { return opts_; }
+
+ private:
+  Engine(std::unique_ptr<Runner> runner, const tokenizer::Tokenizer* tokenizer,
+         const EngineOptions& opts);
+  struct Inbox;
+  void take_inbox();
+  void finish(Sequence& seq, FinishReason reason, std::string error = {});
+  void emit(Sequence& seq, std::vector<int32_t> tokens, std::vector<sampling::SampleResult> lp,
+            std::string text);
+  void process_outputs(std::span<const float> logits);
+  bool check_stop(Sequence& seq, int32_t token, std::string& text);
+  void fail_step(const Status& status);
+
+  EngineOptions opts_;
+  MemoryBudget budget_;
+  std::unique_ptr<Runner> runner_;
+  const tokenizer::Tokenizer* tokenizer_;
+  std::optional<model::ModelCost> cost_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<Inbox> inbox_;
+  model::Batch batch_;
+  EngineStats stats_;        // engine thread's copy; published under the inbox mutex
+  RequestId next_id_ = 1;
+};
+
+}  // namespace ridge::engine

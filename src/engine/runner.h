@@ -1,0 +1,58 @@
+// Runner: what executes one flat Batch for the engine. ModelRunner owns the model's KV cache,
+// workspace and thread pool; tests substitute a fake runner so the engine can be exercised
+// without a model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/batch.h"
+#include "model/model.h"
+#include "model/workspace.h"
+
+namespace ridge::engine {
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // Runs the batch (writes its K/V) and returns the logits of the rows with need_logits, in row
+  // order: [n_outputs, n_vocab], valid until the next run().
+  virtual Result<std::span<const float>> run(const model::Batch& batch) = 0;
+  virtual int32_t n_vocab() const = 0;
+  virtual int32_t n_blocks() const = 0;     // KV blocks of the cache
+  virtual int32_t block_size() const = 0;
+};
+
+struct ModelRunnerOptions {
+  int64_t n_blocks = 0;
+  int64_t block_size = 16;
+  GgmlType kv_type = GgmlType::kF16;
+  int64_t max_tokens = 512;   // tokens per step
+  int64_t max_outputs = 64;   // rows of logits per step (= max sequences)
+  int64_t max_context = 4096; // max-model-len
+  int n_threads = 1;
+};
+
+class ModelRunner final : public Runner {
+ public:
+  static Result<std::unique_ptr<ModelRunner>> create(const model::Model& model,
+                                                     const ModelRunnerOptions& opts);
+  Result<std::span<const float>> run(const model::Batch& batch) override;
+  int32_t n_vocab() const override { return static_cast<int32_t>(model_->config().n_vocab); }
+  int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }
+  int32_t block_size() const override { return static_cast<int32_t>(kv_.block_size()); }
+  const kv::KvCache& kv() const { return kv_; }
+
+ private:
+  ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws, int n_threads);
+  const model::Model* model_;
+  kv::KvCache kv_;
+  model::Workspace ws_;
+  ThreadPool pool_;
+};
+
+}  // namespace ridge::engine
