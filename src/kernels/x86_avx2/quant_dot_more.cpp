@@ -1,0 +1,178 @@
+// AVX2 dot products of Q4_1, Q5_0, Q5_1 (Q8_0 activations) and Q2_K, Q3_K (Q8_K activations).
+// Same scheme as quant_dot.cpp: quants unpacked to unsigned bytes, vpmaddubsw with the signed
+// activations, vpmaddwd with the (sub-block) scales; offsets of the signed formats and the mins
+// go through the activations' block sums.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/quant/blocks.h"
+#include "kernels/quant/quant_rows.h"
+
+namespace ridge::kernels::quant_avx2 {
+namespace {
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// Byte j of the result is 0x10 where bit j of the 32-bit qh is set, else 0.
+inline __m256i qh_bytes(const uint8_t* qh) {
+  uint32_t bits;
+  std::memcpy(&bits, qh, 4);
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), spread);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// Legacy formats with unsigned quants q (0..15 or 0..31): x = d (q - kOffset) or d q + m.
+template <typename Block, bool kFive, bool kMin>
+float dot_legacy(const Block* w, const int8_t* xq, const float* xd, const int32_t* xsum,
+                 int64_t nb) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i ones = _mm256_set1_epi16(1);
+  constexpr float kOffset = kFive ? 16.0f : 8.0f;
+  __m256 acc = _mm256_setzero_ps();
+  float acc_sum = 0.0f;  // the offset / min term: a multiple of the activation block sum
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
+    __m256i qq = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low4);
+    if constexpr (kFive) qq = _mm256_or_si256(qq, qh_bytes(w[b].qh));
+    const __m256i p16 = _mm256_maddubs_epi16(qq, load32(xq + kQk * b));
+    const float dd = half(w[b].d) * xd[b];
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones)), _mm256_set1_ps(dd), acc);
+    if constexpr (kMin) {
+      acc_sum += half(w[b].m) * xd[b] * static_cast<float>(xsum[b]);
+    } else {
+      acc_sum -= dd * kOffset * static_cast<float>(xsum[b]);
+    }
+  }
+  return hsum8(acc) + acc_sum;
+}
+
+// For 16-element sub-blocks: int16 scales [s0..s7 | s8..s15] -> per 128-bit lane the scales of
+// sub-blocks 2k (low lane) and 2k + 1 (high lane), k = 0..7, broadcast over the lane.
+inline __m256i pair_scales(__m256i sc16, int k) {
+  const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
+                                        2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+  return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(k)), pick);
+}
+
+// Q2_K: x = d (sc & 15) q - dmin (sc >> 4), q in 0..3 at bits 2j of qs[32 h + l].
+float dot_q2_k(const BlockQ2_K* w, const int8_t* xq, const float* xd, const int16_t* bsums,
+               int64_t nb) {
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m128i m4 = _mm_set1_epi8(0x0f);
+  __m256 acc = _mm256_setzero_ps();
+  __m256 accm = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales));
+    const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(sc8, m4));
+    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), m4));
+    const __m256 msum = _mm256_cvtepi32_ps(_mm256_madd_epi16(mn16, load32(bsums + 16 * b)));
+    accm = _mm256_fmadd_ps(msum, _mm256_set1_ps(xd[b] * half(w[b].dmin)), accm);
+    __m256i sumi = _mm256_setzero_si256();
+    const int8_t* x = xq + kQkK * b;
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load32(w[b].qs + 32 * h);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i q = _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j)), m3);
+        const __m256i p = _mm256_maddubs_epi16(q, load32(x + 128 * h + 32 * j));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(sc16, 4 * h + j)));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(xd[b] * half(w[b].d)), acc);
+  }
+  return hsum8(acc) - hsum8(accm);
+}
+
+// Q3_K: x = d (sc - 32) (q2 + 4 hbit - 4); u = q2 | hbit << 2 in 0..7, the -4 via the bsums.
+float dot_q3_k(const BlockQ3_K* w, const int8_t* xq, const float* xd, const int16_t* bsums,
+               int64_t nb) {
+  const __m256i m3 = _mm256_set1_epi8(3);
+  const __m256i four = _mm256_set1_epi8(4);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    // 16 6-bit scales: low nibbles from bytes 0..7 (lo/hi nibble), high 2 bits from bytes 8..11
+    uint32_t a[3];
+    std::memcpy(a, w[b].scales, 12);
+    const uint32_t s4[4] = {
+        (a[0] & 0x0f0f0f0fu) | ((a[2] & 0x03030303u) << 4),
+        (a[1] & 0x0f0f0f0fu) | (((a[2] >> 2) & 0x03030303u) << 4),
+        ((a[0] >> 4) & 0x0f0f0f0fu) | (((a[2] >> 4) & 0x03030303u) << 4),
+        ((a[1] >> 4) & 0x0f0f0f0fu) | (((a[2] >> 6) & 0x03030303u) << 4),
+    };
+    __m128i sc8;
+    std::memcpy(&sc8, s4, 16);
+    const __m256i sc16 = _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc8), _mm256_set1_epi16(32));
+    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(bsums + 16 * b)), 2);
+    __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), off);
+    const __m256i hm = load32(w[b].hmask);
+    const int8_t* x = xq + kQkK * b;
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load32(w[b].qs + 32 * h);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * h + j)));
+        const __m256i hb = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), four);
+        const __m256i q = _mm256_or_si256(
+            _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j)), m3), hb);
+        const __m256i p = _mm256_maddubs_epi16(q, load32(x + 128 * h + 32 * j));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(sc16, 4 * h + j)));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(xd[b] * half(w[b].d)), acc);
+  }
+  return hsum8(acc);
+}
+
+template <typename Block, int kBlock, typename Dot>
+void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy,
+          Dot dot) {
+  const int64_t nb = a.cols / kBlock;
+  for (int64_t j = j0; j < j1; ++j) {
+    const auto* wr = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(w.data) + j * w.row_bytes);
+    for (int64_t i = 0; i < a.m; ++i) y[i * ldy + j] = dot(wr, i, nb);
+  }
+}
+
+template <typename Block, bool kFive, bool kMin>
+void rows_legacy(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Block, kQk>(w, a, j0, j1, y, ldy, [&](const Block* wr, int64_t i, int64_t nb) {
+    return dot_legacy<Block, kFive, kMin>(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb, nb);
+  });
+}
+
+}  // namespace
+
+void rows_q4_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows_legacy<BlockQ4_1, false, true>(w, a, j0, j1, y, ldy);
+}
+void rows_q5_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows_legacy<BlockQ5_0, true, false>(w, a, j0, j1, y, ldy);
+}
+void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows_legacy<BlockQ5_1, true, true>(w, a, j0, j1, y, ldy);
+}
+
+void rows_q2_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockQ2_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ2_K* wr, int64_t i, int64_t nb) {
+    return dot_q2_k(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+  });
+}
+
+void rows_q3_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockQ3_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ3_K* wr, int64_t i, int64_t nb) {
+    return dot_q3_k(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+  });
+}
+
+}  // namespace ridge::kernels::quant_avx2
