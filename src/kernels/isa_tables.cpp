@@ -2,6 +2,7 @@
 #include "kernels/isa_tables.h"
 
 #include "kernels/quant/quant_rows.h"
+#include "kernels/x86_avx2/avx2.h"
 #include "kernels/x86_avx512/avx512.h"
 
 namespace ridge::kernels {
@@ -9,6 +10,10 @@ namespace ridge::kernels {
 TypeTable avx2_type_table() {
   TypeTable t = ref_type_table();
   add_quant_rows_avx2(t);  // quantized formats (kernels/quant/quant_tables.cpp)
+  t.set(GgmlType::kF32, {avx2::rows_f32, ActFormat::kF32, avx2::kFloatRowGrain});
+  t.set(GgmlType::kF16, {avx2::rows_f16, ActFormat::kF32, avx2::kFloatRowGrain});
+  t.set(GgmlType::kBF16, {avx2::rows_bf16, ActFormat::kF32, avx2::kFloatRowGrain});
+  t.set(GgmlType::kQ8_0, {avx2::rows_q8_0, ActFormat::kQ8_0, avx2::kQ8_0RowGrain});
   return t;
 }
 

@@ -48,7 +48,7 @@ inline TestWeights random_weights(GgmlType type, int64_t rows, int64_t cols, uin
       for (int64_t k = 0; k < n; ++k) put16(f32_to_bf16(val(rng)));
       break;
     case GgmlType::kQ8_0: {
-      std::uniform_int_distribution<int> q(-127, 127);
+      std::uniform_int_distribution<int> q(-128, 127);  // -128 too: valid in GGUF files
       std::uniform_real_distribution<float> d(0.001f, 0.02f);
       for (int64_t b = 0; b < n / 32; ++b) {
         put16(f32_to_fp16(d(rng)));

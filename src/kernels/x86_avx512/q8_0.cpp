@@ -100,16 +100,28 @@ void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float*
     __m512i w[8];
     __m512 dw;
     src.load(b, w, &dw);
+    // g outer, i inner: MR independent vpdpbusd chains in flight instead of one serial chain;
+    // with few rows, a second chain per row (g >= 4), added at the end (integers: exact).
+    constexpr int kChains = MR >= 4 ? 1 : 2;
+    __m512i isum[kChains][MR];
     for (int i = 0; i < MR; ++i) {
-      const int8_t* xb = xq + i * a.cols + b * 32;
-      __m512i isum = _mm512_set1_epi32(-128 * xs[i * nb + b]);
-      for (int g = 0; g < 8; ++g) {
+      isum[0][i] = _mm512_set1_epi32(-128 * xs[i * nb + b]);
+      if (kChains == 2) isum[kChains - 1][i] = _mm512_setzero_si512();
+    }
+    for (int g = 0; g < 8; ++g) {
+      const int c = kChains == 2 && g >= 4 ? 1 : 0;
+      for (int i = 0; i < MR; ++i) {
         int32_t x4;
-        std::memcpy(&x4, xb + 4 * g, 4);
-        isum = _mm512_dpbusd_epi32(isum, w[g], _mm512_set1_epi32(x4));
+        std::memcpy(&x4, xq + i * a.cols + b * 32 + 4 * g, 4);
+        isum[c][i] = _mm512_dpbusd_epi32(isum[c][i], w[g], _mm512_set1_epi32(x4));
       }
+    }
+    if (kChains == 2) {
+      for (int i = 0; i < MR; ++i) isum[0][i] = _mm512_add_epi32(isum[0][i], isum[kChains - 1][i]);
+    }
+    for (int i = 0; i < MR; ++i) {
       const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(xd[i * nb + b]));
-      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[i]);
+      acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[0][i]), scale, acc[i]);
     }
   }
   for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);

@@ -1,0 +1,19 @@
+// Routines exported by x86_avx2/ (compiled with AVX2 + FMA + F16C flags; call only when
+// isa_supported(Isa::kAvx2)). Registered in kernels/isa_tables.cpp.
+#pragma once
+
+#include "kernels/matmul_driver.h"
+
+namespace ridge::kernels::avx2 {
+
+// Float weights, f32 activations (float_dot.cpp).
+void rows_f32(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+void rows_f16(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+void rows_bf16(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+constexpr int64_t kFloatRowGrain = 2;
+
+// Q8_0 weights, Q8_0 activations (q8_0.cpp).
+void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+constexpr int64_t kQ8_0RowGrain = 8;
+
+}  // namespace ridge::kernels::avx2
