@@ -45,14 +45,17 @@ float dot_q4_0(const BlockQ4_0* w, const int8_t* xq, const float* xd, int64_t nb
 
 // 8 (scale, min) 6-bit pairs of Q4_K/Q5_K as bytes: sc in bytes 0..7, mins in 8..15.
 inline __m128i unpack_k4_scales(const uint8_t* s) {
-  uint32_t a[3];
-  std::memcpy(a, s, 12);
-  const uint32_t sc_lo = a[0] & 0x3f3f3f3fu;
-  const uint32_t mn_lo = a[1] & 0x3f3f3f3fu;
-  const uint32_t sc_hi = (a[2] & 0x0f0f0f0fu) | (((a[0] >> 6) & 0x03030303u) << 4);
-  const uint32_t mn_hi = ((a[2] >> 4) & 0x0f0f0f0fu) | (((a[1] >> 6) & 0x03030303u) << 4);
-  return _mm_set_epi32(static_cast<int>(mn_hi), static_cast<int>(mn_lo), static_cast<int>(sc_hi),
-                       static_cast<int>(sc_lo));
+  // Vector form of the 12-byte packing (scale_packing.h): bytes 0..3 / 4..7 hold the low 6 bits
+  // of sc0..3 / mn0..3 and the top 2 bits of sc4..7 / mn4..7; bytes 8..11 their low nibbles.
+  // Reads 16 bytes: the 4 after the scales are the block's quants, so it stays inside the block.
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  const __m128i a = _mm_shuffle_epi8(x, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i b = _mm_shuffle_epi8(x, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
+  const __m128i low6_or_nib = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
+  const __m128i high_nib = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+  const __m128i top2 = _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
+  const __m128i lo = _mm_or_si128(_mm_and_si128(a, low6_or_nib), _mm_and_si128(_mm_srli_epi16(a, 4), high_nib));
+  return _mm_or_si128(lo, _mm_and_si128(_mm_srli_epi16(b, 2), top2));  // bits 6,7 -> 4,5
 }
 
 // Byte-shuffle controls that broadcast int16 element k of each 128-bit lane.
