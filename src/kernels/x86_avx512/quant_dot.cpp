@@ -94,8 +94,41 @@ inline __m512i bits_to_4(__m512i v, int b0, int b1) {
   return _mm512_srlv_epi16(_mm512_sllv_epi16(v, left), right);
 }
 
+// Q4_K/Q5_K read the activations in their nibble order: per super-block, for g = 0, 2:
+// [x 64g .. +32 | x 64g+64 .. +32] (low nibbles of qs bytes 32g .. 32g+63), then
+// [x 64g+32 .. +32 | x 64g+96 .. +32] (high nibbles); plus the pair sums bsum[2s] + bsum[2s+1].
+// Built once per rows call and activation row (cols + cols / 16 bytes), so every weight row
+// then needs only 64-byte loads.
+struct NibbleOrderActs {
+  int8_t* x = nullptr;       // [m, cols]
+  int16_t* pairs = nullptr;  // [m, cols / 32]
+  NibbleOrderActs(const Acts& a) : x(new int8_t[a.m * a.cols]), pairs(new int16_t[a.m * a.cols / 32]) {
+    for (int64_t i = 0; i < a.m; ++i) {
+      for (int64_t b = 0; b < a.cols / kQkK; ++b) {
+        const int8_t* src = a.q8_qs + i * a.cols + kQkK * b;
+        int8_t* dst = x + i * a.cols + kQkK * b;
+        for (int g = 0; g < 4; g += 2) {
+          for (int hi = 0; hi < 2; ++hi) {
+            std::memcpy(dst + 64 * g + 64 * hi, src + 64 * g + 32 * hi, 32);
+            std::memcpy(dst + 64 * g + 64 * hi + 32, src + 64 * g + 64 + 32 * hi, 32);
+          }
+        }
+        const int16_t* bs = a.q8k_bsums + (i * (a.cols / kQkK) + b) * 16;
+        int16_t* pr = pairs + (i * (a.cols / kQkK) + b) * 8;
+        for (int s = 0; s < 8; ++s) pr[s] = static_cast<int16_t>(bs[2 * s] + bs[2 * s + 1]);
+      }
+    }
+  }
+  ~NibbleOrderActs() {
+    delete[] x;
+    delete[] pairs;
+  }
+  NibbleOrderActs(const NibbleOrderActs&) = delete;
+  NibbleOrderActs& operator=(const NibbleOrderActs&) = delete;
+};
+
 template <bool kFive, typename Block>
-float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t* bsums,
+float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t* pair_sums,
                 int64_t nb) {
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   const __m512i bit4 = _mm512_set1_epi8(0x10);
@@ -113,8 +146,7 @@ float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t
   for (int64_t b = 0; b < nb; ++b) {
     const float dx = xd[b];
     const __m128i scm = unpack_k4_scales(w[b].scales);
-    const __m256i bs = load32(bsums + 16 * b);
-    const __m128i pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+    const __m128i pairs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair_sums + 8 * b));
     const __m128 msum = _mm_cvtepi32_ps(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(scm, 8)), pairs));
     accm = _mm_fmadd_ps(msum, _mm_set1_ps(dx * half(w[b].dmin)), accm);
     const __m512i sc16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(scm));
@@ -123,8 +155,8 @@ float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t
     __m512i sumi = _mm512_setzero_si512();
     __m512i sumi2 = _mm512_setzero_si512();
     const int8_t* x = xq + kQkK * b;
-    // 64 qs bytes = groups g, g+1: low nibbles are sub-blocks 2g | 2g+2, high 2g+1 | 2g+3; the
-    // activations are gathered to match with two 256-bit halves.
+    // 64 qs bytes = groups g, g+1: low nibbles are sub-blocks 2g | 2g+2, high 2g+1 | 2g+3,
+    // matching the 64-byte runs of the nibble-ordered activations.
     for (int g = 0; g < 4; g += 2) {
       const __m512i q = load64(w[b].qs + 32 * g);
       __m512i lo = _mm512_and_si512(q, low4);
@@ -134,8 +166,8 @@ float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t
         lo = _mm512_or_si512(lo, _mm512_and_si512(bits_to_4(h2, 2 * g, 2 * g + 2), bit4));
         hi = _mm512_or_si512(hi, _mm512_and_si512(bits_to_4(h2, 2 * g + 1, 2 * g + 3), bit4));
       }
-      const __m512i x_lo = join(load32(x + 64 * g), load32(x + 64 * g + 64));
-      const __m512i x_hi = join(load32(x + 64 * g + 32), load32(x + 64 * g + 96));
+      const __m512i x_lo = load64(x + 64 * g);
+      const __m512i x_hi = load64(x + 64 * g + 64);
       sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(lo, x_lo), _mm512_permutexvar_epi16(sel[g], sc16));
       sumi2 = _mm512_dpwssd_epi32(sumi2, _mm512_maddubs_epi16(hi, x_hi), _mm512_permutexvar_epi16(sel[g + 1], sc16));
     }
@@ -209,14 +241,16 @@ void rows_q4_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 }
 
 void rows_q4_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  const NibbleOrderActs x(a);
   rows<BlockQ4_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ4_K* wr, int64_t i, int64_t nb) {
-    return dot_q45_k<false>(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+    return dot_q45_k<false>(wr, x.x + i * a.cols, a.q8k_d + i * nb, x.pairs + i * nb * 8, nb);
   });
 }
 
 void rows_q5_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  const NibbleOrderActs x(a);
   rows<BlockQ5_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ5_K* wr, int64_t i, int64_t nb) {
-    return dot_q45_k<true>(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+    return dot_q45_k<true>(wr, x.x + i * a.cols, a.q8k_d + i * nb, x.pairs + i * nb * 8, nb);
   });
 }
 
