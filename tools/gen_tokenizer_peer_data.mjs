@@ -3,9 +3,11 @@
 // node-llama-cpp 3.21.1's prebuilt llama.cpp, see ../shared/peer/README.md) for a fixed,
 // seeded set of texts, so CI can compare ridge's tokenizer with llama.cpp without the peer.
 //
-//   node tools/gen_tokenizer_peer_data.mjs [SHARED_DIR] [OUT_DIR]
-//   (defaults: ../shared and tests/tokenizer/data; peer folder: $LLAMACPP_PEER_DIR or
-//    ~/.cache/llamacpp-peer, as installed by ../shared/peer/install.sh)
+//   RIDGE_TOKENIZER_DUMP_DIR=/tmp/tok build/tests/test_tokenizer --gtest_filter=BuiltinVocab.DumpForPeer
+//   node tools/gen_tokenizer_peer_data.mjs [SHARED_DIR] [OUT_DIR] [DUMP_DIR]
+//   (defaults: ../shared, tests/tokenizer/data, /tmp/tok; peer folder: $LLAMACPP_PEER_DIR or
+//    ~/.cache/llamacpp-peer, as installed by ../shared/peer/install.sh). The first command writes
+//   the built-in byte tokenizer (src/tokenizer/gguf_vocab.h) as builtin_{chatml,llama3}.gguf.
 //
 // Each case: {text | bytes_hex, special, ids}. `ids` is llama_tokenize(text, add_special=false,
 // parse_special=special). Invalid UTF-8 cannot be passed to llama.cpp through JavaScript
@@ -19,6 +21,7 @@ import path from "node:path";
 
 const shared = path.resolve(process.argv[2] ?? "../shared");
 const outDir = path.resolve(process.argv[3] ?? "tests/tokenizer/data");
+const dumpDir = path.resolve(process.argv[4] ?? "/tmp/tok");
 const peerDir = process.env.LLAMACPP_PEER_DIR ?? path.join(os.homedir(), ".cache/llamacpp-peer");
 const require = createRequire(path.join(peerDir, "package.json"));
 const {getLlama, LlamaLogLevel} = await import(require.resolve("node-llama-cpp"));
@@ -110,12 +113,14 @@ const models = [
   ["qwen2", "vocab/ggml-vocab-qwen2.gguf"], ["llama_bpe", "vocab/ggml-vocab-llama-bpe.gguf"],
   ["gpt2", "vocab/ggml-vocab-gpt-2.gguf"], ["llama_spm", "vocab/ggml-vocab-llama-spm.gguf"],
   ["stories260k", "models/stories260K/stories260K.gguf"],
+  ["builtin_chatml", "builtin:chatml"], ["builtin_llama3", "builtin:llama3"],
 ];
 const randomTexts = Array.from({length: 60}, randomText);
 const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
 fs.mkdirSync(outDir, {recursive: true});
 for (const [name, rel] of models) {
-  const model = await llama.loadModel({modelPath: path.join(shared, rel), gpuLayers: 0, vocabOnly: true});
+  const file = rel.startsWith("builtin:") ? path.join(dumpDir, `builtin_${rel.slice(8)}.gguf`) : path.join(shared, rel);
+  const model = await llama.loadModel({modelPath: file, gpuLayers: 0, vocabOnly: true});
   const tok = (text, special) => Array.from(model.tokenize(text, special));
   const cases = [];
   for (const text of [...fixed, ...randomTexts]) cases.push({text, special: false, ids: tok(text, false)});

@@ -250,7 +250,9 @@ Result<Vocab> Vocab::build(VocabData d, std::string_view name) {
     v.pre_type = pre->type;
     v.ignore_merges = pre->ignore_merges;
     v.add_bos = pre->add_bos;
-    if (d.merges.empty()) return error("{}: byte-level BPE without tokenizer.ggml.merges", name);
+    if (!d.has_merges && d.merges.empty()) {
+      return error("{}: byte-level BPE without tokenizer.ggml.merges", name);
+    }
   } else {
     return error("{}: unsupported tokenizer model '{}' (tokenizer.ggml.model)", name, d.model);
   }

@@ -43,6 +43,7 @@ struct VocabData {
   std::vector<float> scores;          // empty when absent
   std::vector<int32_t> token_types;   // empty when absent
   std::vector<std::string> merges;    // BPE only
+  bool has_merges = false;            // the key exists (an empty list is valid)
   std::optional<int64_t> bos, eos, eot, eom, unk, pad;
   std::optional<int64_t> fim_pre, fim_suf, fim_mid, fim_pad, fim_rep, fim_sep;
   std::optional<bool> add_bos, add_eos, add_space_prefix;

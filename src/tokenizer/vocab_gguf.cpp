@@ -40,6 +40,7 @@ Result<VocabData> read_vocab_data(const gguf::File& f) {
   }
   if (f.has("tokenizer.ggml.merges")) {
     RIDGE_ASSIGN_OR_RETURN(d.merges, f.get_string_array("tokenizer.ggml.merges"));
+    d.has_merges = true;
   }
   struct IdKey {
     const char* key;
