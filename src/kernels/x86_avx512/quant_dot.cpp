@@ -36,37 +36,47 @@ inline __m512i join(__m256i lo, __m256i hi) {
   return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
 }
 
-// Q4_0, two blocks per iteration: [lo_b | hi_b | lo_b+1 | hi_b+1] nibbles = 64 quants in order.
-float dot_q4_0(const BlockQ4_0* w, const int8_t* xq, const float* xd, int64_t nb) {
+// Q4_0 quants of blocks b, b+1 as 64 bytes in element order: [lo_b | hi_b | lo_b+1 | hi_b+1].
+inline __m512i q4_0_pair(const BlockQ4_0* w) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const __m512i eight = _mm512_set1_epi8(8);
+  const __m256i q = _mm256_setr_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[0].qs)),
+                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[1].qs)));
+  const __m256i lo = _mm256_and_si256(q, low4);                       // [lo_b | lo_b+1]
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);  // [hi_b | hi_b+1]
+  return _mm512_shuffle_i64x2(join(lo, hi), join(lo, hi), _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+// Q4_0: sum (q - 8) x = sum q x (vpdpbusd, unsigned q x signed x) - 8 * (activation block sum);
+// four blocks per iteration so their scales convert with one vcvtph2ps.
+float dot_q4_0(const BlockQ4_0* w, const int8_t* xq, const float* xd, const int32_t* xsum,
+               int64_t nb) {
+  const __m512i lanes01 = join(_mm256_set1_epi32(0), _mm256_set1_epi32(1));
+  const __m512i lanes23 = join(_mm256_set1_epi32(2), _mm256_set1_epi32(3));
   __m512 acc = _mm512_setzero_ps();
+  __m128 acc_sum = _mm_setzero_ps();  // sum over blocks of dd * xsum
   int64_t b = 0;
-  for (; b + 1 < nb; b += 2) {
-    const __m256i q = _mm256_setr_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs)),
-                                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b + 1].qs)));
-    const __m256i lo = _mm256_and_si256(q, low4);                       // [lo_b | lo_b+1]
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);  // [hi_b | hi_b+1]
-    const __m512i qq = _mm512_shuffle_i64x2(join(lo, hi), join(lo, hi), _MM_SHUFFLE(3, 1, 2, 0));
-    const __m512i x = load64(xq + kQk * b);
-    // sum (q - 8) x = sum q x - sum 8 x, both with unsigned x signed VNNI
-    const __m512i t = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qq, x);
-    const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, x);
-    const __m512 p = _mm512_cvtepi32_ps(_mm512_sub_epi32(t, s));
-    const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(half(w[b].d) * xd[b]),
-                                        _mm256_set1_ps(half(w[b + 1].d) * xd[b + 1]), 1);
-    acc = _mm512_fmadd_ps(p, d, acc);
+  for (; b + 3 < nb; b += 4) {
+    const __m128i h = _mm_setr_epi16(static_cast<short>(w[b].d), static_cast<short>(w[b + 1].d),
+                                     static_cast<short>(w[b + 2].d), static_cast<short>(w[b + 3].d), 0, 0, 0, 0);
+    const __m128 dd = _mm_mul_ps(_mm_cvtph_ps(h), _mm_loadu_ps(xd + b));
+    acc_sum = _mm_fmadd_ps(dd, _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xsum + b))), acc_sum);
+    const __m512 dd16 = _mm512_zextps128_ps512(dd);
+    const __m512i t01 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4_0_pair(w + b), load64(xq + kQk * b));
+    const __m512i t23 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4_0_pair(w + b + 2), load64(xq + kQk * b + 64));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t01), _mm512_permutexvar_ps(lanes01, dd16), acc);
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t23), _mm512_permutexvar_ps(lanes23, dd16), acc);
   }
   float tail = 0.0f;
-  for (; b < nb; ++b) {  // odd block count: one block with 256-bit VNNI
+  for (; b < nb; ++b) {  // up to 3 blocks: one at a time with 256-bit VNNI
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-    const __m256i qq = _mm256_and_si256(_mm256_setr_m128i(q, _mm_srli_epi16(q, 4)), low4);
-    const __m256i x = load32(xq + kQk * b);
-    const __m256i t = _mm256_dpbusd_epi32(_mm256_setzero_si256(), qq, x);
-    const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), x);
-    tail += hsum8(_mm256_cvtepi32_ps(_mm256_sub_epi32(t, s))) * (half(w[b].d) * xd[b]);
+    const __m256i qq = _mm256_and_si256(_mm256_setr_m128i(q, _mm_srli_epi16(q, 4)), _mm256_set1_epi8(0x0f));
+    const __m256i t = _mm256_dpbusd_epi32(_mm256_setzero_si256(), qq, load32(xq + kQk * b));
+    const float dd = half(w[b].d) * xd[b];
+    tail += hsum8(_mm256_cvtepi32_ps(t)) * dd - 8.0f * dd * static_cast<float>(xsum[b]);
   }
-  return hsum16(acc) + tail;
+  __m128 s = _mm_add_ps(acc_sum, _mm_movehl_ps(acc_sum, acc_sum));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return hsum16(acc) - 8.0f * _mm_cvtss_f32(s) + tail;
 }
 
 inline __m128i unpack_k4_scales(const uint8_t* s) {
@@ -236,7 +246,7 @@ void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, 
 
 void rows_q4_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<BlockQ4_0, kQk>(w, a, j0, j1, y, ldy, [&](const BlockQ4_0* wr, int64_t i, int64_t nb) {
-    return dot_q4_0(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, nb);
+    return dot_q4_0(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb, nb);
   });
 }
 
