@@ -121,8 +121,12 @@ float dot_q3_k(const BlockQ3_K* w, const int8_t* xq, const float* xd, const int1
     for (int h = 0; h < 2; ++h) {
       const __m256i qs = load32(w[b].qs + 32 * h);
       for (int j = 0; j < 4; ++j) {
-        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * h + j)));
-        const __m256i hb = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), four);
+        // hmask bit n = 4h + j moved to bit 2 (value 4); the 16-bit shifts only carry bits across
+        // the byte boundary into positions the mask drops
+        const int n = 4 * h + j;
+        const __m256i moved = n >= 2 ? _mm256_srl_epi16(hm, _mm_cvtsi32_si128(n - 2))
+                                     : _mm256_sll_epi16(hm, _mm_cvtsi32_si128(2 - n));
+        const __m256i hb = _mm256_and_si256(moved, four);
         const __m256i q = _mm256_or_si256(
             _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j)), m3), hb);
         const __m256i p = _mm256_maddubs_epi16(q, load32(x + 128 * h + 32 * j));
