@@ -35,6 +35,7 @@ namespace ridge::engine {
 
 class Scheduler;
 struct Sequence;
+struct SchedulerOutput;
 
 struct EngineOptions {
   int32_t max_batched_tokens = 512;  // tokens per step (decodes + prompt chunks)
@@ -122,12 +123,14 @@ class Engine {
          const EngineOptions& opts);
   struct Inbox;
   void take_inbox();
+  // Final event (reason), then the sequence is removed and its blocks freed.
   void finish(Sequence& seq, FinishReason reason, std::string error = {});
-  void emit(Sequence& seq, std::vector<int32_t> tokens, std::vector<sampling::SampleResult> lp,
-            std::string text);
-  void process_outputs(std::span<const float> logits);
-  bool check_stop(Sequence& seq, int32_t token, std::string& text);
-  void fail_step(const Status& status);
+  void deliver(Sequence& seq, RequestOutput out);
+  void process_outputs(const SchedulerOutput& out, std::span<const float> logits);
+  // Appends a sampled token; returns why the sequence ends (kNone: it goes on) and its text.
+  FinishReason append_token(Sequence& seq, int32_t token, std::string& text);
+  std::string flush_text(Sequence& seq);
+  void publish_stats();
 
   EngineOptions opts_;
   MemoryBudget budget_;
@@ -138,7 +141,6 @@ class Engine {
   std::unique_ptr<Inbox> inbox_;
   model::Batch batch_;
   EngineStats stats_;        // engine thread's copy; published under the inbox mutex
-  RequestId next_id_ = 1;
 };
 
 }  // namespace ridge::engine

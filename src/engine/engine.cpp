@@ -1,0 +1,269 @@
+// Engine construction, request intake (any thread), the loop and statistics. The step itself is
+// in engine_step.cpp.
+#include "engine/engine.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "base/timer.h"
+#include "engine/engine_inbox.h"
+#include "engine/scheduler.h"
+#include "gguf/reader.h"
+
+namespace ridge::engine {
+namespace {
+
+// MemAvailable from /proc/meminfo in bytes, 0 if unknown.
+uint64_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+std::optional<model::KvType> cost_kv_type(GgmlType t) {
+  switch (t) {
+    case GgmlType::kF32: return model::KvType::kF32;
+    case GgmlType::kF16: return model::KvType::kF16;
+    case GgmlType::kBF16: return model::KvType::kBF16;
+    case GgmlType::kQ8_0: return model::KvType::kQ8_0;
+    default: return std::nullopt;
+  }
+}
+
+Status check_options(const EngineOptions& o) {
+  if (o.max_batched_tokens < 1) return usage_error("engine: max-batched-tokens must be at least 1, got {}", o.max_batched_tokens);
+  if (o.max_seqs < 1) return usage_error("engine: max-seqs must be at least 1, got {}", o.max_seqs);
+  if (o.max_model_len < 0 || o.max_model_len > (1 << 24)) return usage_error("engine: max-model-len {} is outside 1..{}", o.max_model_len, 1 << 24);
+  if (o.block_size < 1 || o.block_size > 1024) return usage_error("engine: block size {} is outside 1..1024", o.block_size);
+  if (!(o.kv_ram_fraction > 0 && o.kv_ram_fraction <= 1)) return usage_error("engine: KV memory fraction {} is outside (0, 1]", o.kv_ram_fraction);
+  if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
+  return ok_status();
+}
+
+}  // namespace
+
+std::string_view finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kAbort: return "abort";
+    case FinishReason::kError: return "error";
+    case FinishReason::kNone: break;
+  }
+  return "";
+}
+
+std::string format_budget(const MemoryBudget& b) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  return fmt::format("memory: weights {:.1f} MiB · KV pool {:.1f} MiB ({}, {:.1f} KiB per block): {} blocks "
+                     "of {} tokens = {} tokens · {} sequences of max-model-len {} fit at once",
+                     b.weight_bytes / kMiB, b.kv_bytes / kMiB, b.kv_type, b.kv_block_bytes / 1024.0,
+                     b.n_blocks, b.block_size, int64_t{b.n_blocks} * b.block_size, b.n_full_seqs,
+                     b.max_model_len);
+}
+
+Engine::Engine(std::unique_ptr<Runner> runner, const tokenizer::Tokenizer* tokenizer,
+               const EngineOptions& opts)
+    : opts_(opts), runner_(std::move(runner)), tokenizer_(tokenizer), inbox_(std::make_unique<Inbox>()) {
+  scheduler_ = std::make_unique<Scheduler>(
+      SchedulerOptions{opts_.max_batched_tokens, opts_.max_seqs},
+      kv::BlockManager(runner_->n_blocks(), runner_->block_size(), opts_.prefix_caching));
+}
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
+                                               const tokenizer::Tokenizer* tokenizer,
+                                               const EngineOptions& opts) {
+  RIDGE_RETURN_IF_ERROR(check_options(opts));
+  EngineOptions o = opts;
+  const int64_t pool_tokens = int64_t{runner->n_blocks()} * runner->block_size();
+  if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(4096, pool_tokens));
+  if (o.max_model_len > pool_tokens) {
+    return usage_error("engine: the KV pool holds {} tokens, less than max-model-len {}; give it "
+                       "more memory (--kv-size) or lower --max-model-len", pool_tokens, o.max_model_len);
+  }
+  o.block_size = runner->block_size();
+  std::unique_ptr<Engine> e(new Engine(std::move(runner), tokenizer, o));
+  e->budget_.n_blocks = e->runner_->n_blocks();
+  e->budget_.block_size = o.block_size;
+  e->budget_.max_model_len = o.max_model_len;
+  const int64_t per_seq = (o.max_model_len + o.block_size - 1) / o.block_size;
+  e->budget_.n_full_seqs = static_cast<int32_t>(e->budget_.n_blocks / per_seq);
+  e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
+  return e;
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
+                                               const tokenizer::Tokenizer* tokenizer,
+                                               const EngineOptions& opts) {
+  RIDGE_RETURN_IF_ERROR(check_options(opts));
+  EngineOptions o = opts;
+  const model::ModelConfig& cfg = model.config();
+  if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(cfg.n_ctx_train > 0 ? cfg.n_ctx_train : 4096, 4096));
+  const uint64_t block_bytes = kv::kv_block_bytes(model.kv_config(1, o.kv_type, o.block_size));
+  if (block_bytes == 0) return usage_error("engine: KV type {} is not supported", ggml_type_name(o.kv_type));
+  const int64_t per_seq = (int64_t{o.max_model_len} + o.block_size - 1) / o.block_size;
+  int64_t n_blocks = 0;
+  if (o.kv_bytes > 0) {
+    n_blocks = static_cast<int64_t>(o.kv_bytes / block_bytes);
+  } else {
+    const uint64_t avail = mem_available_bytes();
+    n_blocks = std::min<int64_t>(static_cast<int64_t>(o.kv_ram_fraction * static_cast<double>(avail) / static_cast<double>(block_bytes)),
+                                 per_seq * o.max_seqs);
+  }
+  if (n_blocks < per_seq) {
+    return usage_error("engine: a KV pool of {:.1f} MiB holds {} tokens, less than max-model-len {}; "
+                       "raise --kv-size or lower --max-model-len", static_cast<double>(n_blocks * block_bytes) / (1 << 20),
+                       n_blocks * o.block_size, o.max_model_len);
+  }
+  if (n_blocks > (int64_t{1} << 30)) return usage_error("engine: {} KV blocks is too many", n_blocks);
+  ModelRunnerOptions ro;
+  ro.n_blocks = n_blocks;
+  ro.block_size = o.block_size;
+  ro.kv_type = o.kv_type;
+  ro.max_tokens = o.max_batched_tokens;
+  ro.max_outputs = o.max_seqs;
+  ro.max_context = o.max_model_len;
+  ro.n_threads = o.n_threads;
+  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
+  const uint64_t kv_total = runner->kv().total_bytes();
+  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o));
+  e->budget_.weight_bytes = model.file().file_size();
+  e->budget_.kv_bytes = kv_total;
+  e->budget_.kv_block_bytes = block_bytes;
+  if (auto kt = cost_kv_type(o.kv_type)) {
+    auto types = model::weight_types_from_gguf(model.file());
+    if (types.ok()) {
+      auto mc = model::model_cost(cfg, *types, *kt);
+      if (mc.ok()) e->cost_ = std::move(mc).value();
+    }
+  }
+  return e;
+}
+
+Result<RequestId> Engine::add_request(Request req) {
+  auto seq = std::make_unique<Sequence>();
+  if (!req.prompt_tokens.empty()) {
+    seq->tokens = std::move(req.prompt_tokens);
+  } else if (!req.prompt_text.empty()) {
+    if (tokenizer_ == nullptr) return usage_error("request: a text prompt needs a tokenizer; give token ids");
+    seq->tokens = tokenizer_->encode(req.prompt_text, req.add_special, req.parse_special);
+  }
+  const int32_t n_vocab = runner_->n_vocab();
+  if (seq->tokens.empty()) return usage_error("request: empty prompt");
+  if (seq->tokens.size() > static_cast<size_t>(opts_.max_model_len)) {
+    return usage_error("request: prompt of {} tokens exceeds max-model-len {}", seq->tokens.size(), opts_.max_model_len);
+  }
+  for (size_t i = 0; i < seq->tokens.size(); ++i) {
+    if (seq->tokens[i] < 0 || seq->tokens[i] >= n_vocab) {
+      return usage_error("request: prompt token {} at index {} is outside the vocabulary (0..{})", seq->tokens[i], i, n_vocab - 1);
+    }
+  }
+  for (int32_t t : req.stop_token_ids) {
+    if (t < 0 || t >= n_vocab) return usage_error("request: stop token id {} is outside the vocabulary", t);
+  }
+  if (req.params.max_tokens == 0) return usage_error("request: max_tokens must be at least 1 (or -1)");
+  RIDGE_ASSIGN_OR_RETURN(sampling::Sampler sampler, sampling::Sampler::create(req.params, n_vocab));
+  seq->n_prompt = static_cast<int32_t>(seq->tokens.size());
+  const int32_t room = opts_.max_model_len - seq->n_prompt;
+  seq->max_tokens = req.params.max_tokens < 0 ? std::max(room, 1) : req.params.max_tokens;
+  seq->priority = req.priority;
+  seq->stats.n_prompt_tokens = seq->n_prompt;
+  if (tokenizer_ != nullptr) seq->detok.emplace(*tokenizer_);
+  if (!req.params.stop.empty()) seq->stop.emplace(req.params.stop);
+  seq->sampler.emplace(std::move(sampler));
+  seq->stop_token_ids = std::move(req.stop_token_ids);
+  seq->ignore_eos = req.ignore_eos;
+  seq->n_logprobs = req.n_logprobs;
+  seq->on_output = std::move(req.on_output);
+
+  std::lock_guard lock(inbox_->mu);
+  if (inbox_->stopping) return usage_error("request: the engine is shutting down");
+  const RequestId id = inbox_->next_id++;
+  seq->id = id;
+  seq->arrival_order = static_cast<uint64_t>(id);
+  seq->stats.arrival_time = now_seconds();
+  inbox_->new_seqs.push_back(std::move(seq));
+  inbox_->n_live += 1;
+  inbox_->cv.notify_all();
+  return id;
+}
+
+void Engine::abort(RequestId id) {
+  std::lock_guard lock(inbox_->mu);
+  inbox_->aborts.push_back(id);
+  inbox_->cv.notify_all();
+}
+
+void Engine::stop(bool drain) {
+  std::lock_guard lock(inbox_->mu);
+  inbox_->stopping = true;
+  inbox_->drain = inbox_->drain_set ? inbox_->drain && drain : drain;
+  inbox_->drain_set = true;
+  inbox_->cv.notify_all();
+}
+
+bool Engine::has_work() const {
+  std::lock_guard lock(inbox_->mu);
+  return inbox_->n_live > 0;
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lock(inbox_->mu);
+  return inbox_->snapshot;
+}
+
+void Engine::run_loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(inbox_->mu);
+      inbox_->cv.wait(lock, [&] {
+        return inbox_->stopping || !inbox_->new_seqs.empty() || !inbox_->aborts.empty() ||
+               !scheduler_->empty();
+      });
+      if (inbox_->stopping && inbox_->n_live == 0) return;
+    }
+    step();
+  }
+}
+
+void Engine::take_inbox() {
+  std::deque<std::unique_ptr<Sequence>> fresh;
+  std::vector<RequestId> aborts;
+  bool abort_all = false;
+  {
+    std::lock_guard lock(inbox_->mu);
+    fresh.swap(inbox_->new_seqs);
+    aborts.swap(inbox_->aborts);
+    abort_all = inbox_->stopping && !inbox_->drain;
+  }
+  for (auto& s : fresh) scheduler_->add(std::move(s));
+  for (RequestId id : aborts) {
+    if (Sequence* s = scheduler_->find(id)) finish(*s, FinishReason::kAbort);
+  }
+  if (abort_all) {
+    for (RequestId id : scheduler_->ids()) finish(*scheduler_->find(id), FinishReason::kAbort);
+  }
+}
+
+void Engine::publish_stats() {
+  const kv::BlockPool& pool = scheduler_->blocks().pool();
+  stats_.n_running = scheduler_->n_running();
+  stats_.n_waiting = scheduler_->n_waiting();
+  stats_.kv_blocks_total = pool.n_blocks();
+  stats_.kv_blocks_used = pool.n_used();
+  stats_.kv_blocks_free = pool.n_free();
+  stats_.prefix_cache_hit_rate = pool.stats().hit_rate();
+  stats_.n_cached_tokens = pool.stats().n_hit_tokens;
+  stats_.n_preemptions = scheduler_->n_preemptions();
+  std::lock_guard lock(inbox_->mu);
+  inbox_->snapshot = stats_;
+}
+
+}  // namespace ridge::engine

@@ -1,0 +1,28 @@
+#include "engine/runner.h"
+
+namespace ridge::engine {
+
+ModelRunner::ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
+                         int n_threads)
+    : model_(&model), kv_(std::move(kv)), ws_(std::move(ws)), pool_(n_threads) {}
+
+Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& model,
+                                                         const ModelRunnerOptions& o) {
+  if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
+  RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
+                         kv::KvCache::create(model.kv_config(o.n_blocks, o.kv_type, o.block_size)));
+  model::WorkspaceLimits lim;
+  lim.max_tokens = o.max_tokens;
+  lim.max_outputs = std::min(o.max_outputs, o.max_tokens);
+  lim.max_context = o.max_context;
+  lim.n_threads = o.n_threads;
+  lim.block_size = o.block_size;
+  RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(model.config(), lim));
+  return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(kv), std::move(ws), o.n_threads));
+}
+
+Result<std::span<const float>> ModelRunner::run(const model::Batch& batch) {
+  return model_->forward(batch, kv_, ws_, pool_);
+}
+
+}  // namespace ridge::engine

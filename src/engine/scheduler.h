@@ -1,0 +1,87 @@
+// Scheduler: decides each step's work; never touches a tensor (tested without a model).
+//
+// Policy (vLLM v1 / nano-vllm style, one token budget per step, no separate prefill phase):
+// 1. Running sequences, decodes first (one token each), then unfinished prompt chunks, in
+//    admission order, each taking at most the remaining budget. A sequence that needs a KV block
+//    the pool does not have preempts the running sequence with the lowest priority, newest
+//    first (possibly itself): its blocks are freed and it goes back to the waiting queue to be
+//    recomputed later, keeping its place (arrival order), so it is not starved.
+// 2. If nothing was preempted, waiting sequences in (priority, arrival) order are admitted while
+//    budget, max_seqs and free blocks allow; their cached prefix (BlockManager) is reused and the
+//    rest of the prompt is scheduled as a chunk of what budget remains. The queue head blocks
+//    the rest (first-come-first-served: a long prompt is not overtaken forever by short ones).
+// Chunked prefill follows: a prompt longer than the budget runs over several steps while the
+// decodes of step 1 always go first.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/sequence.h"
+#include "kv/block_manager.h"
+
+namespace ridge::engine {
+
+struct SchedulerOptions {
+  int32_t max_batched_tokens = 512;
+  int32_t max_seqs = 64;
+};
+
+// Tokens [start, start + n_new) of seq run in this step.
+struct ScheduledChunk {
+  Sequence* seq = nullptr;
+  int32_t start = 0;
+  int32_t n_new = 0;
+  bool need_logits = false;  // the chunk reaches the sequence's last token
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledChunk> chunks;
+  int32_t n_tokens = 0;
+  int32_t n_preempted = 0;
+  bool empty() const { return chunks.empty(); }
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerOptions& opts, kv::BlockManager blocks);
+
+  // Queues a new sequence (state kWaiting, no blocks).
+  void add(std::unique_ptr<Sequence> seq);
+  SchedulerOutput schedule();
+  // After the step's forward: the chunks' tokens are computed; full blocks are published to the
+  // prefix cache.
+  void on_computed(const SchedulerOutput& out);
+  // Removes a sequence (finished or aborted) and frees its blocks. Returns it (state kFinished).
+  std::unique_ptr<Sequence> remove(RequestId id);
+
+  Sequence* find(RequestId id);
+  std::vector<RequestId> ids() const;  // every sequence, any order
+  int32_t n_running() const { return static_cast<int32_t>(running_.size()); }
+  int32_t n_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+  bool empty() const { return seqs_.empty(); }
+  int64_t n_preemptions() const { return n_preemptions_; }
+  kv::BlockManager& blocks() { return blocks_; }
+  const kv::BlockManager& blocks() const { return blocks_; }
+  // Whether a sequence of n tokens can ever fit in the pool (alone).
+  bool fits_alone(int32_t n_tokens) const;
+
+ private:
+  void schedule_running(SchedulerOutput& out, int32_t& budget);
+  void schedule_waiting(SchedulerOutput& out, int32_t& budget);
+  // Frees the victim's blocks and moves it to the waiting queue; drops its chunk from out.
+  void preempt(Sequence* victim, SchedulerOutput& out, int32_t& budget);
+  Sequence* pick_victim() const;
+  void insert_waiting(Sequence* seq);
+
+  SchedulerOptions opts_;
+  kv::BlockManager blocks_;
+  std::unordered_map<RequestId, std::unique_ptr<Sequence>> seqs_;
+  std::vector<Sequence*> running_;  // admission order
+  std::vector<Sequence*> waiting_;  // (priority, arrival_order) ascending
+  int64_t n_preemptions_ = 0;
+};
+
+}  // namespace ridge::engine

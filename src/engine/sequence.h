@@ -1,0 +1,48 @@
+// One request inside the engine: its tokens (prompt + generated), how many of them have KV in
+// the cache, its block table, and the per-request state the engine needs to sample and stream.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/request.h"
+#include "kv/block_manager.h"
+#include "sampling/sampler.h"
+#include "sampling/stop_matcher.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ridge::engine {
+
+enum class SeqState { kWaiting, kRunning, kFinished };
+
+struct Sequence {
+  RequestId id = 0;
+  int32_t priority = 0;
+  uint64_t arrival_order = 0;   // FCFS order among equal priorities (kept across preemption)
+  std::vector<int32_t> tokens;  // prompt + generated
+  int32_t n_prompt = 0;
+  int32_t n_computed = 0;       // leading tokens whose KV is in the cache
+  int32_t max_tokens = 0;       // resolved limit on generated tokens
+  kv::BlockTable table;
+  SeqState state = SeqState::kWaiting;
+  bool admitted_once = false;
+  RequestStats stats;
+
+  // Sampling and streaming (engine side).
+  std::optional<sampling::Sampler> sampler;
+  std::optional<tokenizer::IncrementalDetokenizer> detok;
+  std::optional<sampling::StopMatcher> stop;
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false;
+  int32_t n_logprobs = -1;
+  OutputCallback on_output;
+
+  int32_t n_tokens() const { return static_cast<int32_t>(tokens.size()); }
+  int32_t n_generated() const { return n_tokens() - n_prompt; }
+  // Tokens not yet run through the model (1 for a decoding sequence).
+  int32_t n_uncomputed() const { return n_tokens() - n_computed; }
+};
+
+}  // namespace ridge::engine
