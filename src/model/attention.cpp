@@ -74,7 +74,12 @@ void paged_attention(const AttentionArgs& a, ThreadPool& pool) {
       attend_unit(a, u / a.n_head_kv, u % a.n_head_kv, scratch);
     }
   };
-  if (pool.size() == 1 || n_units == 1) {
+  // Small steps (tiny models, short contexts) run on the calling thread: waking the pool would
+  // cost more than the work.
+  int64_t work = 0;
+  for (int64_t t = 0; t < a.batch->n_tokens(); ++t) work += a.batch->positions[static_cast<size_t>(t)] + 1;
+  work *= a.n_head * a.head_dim;
+  if (pool.size() == 1 || n_units == 1 || work < (int64_t{1} << 16)) {
     run(0, 1);
   } else {
     pool.run(run);

@@ -1,0 +1,69 @@
+#include "model/session.h"
+
+#include <algorithm>
+
+namespace ridge::model {
+
+Result<Session> Session::create(const Model& model, const SessionOptions& o) {
+  const ModelConfig& cfg = model.config();
+  const int64_t n_ctx = o.n_ctx > 0 ? o.n_ctx : std::min<int64_t>(cfg.n_ctx_train, 4096);
+  if (o.n_ctx < 0 || o.block_size <= 0 || o.max_batch <= 0 || o.max_outputs <= 0 || o.n_threads <= 0) {
+    return usage_error("session: invalid options (context {}, block size {}, batch {}, threads {})",
+                       o.n_ctx, o.block_size, o.max_batch, o.n_threads);
+  }
+  if (n_ctx > (int64_t{1} << 24)) return usage_error("context {} is too large", n_ctx);
+  const int64_t n_blocks = (n_ctx + o.block_size - 1) / o.block_size;
+  RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
+                         kv::KvCache::create(model.kv_config(n_blocks, o.kv_type, o.block_size)));
+  WorkspaceLimits lim;
+  lim.max_tokens = std::min(o.max_batch, n_ctx);
+  lim.max_outputs = std::min(o.max_outputs, lim.max_tokens);
+  lim.max_context = n_ctx;
+  lim.n_threads = o.n_threads;
+  lim.block_size = o.block_size;
+  RIDGE_ASSIGN_OR_RETURN(Workspace ws, Workspace::create(cfg, lim));
+  Session s(model, std::move(kv), std::move(ws));
+  s.n_ctx_ = n_ctx;
+  s.table_.resize(static_cast<size_t>(n_blocks));
+  for (int64_t i = 0; i < n_blocks; ++i) s.table_[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  return s;
+}
+
+Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, ThreadPool& pool,
+                                             bool all_logits) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (n == 0) return error("eval: no tokens");
+  if (n_past_ + n > n_ctx_) {
+    return error("{} tokens do not fit in the context: {} of {} positions are used", n, n_past_,
+                 n_ctx_);
+  }
+  const int64_t n_vocab = model_->config().n_vocab;
+  const WorkspaceLimits& lim = ws_.limits();
+  const int64_t chunk = all_logits ? std::min(lim.max_tokens, lim.max_outputs) : lim.max_tokens;
+  if (all_logits) all_.resize(static_cast<size_t>(n * n_vocab));
+  const int64_t start = n_past_;
+  std::span<const float> logits;
+  for (int64_t i = 0; i < n; i += chunk) {
+    const int64_t m = std::min(chunk, n - i);
+    batch_.clear();
+    const auto ctx = static_cast<int32_t>(n_past_ + m);
+    batch_.add_seq(table_, ctx);
+    for (int64_t j = 0; j < m; ++j) {
+      const bool out = all_logits || i + j == n - 1;
+      batch_.add_token(tokens[static_cast<size_t>(i + j)], static_cast<int32_t>(n_past_ + j), 0,
+                       out, kv_.block_size());
+    }
+    auto r = model_->forward(batch_, kv_, ws_, pool);
+    if (!r.ok()) {
+      n_past_ = start;
+      return r.status();
+    }
+    logits = *r;
+    if (all_logits) std::copy(logits.begin(), logits.end(), all_.begin() + i * n_vocab);
+    n_past_ += m;
+  }
+  if (all_logits) return std::span<const float>(all_);
+  return logits;
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,59 @@
+// One sequence on a private paged KV cache: the simplest user of Model::forward (ridge run,
+// ridge chat, tests). Prompts are processed in chunks of many tokens per layer pass; decode is a
+// batch of one token. Blocks are the cache's blocks 0..n-1 in order (one sequence owns them all).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kv/kv_cache.h"
+#include "model/batch.h"
+#include "model/model.h"
+#include "model/workspace.h"
+
+namespace ridge::model {
+
+struct SessionOptions {
+  int64_t n_ctx = 0;        // context in tokens; 0: min(training context, 4096)
+  GgmlType kv_type = GgmlType::kF16;
+  int64_t block_size = 16;
+  int64_t max_batch = 256;  // prompt tokens per forward step
+  int64_t max_outputs = 1;  // rows of logits per step (eval with all_logits needs more)
+  int n_threads = 1;
+};
+
+class Session {
+ public:
+  static Result<Session> create(const Model& model, const SessionOptions& opts);
+
+  // Appends `tokens` to the sequence. Returns the logits of the last token ([n_vocab]) or, with
+  // all_logits, of every token ([tokens.size(), n_vocab]). Valid until the next eval.
+  // Fails (and appends nothing) when the tokens do not fit in the context.
+  Result<std::span<const float>> eval(std::span<const int32_t> tokens, ThreadPool& pool,
+                                      bool all_logits = false);
+
+  int64_t n_past() const { return n_past_; }
+  int64_t n_ctx() const { return n_ctx_; }
+  const Model& model() const { return *model_; }
+  // Forgets the sequence (the cache is overwritten from position 0 again).
+  void reset() { n_past_ = 0; }
+  // Keeps only the first n positions (n <= n_past).
+  void truncate(int64_t n) { n_past_ = n < n_past_ ? n : n_past_; }
+
+ private:
+  Session(const Model& model, kv::KvCache kv, Workspace ws)
+      : model_(&model), kv_(std::move(kv)), ws_(std::move(ws)) {}
+  const Model* model_;
+  kv::KvCache kv_;
+  Workspace ws_;
+  Batch batch_;
+  std::vector<int32_t> table_;  // block ids 0..n_blocks-1
+  std::vector<float> all_;      // [n_tokens, n_vocab] for all_logits
+  int64_t n_ctx_ = 0;
+  int64_t n_past_ = 0;
+};
+
+}  // namespace ridge::model
