@@ -171,26 +171,32 @@ TEST(QuantDot, EveryIsaMatchesReference) {
   }
 }
 
-// An odd number of 32-element blocks exercises the single-block tail of the paired kernels.
-TEST(QuantDot, OddLegacyBlockCount) {
+// Block counts that are not multiples of the kernels' 2- and 4-block steps exercise their tails.
+TEST(QuantDot, OddLegacyBlockCounts) {
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;
-    ThreadPool pool(1);
-    std::mt19937 rng(9);
-    std::normal_distribution<float> nd;
-    const int64_t cols = 32 * 9, rows = 5;
-    std::vector<float> wf(rows * cols), x(cols);
-    for (auto& v : wf) v = nd(rng);
-    for (auto& v : x) v = nd(rng);
-    std::vector<uint8_t> wq(rows * cols / 32 * 18);
-    for (int64_t j = 0; j < rows; ++j) {
-      quantize_row(GgmlType::kQ4_0, wf.data() + j * cols, wq.data() + j * cols / 32 * 18, cols);
+    for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
+      for (int64_t nb : {1, 2, 3, 5, 9}) {
+        SCOPED_TRACE(std::string(isa_name(isa)) + " " + std::string(ggml_type_name(t)) +
+                     " blocks=" + std::to_string(nb));
+        ThreadPool pool(1);
+        std::mt19937 rng(static_cast<uint32_t>(nb));
+        std::normal_distribution<float> nd;
+        const auto& tr = traits(t);
+        const int64_t cols = 32 * nb, rows = 5;
+        const auto row_bytes = static_cast<uint64_t>(nb) * tr.block_bytes;
+        std::vector<float> wf(rows * cols), x(cols);
+        for (auto& v : wf) v = nd(rng);
+        for (auto& v : x) v = nd(rng);
+        std::vector<uint8_t> wq(rows * row_bytes);
+        for (int64_t j = 0; j < rows; ++j) quantize_row(t, wf.data() + j * cols, wq.data() + j * row_bytes, cols);
+        const WeightView w{t, wq.data(), rows, cols, row_bytes};
+        std::vector<float> a(rows), b(rows);
+        kernels_for(Isa::kRef).matmul(w, x.data(), cols, 1, a.data(), rows, pool);
+        kernels_for(isa).matmul(w, x.data(), cols, 1, b.data(), rows, pool);
+        for (int64_t j = 0; j < rows; ++j) EXPECT_NEAR(a[j], b[j], 1e-4 * (1 + std::fabs(a[j])));
+      }
     }
-    const WeightView w{GgmlType::kQ4_0, wq.data(), rows, cols, static_cast<uint64_t>(cols / 32 * 18)};
-    std::vector<float> a(rows), b(rows);
-    kernels_for(Isa::kRef).matmul(w, x.data(), cols, 1, a.data(), rows, pool);
-    kernels_for(isa).matmul(w, x.data(), cols, 1, b.data(), rows, pool);
-    for (int64_t j = 0; j < rows; ++j) EXPECT_NEAR(a[j], b[j], 1e-4 * (1 + std::fabs(a[j])));
   }
 }
 
