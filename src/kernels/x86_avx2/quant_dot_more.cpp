@@ -4,6 +4,7 @@
 // go through the activations' block sums.
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "kernels/quant/blocks.h"
@@ -95,6 +96,23 @@ float dot_q2_k(const BlockQ2_K* w, const int8_t* xq, const float* xd, const int1
   return hsum8(acc) - hsum8(accm);
 }
 
+// The 16 biased 6-bit scales of a Q3_K block as bytes (value + 32): low nibbles from scale bytes
+// 0..7 (sub-blocks 8..15 in their high nibbles), two high bits from bytes 8..11 (dword lanes of
+// 4 scales each take them at shifts 0, 2, 4, 6). The 16-byte load starts 2 bytes early (the
+// last quants) so it stays inside the 110-byte block.
+inline __m128i q3_k_scales(const BlockQ3_K& blk) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+      reinterpret_cast<const uint8_t*>(&blk) + offsetof(BlockQ3_K, scales) - 2));
+  const __m128i a = _mm_shuffle_epi8(x, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
+  const __m128i b = _mm_shuffle_epi8(x, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13));
+  const __m128i m_lo = _mm_setr_epi8(15, 15, 15, 15, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m128i m_hi = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15, 15, 15, 15, 15);
+  const __m128i lo = _mm_or_si128(_mm_and_si128(a, m_lo), _mm_and_si128(_mm_srli_epi16(a, 4), m_hi));
+  const __m128i top = _mm_and_si128(b, _mm_setr_epi32(0x03030303, 0x0c0c0c0c, 0x30303030, static_cast<int>(0xc0c0c0c0u)));
+  const __m128i hi = _mm_srlv_epi32(_mm_sllv_epi32(top, _mm_setr_epi32(4, 2, 0, 0)), _mm_setr_epi32(0, 0, 0, 2));
+  return _mm_or_si128(lo, hi);
+}
+
 // Q3_K: x = d (sc - 32) (q2 + 4 hbit - 4); u = q2 | hbit << 2 in 0..7, the -4 via the bsums.
 float dot_q3_k(const BlockQ3_K* w, const int8_t* xq, const float* xd, const int16_t* bsums,
                int64_t nb) {
@@ -103,16 +121,7 @@ float dot_q3_k(const BlockQ3_K* w, const int8_t* xq, const float* xd, const int1
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     // 16 6-bit scales: low nibbles from bytes 0..7 (lo/hi nibble), high 2 bits from bytes 8..11
-    uint32_t a[3];
-    std::memcpy(a, w[b].scales, 12);
-    const uint32_t s4[4] = {
-        (a[0] & 0x0f0f0f0fu) | ((a[2] & 0x03030303u) << 4),
-        (a[1] & 0x0f0f0f0fu) | (((a[2] >> 2) & 0x03030303u) << 4),
-        ((a[0] >> 4) & 0x0f0f0f0fu) | (((a[2] >> 4) & 0x03030303u) << 4),
-        ((a[1] >> 4) & 0x0f0f0f0fu) | (((a[2] >> 6) & 0x03030303u) << 4),
-    };
-    __m128i sc8;
-    std::memcpy(&sc8, s4, 16);
+    const __m128i sc8 = q3_k_scales(w[b]);
     const __m256i sc16 = _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc8), _mm256_set1_epi16(32));
     const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(bsums + 16 * b)), 2);
     __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), off);
