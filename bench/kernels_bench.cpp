@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -67,6 +68,12 @@ void BM_ReadBandwidth(benchmark::State& state) {
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 // Median of 5 timed passes of the same read, for the pct_of_read ratios (measured at start).
 double measure_read_gbps(int n_threads) {
   static std::vector<uint64_t> buf(kReadBytes / 8, 1);
@@ -85,6 +92,12 @@ double measure_read_gbps(int n_threads) {
     if (rep > 0) rates.push_back(static_cast<double>(kReadBytes) / 1e9 / s);  // rep 0 warms up
   }
   std::sort(rates.begin(), rates.end());
+  if (n_threads == 1) {  // the same read per CPU-second of the reading thread
+    const double c0 = thread_cpu_seconds();
+    benchmark::DoNotOptimize(sum_words(buf.data(), buf.size()));
+    std::printf("read bandwidth, 1 thread, per CPU-second: %.1f GB/s\n",
+                static_cast<double>(kReadBytes) / 1e9 / (thread_cpu_seconds() - c0));
+  }
   return rates[rates.size() / 2];
 }
 
@@ -138,12 +151,14 @@ void run_matmul_bench(benchmark::State& state, GgmlType type, Isa isa, int64_t m
   ThreadPool& pool = pool_of(n_threads);
   k.matmul(w.view(), x.data(), cols, m, y.data(), rows, pool);  // warm-up (page faults, caches)
   double seconds = 0;
+  const double cpu0 = thread_cpu_seconds();
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
     k.matmul(w.view(), x.data(), cols, m, y.data(), rows, pool);
     benchmark::ClobberMemory();
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  const double cpu_seconds = thread_cpu_seconds() - cpu0;
   const double bytes = static_cast<double>(w.bytes.size());
   const double iters = static_cast<double>(state.iterations());
   const double gbps = bytes * iters / 1e9 / seconds;
@@ -151,6 +166,13 @@ void run_matmul_bench(benchmark::State& state, GgmlType type, Isa isa, int64_t m
   state.counters["GFLOP/s"] = 2.0 * static_cast<double>(m * rows * cols) * iters / 1e9 / seconds;
   const auto it = read_gbps().find(n_threads);
   if (it != read_gbps().end()) state.counters["pct_of_read"] = 100.0 * gbps / it->second;
+  if (n_threads == 1) {
+    // On a shared machine wall time includes time the thread was not running; per CPU-second
+    // rates show what the kernel does while it runs (single thread only).
+    state.counters["GB/cpu_s"] = bytes * iters / 1e9 / cpu_seconds;
+    state.counters["GFLOP/cpu_s"] = 2.0 * static_cast<double>(m * rows * cols) * iters / 1e9 /
+                                    cpu_seconds;
+  }
 }
 
 void register_all() {
@@ -181,9 +203,12 @@ void register_all() {
                                  std::string(isa_name(isa)) + "/m:512/rows:" +
                                  std::to_string(rows) + "/cols:" + std::to_string(cols) +
                                  "/threads:2";
-        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
-          run_matmul_bench(s, type, isa, 512, rows, cols, 2);
-        })->UseRealTime()->Unit(benchmark::kMillisecond);
+        for (int t : {1, 2}) {
+          const std::string tname = name + std::to_string(t);
+          benchmark::RegisterBenchmark(tname.c_str(), [=](benchmark::State& s) {
+            run_matmul_bench(s, type, isa, 512, rows, cols, t);
+          })->UseRealTime()->Unit(benchmark::kMillisecond);
+        }
       }
     }
   }

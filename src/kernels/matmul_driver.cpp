@@ -24,8 +24,18 @@ AlignedBuffer aligned_alloc64(size_t bytes) {
   return AlignedBuffer(::operator new[](bytes == 0 ? 64 : bytes, std::align_val_t(64)));
 }
 
-// Round half away from zero, exactly like C's roundf.
-inline float round_away(float v) { return std::round(v); }
+// Round half away from zero, exactly like C's roundf, in plain arithmetic that the compiler
+// vectorizes (std::round is a libm call per element). v is first clamped to [-127, 127] (NaN to
+// 0, so non-finite activations give defined, if meaningless, blocks); in range |v| <= 127 + ulps
+// the clamp changes nothing and the truncate / exact-difference test below equals roundf.
+inline int32_t round_away_clamped(float v) {
+  v = v == v ? v : 0.0f;
+  v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);
+  const auto t = static_cast<int32_t>(v);           // toward zero
+  const float frac = v - static_cast<float>(t);     // exact
+  const int32_t step = v < 0.0f ? -1 : 1;
+  return (frac >= 0.5f || frac <= -0.5f) ? t + step : t;
+}
 
 }  // namespace
 
@@ -34,12 +44,15 @@ void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int3
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = x + b * kQ8_0Block;
     float amax = 0.0f;
-    for (int64_t k = 0; k < kQ8_0Block; ++k) amax = std::fmax(amax, std::fabs(xb[k]));
+    for (int64_t k = 0; k < kQ8_0Block; ++k) {
+      const float a = std::fabs(xb[k]);
+      amax = a > amax ? a : amax;  // NaN never wins, as with fmaxf
+    }
     const float db = amax / 127.0f;
     const float id = db != 0.0f ? 1.0f / db : 0.0f;
     int32_t sum = 0;
     for (int64_t k = 0; k < kQ8_0Block; ++k) {
-      const auto q = static_cast<int8_t>(round_away(xb[k] * id));
+      const auto q = static_cast<int8_t>(round_away_clamped(xb[k] * id));
       qs[b * kQ8_0Block + k] = q;
       sum += q;
     }

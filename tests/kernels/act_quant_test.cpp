@@ -1,0 +1,53 @@
+// The Q8_0 activation quantizer against a direct transcription of ggml's reference rule
+// (d = amax/127, q = roundf(x * (1/d)), d stored as fp16), including exact .5 ties.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernel_test_util.h"
+#include "kernels/matmul_driver.h"
+
+namespace ridge::kernels {
+namespace {
+
+void reference_quantize(const float* x, int8_t* q, float* d) {
+  float amax = 0.0f;
+  for (int k = 0; k < 32; ++k) amax = std::fmax(amax, std::fabs(x[k]));
+  const float db = amax / 127.0f;
+  const float id = db != 0.0f ? 1.0f / db : 0.0f;
+  for (int k = 0; k < 32; ++k) q[k] = static_cast<int8_t>(std::roundf(x[k] * id));
+  *d = fp16_to_f32(f32_to_fp16(db));
+}
+
+TEST(ActQuantQ8_0, MatchesGgmlRule) {
+  std::vector<float> x = testing::random_floats(32 * 64, 5, 3.0f);
+  // Block 0: amax 127 so d = 1 and the values themselves are rounded: ties at every half.
+  for (int k = 0; k < 32; ++k) x[k] = static_cast<float>(k) - 15.5f;
+  x[31] = 127.0f;
+  // Block 1: all zero; block 2: tiny values (fp16 d underflows to a subnormal or zero).
+  for (int k = 0; k < 32; ++k) x[32 + k] = 0.0f;
+  for (int k = 0; k < 32; ++k) x[64 + k] = 1e-9f * static_cast<float>(k - 16);
+  std::vector<int8_t> qs(x.size());
+  std::vector<float> d(x.size() / 32);
+  std::vector<int32_t> sums(x.size() / 32);
+  quantize_act_row_q8_0(x.data(), static_cast<int64_t>(x.size()), qs.data(), d.data(),
+                        sums.data());
+  for (size_t b = 0; b < d.size(); ++b) {
+    int8_t want_q[32];
+    float want_d;
+    reference_quantize(x.data() + 32 * b, want_q, &want_d);
+    int32_t want_sum = 0;
+    for (int k = 0; k < 32; ++k) {
+      ASSERT_EQ(qs[32 * b + k], want_q[k]) << "block " << b << " k " << k << " x " << x[32 * b + k];
+      want_sum += want_q[k];
+    }
+    EXPECT_EQ(f32_to_bits(d[b]), f32_to_bits(want_d)) << b;
+    EXPECT_EQ(sums[b], want_sum) << b;
+  }
+  EXPECT_EQ(qs[0], -16);  // -15.5 rounds away from zero
+  EXPECT_EQ(qs[16], 1);   // 0.5 -> 1
+}
+
+}  // namespace
+}  // namespace ridge::kernels
