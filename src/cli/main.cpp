@@ -17,6 +17,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"inspect", ridge::cli::cmd_inspect, "show a GGUF file: hyper-parameters, tensors, bytes per token"},
     {"synth", ridge::cli::cmd_synth, "write a random-weight model with the shape of a real checkpoint"},
+    {"run", ridge::cli::cmd_run, "generate text from a prompt (streams; prompt and decode tok/s)"},
+    {"chat", ridge::cli::cmd_chat, "interactive multi-turn chat with the model's chat template"},
 };
 
 void print_usage(std::FILE* out) {

@@ -1,0 +1,49 @@
+#include "server/api_error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <utility>
+
+namespace ridge::server {
+
+nlohmann::json ApiError::to_json() const {
+  nlohmann::json e = {{"message", message}, {"type", type}};
+  e["param"] = param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param);
+  e["code"] = code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code);
+  return {{"error", std::move(e)}};
+}
+
+namespace {
+ApiError make(int status, std::string type, std::string message, std::string code = "") {
+  ApiError e;
+  e.status = status;
+  e.type = std::move(type);
+  e.message = std::move(message);
+  e.code = std::move(code);
+  return e;
+}
+}  // namespace
+
+ApiError invalid_param(std::string param, std::string message) {
+  ApiError e = make(400, "invalid_request_error", std::move(message));
+  e.param = std::move(param);
+  return e;
+}
+ApiError unauthorized(std::string message) {
+  return make(401, "authentication_error", std::move(message), "invalid_api_key");
+}
+ApiError not_found(std::string message, std::string code) {
+  return make(404, "invalid_request_error", std::move(message), std::move(code));
+}
+ApiError payload_too_large(std::string message) {
+  return make(413, "invalid_request_error", std::move(message), "payload_too_large");
+}
+ApiError too_many_requests(std::string message) {
+  return make(429, "rate_limit_error", std::move(message), "queue_full");
+}
+ApiError unavailable(std::string message) {
+  return make(503, "server_error", std::move(message), "unavailable");
+}
+ApiError server_error(std::string message) { return make(500, "server_error", std::move(message)); }
+
+}  // namespace ridge::server

@@ -1,0 +1,237 @@
+#include "server/generation.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "base/timer.h"
+#include "sampling/params.h"
+
+namespace ridge::server {
+
+using nlohmann::json;
+
+namespace {
+
+// "sampling: top_p = 1.5 is outside (0, 1]" -> "top_p".
+std::string field_of_sampling_error(const std::string& message) {
+  std::string_view m = message;
+  if (m.starts_with("sampling: ")) m.remove_prefix(10);
+  const size_t end = m.find_first_of(" [=:");
+  return std::string(m.substr(0, end));
+}
+
+std::optional<ApiError> prompt_tokens(const ModelContext& model, PreparedRequest& out) {
+  const tokenizer::Tokenizer& tok = *model.tokenizer;
+  GenerationSpec& spec = out.spec;
+  if (spec.endpoint == Endpoint::kChat) {
+    if (!model.render_chat) return invalid_param("messages", "this model has no chat template");
+    auto text = model.render_chat(spec.messages);
+    if (!text.ok()) return invalid_param("messages", text.status().message());
+    // Templates that write the BOS text themselves must not get a second one.
+    const tokenizer::TokenId bos = tok.bos();
+    const bool has_bos = bos >= 0 && !tok.token_text(bos).empty() &&
+                         text->starts_with(tok.token_text(bos));
+    out.prompt = tok.encode(*text, /*add_special=*/!has_bos, /*parse_special=*/true);
+  } else if (spec.prompt_is_tokens) {
+    for (int32_t t : spec.prompt_tokens) {
+      if (t >= tok.n_vocab()) {
+        return invalid_param("prompt", fmt::format("token id {} is outside the vocabulary "
+                                                   "(n_vocab = {})", t, tok.n_vocab()));
+      }
+    }
+    out.prompt = spec.prompt_tokens;
+    if (spec.echo) out.echo_prefix = tok.decode(out.prompt);
+  } else {
+    out.prompt = tok.encode(spec.prompt_text, /*add_special=*/true, /*parse_special=*/true);
+    if (spec.echo) out.echo_prefix = spec.prompt_text;
+  }
+  const char* field = spec.endpoint == Endpoint::kChat ? "messages" : "prompt";
+  if (out.prompt.empty()) return invalid_param(field, fmt::format("'{}' is empty", field));
+  const int64_t n_prompt = static_cast<int64_t>(out.prompt.size());
+  if (n_prompt >= model.max_model_len) {
+    ApiError e = invalid_param(field, fmt::format("the prompt has {} tokens; this model's "
+                                                  "context (max-model-len) is {} tokens",
+                                                  n_prompt, model.max_model_len));
+    e.code = "context_length_exceeded";
+    return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> prepare_generation(const ModelContext& model, const std::string& body,
+                                           Endpoint endpoint, const RequestLimits& limits,
+                                           PreparedRequest& out) {
+  out.arrival = now_seconds();
+  json j;
+  if (auto e = parse_json_object(body, j)) return e;
+  if (auto e = parse_generation_request(j, endpoint, limits, sampling::random_seed(), out.spec)) {
+    return e;
+  }
+  GenerationSpec& spec = out.spec;
+  if (!spec.model.empty() && spec.model != model.model_id) {
+    ApiError e = not_found(fmt::format("The model '{}' does not exist (this server serves '{}')",
+                                       spec.model, model.model_id),
+                           "model_not_found");
+    e.param = "model";
+    return e;
+  }
+  if (auto e = prompt_tokens(model, out)) return e;
+  const int64_t room = model.max_model_len - static_cast<int64_t>(out.prompt.size());
+  const char* max_key = j.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  if (spec.params.max_tokens > room) {
+    ApiError e = invalid_param(max_key, fmt::format("'{}' = {} does not fit: the prompt has {} "
+                                                    "tokens and max-model-len is {}",
+                                                    max_key, spec.params.max_tokens,
+                                                    out.prompt.size(), model.max_model_len));
+    e.code = "context_length_exceeded";
+    return e;
+  }
+  if (spec.params.max_tokens < 0) spec.params.max_tokens = static_cast<int32_t>(room);
+  if (Status s = spec.params.validate(model.tokenizer->n_vocab()); !s.ok()) {
+    return invalid_param(field_of_sampling_error(s.message()), s.message());
+  }
+  out.ids.endpoint = endpoint;
+  out.ids.id = fmt::format("{}-{:016x}", endpoint == Endpoint::kChat ? "chatcmpl" : "cmpl",
+                           sampling::random_seed());
+  out.ids.created = static_cast<int64_t>(std::time(nullptr));
+  out.ids.model = model.model_id;
+  return std::nullopt;
+}
+
+void OutputChannel::push(int32_t choice, const engine::RequestOutput& out) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back({choice, out});
+  }
+  cv_.notify_one();
+}
+
+void OutputChannel::take(std::vector<Event>& events, double timeout_s) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return !queue_.empty(); });
+  while (!queue_.empty()) {
+    events.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+}
+
+GenerationRun::GenerationRun(std::shared_ptr<const ModelContext> model, PreparedRequest req,
+                             std::atomic<int64_t>* n_live_seqs)
+    : model_(std::move(model)), req_(std::move(req)), n_live_seqs_(n_live_seqs),
+      choices_(static_cast<size_t>(req_.spec.n)), ids_(choices_.size(), 0),
+      done_(choices_.size(), false) {}
+
+GenerationRun::~GenerationRun() { abort_all(); }
+
+std::optional<ApiError> GenerationRun::start() {
+  start_stats_ = model_->engine->stats();
+  return submit(0);
+}
+
+std::optional<ApiError> GenerationRun::submit(int32_t choice) {
+  engine::Request r;
+  r.prompt_tokens = req_.prompt;
+  r.add_special = false;
+  r.parse_special = false;
+  r.params = req_.spec.params;
+  r.params.seed += static_cast<uint64_t>(choice);  // distinct samples per choice, reproducible
+  r.priority = req_.spec.priority;
+  r.n_logprobs = req_.spec.n_logprobs;
+  r.ignore_eos = req_.spec.ignore_eos;
+  r.on_output = [ch = channel_, choice](const engine::RequestOutput& o) { ch->push(choice, o); };
+  n_live_seqs_->fetch_add(1);
+  auto id = model_->engine->add_request(std::move(r));
+  if (!id.ok()) {
+    n_live_seqs_->fetch_sub(1);
+    done_[choice] = true;
+    choices_[choice].finish = engine::FinishReason::kError;
+    if (id.status().is_usage()) return invalid_param("", id.status().message());
+    return unavailable(id.status().message());
+  }
+  ids_[choice] = *id;
+  return std::nullopt;
+}
+
+std::vector<OutputChannel::Event> GenerationRun::poll(double timeout_s) {
+  std::vector<OutputChannel::Event> events;
+  channel_->take(events, timeout_s);
+  for (const auto& e : events) {
+    ChoiceResult& c = choices_[e.choice];
+    c.text += e.out.text;
+    c.tokens.insert(c.tokens.end(), e.out.tokens.begin(), e.out.tokens.end());
+    c.logprobs.insert(c.logprobs.end(), e.out.logprobs.begin(), e.out.logprobs.end());
+    c.stats = e.out.stats;
+    if (e.out.finished() && !done_[e.choice]) {
+      c.finish = e.out.finish;
+      done_[e.choice] = true;
+      n_live_seqs_->fetch_sub(1);
+    }
+  }
+  // Choice 0 produced output: its prompt blocks are published, the others can share them.
+  if (ids_.size() > 1 && ids_[1] == 0 && !done_[1] && (!events.empty() || done_[0])) {
+    for (int32_t i = 1; i < static_cast<int32_t>(ids_.size()); ++i) (void)submit(i);
+  }
+  return events;
+}
+
+void GenerationRun::abort_all() {
+  for (size_t i = 0; i < ids_.size(); ++i) {
+    if (done_[i]) continue;
+    done_[i] = true;
+    if (ids_[i] != 0) {
+      model_->engine->abort(ids_[i]);
+      n_live_seqs_->fetch_sub(1);
+      if (choices_[i].finish == engine::FinishReason::kNone) {
+        choices_[i].finish = engine::FinishReason::kAbort;
+      }
+    }
+  }
+}
+
+bool GenerationRun::finished() const {
+  for (bool d : done_) {
+    if (!d) return false;
+  }
+  return true;
+}
+
+Usage GenerationRun::usage() const {
+  Usage u;
+  u.prompt_tokens = static_cast<int64_t>(req_.prompt.size());
+  for (const auto& c : choices_) u.completion_tokens += static_cast<int64_t>(c.tokens.size());
+  u.cached_tokens = choices_[0].stats.n_cached_prompt_tokens;
+  return u;
+}
+
+json GenerationRun::timings() const {
+  if (!end_stats_) end_stats_ = model_->engine->stats();
+  const engine::RequestStats& s = choices_[0].stats;
+  const double bytes = end_stats_->bytes_moved - start_stats_.bytes_moved;
+  const double busy = end_stats_->busy_seconds - start_stats_.busy_seconds;
+  const double gbs = busy > 0 ? bytes / busy / 1e9 : 0;
+  double last_finish = 0;
+  json cached = json::array();
+  for (const auto& c : choices_) {
+    last_finish = std::max(last_finish, c.stats.finish_time);
+    cached.push_back(c.stats.n_cached_prompt_tokens);
+  }
+  const double probed = model_->probed_gbs;
+  return {{"queue_ms", s.queue_time() * 1e3},
+          {"ttft_ms", s.ttft() * 1e3},
+          {"total_ms", (last_finish > 0 ? last_finish - req_.arrival : now_seconds() - req_.arrival) * 1e3},
+          {"decode_tokens_per_s", s.decode_tok_per_s()},
+          {"prompt_tokens", req_.prompt.size()},
+          {"cached_prompt_tokens_per_choice", std::move(cached)},
+          {"preemptions", s.n_preemptions},
+          {"engine_bytes_moved", bytes},
+          {"engine_busy_ms", busy * 1e3},
+          {"achieved_gbs", gbs},
+          {"probed_gbs", probed},
+          {"roof_fraction", probed > 0 ? gbs / probed : 0.0}};
+}
+
+}  // namespace ridge::server

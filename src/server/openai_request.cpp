@@ -1,0 +1,357 @@
+#include "server/openai_request.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+namespace ridge::server {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::array kChatKeys = {
+    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
+    "min_p", "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
+    "logit_bias", "logprobs", "top_logprobs", "user", "stream", "stream_options", "ignore_eos",
+    "priority"};
+constexpr std::array kCompletionKeys = {
+    "model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p",
+    "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
+    "logit_bias", "logprobs", "user", "stream", "stream_options", "echo", "best_of", "ignore_eos",
+    "priority"};
+
+const char* type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "a number";
+  }
+}
+
+ApiError wrong_type(const std::string& field, const json& v, std::string_view want) {
+  return invalid_param(field, fmt::format("'{}' must be {}, got {}", field, want, type_name(v)));
+}
+
+// The field's value, or nullptr when absent or null (OpenAI treats null as "not given").
+const json* field(const json& body, const char* key) {
+  auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::optional<ApiError> get_number(const json& body, const char* key, double lo, double hi,
+                                   bool lo_open, float& out) {
+  const json* v = field(body, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) return wrong_type(key, *v, "a number");
+  const double x = v->get<double>();
+  if (!std::isfinite(x) || x > hi || (lo_open ? x <= lo : x < lo)) {
+    return invalid_param(key, fmt::format("'{}' = {} is outside {}{}, {}]", key, x,
+                                          lo_open ? "(" : "[", lo, hi));
+  }
+  out = static_cast<float>(x);
+  return std::nullopt;
+}
+
+std::optional<ApiError> get_int(const json& body, const char* key, int64_t lo, int64_t hi,
+                                int64_t& out) {
+  const json* v = field(body, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) return wrong_type(key, *v, "an integer");
+  const int64_t x = v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)
+                        ? INT64_MAX
+                        : v->get<int64_t>();
+  if (x < lo || x > hi) {
+    return invalid_param(key, fmt::format("'{}' = {} is outside [{}, {}]", key, x, lo, hi));
+  }
+  out = x;
+  return std::nullopt;
+}
+
+std::optional<ApiError> get_bool(const json& body, const char* key, bool& out) {
+  const json* v = field(body, key);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) return wrong_type(key, *v, "a boolean");
+  out = v->get<bool>();
+  return std::nullopt;
+}
+
+std::optional<ApiError> check_keys(const json& body, Endpoint endpoint) {
+  for (const auto& [key, value] : body.items()) {
+    bool known = false;
+    if (endpoint == Endpoint::kChat) {
+      for (const char* k : kChatKeys) known = known || key == k;
+    } else {
+      for (const char* k : kCompletionKeys) known = known || key == k;
+    }
+    if (!known) {
+      return invalid_param(key, fmt::format("Unrecognized request argument supplied: {}", key));
+    }
+  }
+  return std::nullopt;
+}
+
+// Text of a message's content: a string, or an array of {"type": "text", "text": ...} parts.
+std::optional<ApiError> message_content(const json& content, const std::string& where,
+                                        std::string& out) {
+  if (content.is_string()) {
+    out = content.get<std::string>();
+    return std::nullopt;
+  }
+  if (!content.is_array()) return wrong_type(where, content, "a string or an array of parts");
+  for (size_t i = 0; i < content.size(); ++i) {
+    const json& part = content[i];
+    const std::string pw = fmt::format("{}[{}]", where, i);
+    if (!part.is_object()) return wrong_type(pw, part, "an object");
+    auto type = part.find("type");
+    auto text = part.find("text");
+    if (type == part.end() || *type != "text") {
+      return invalid_param(pw + ".type", fmt::format("'{}.type' must be \"text\" (only text "
+                                                     "content is supported)", pw));
+    }
+    if (text == part.end() || !text->is_string()) {
+      return invalid_param(pw + ".text", fmt::format("'{}.text' must be a string", pw));
+    }
+    out += text->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_messages(const json& body, GenerationSpec& out) {
+  const json* msgs = field(body, "messages");
+  if (!msgs) return invalid_param("messages", "'messages' is required");
+  if (!msgs->is_array()) return wrong_type("messages", *msgs, "an array");
+  if (msgs->empty()) return invalid_param("messages", "'messages' must not be empty");
+  for (size_t i = 0; i < msgs->size(); ++i) {
+    const json& m = (*msgs)[i];
+    const std::string where = fmt::format("messages[{}]", i);
+    if (!m.is_object()) return wrong_type(where, m, "an object");
+    ChatMessage cm;
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) {
+      return invalid_param(where + ".role", fmt::format("'{}.role' must be a string", where));
+    }
+    cm.role = role->get<std::string>();
+    if (cm.role != "system" && cm.role != "developer" && cm.role != "user" &&
+        cm.role != "assistant" && cm.role != "tool") {
+      return invalid_param(where + ".role",
+                           fmt::format("'{}.role' = '{}' is not one of system, developer, user, "
+                                       "assistant, tool", where, cm.role));
+    }
+    for (const auto& [key, value] : m.items()) {
+      if (key != "role" && key != "content" && key != "name" && key != "tool_call_id") {
+        return invalid_param(where + "." + key,
+                             fmt::format("'{}.{}' is not supported", where, key));
+      }
+    }
+    auto content = m.find("content");
+    const bool null_ok = cm.role == "assistant";
+    if (content == m.end() || content->is_null()) {
+      if (!null_ok) {
+        return invalid_param(where + ".content", fmt::format("'{}.content' is required", where));
+      }
+    } else if (auto e = message_content(*content, where + ".content", cm.content)) {
+      return e;
+    }
+    out.messages.push_back(std::move(cm));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_prompt(const json& body, GenerationSpec& out) {
+  const json* p = field(body, "prompt");
+  if (!p) return invalid_param("prompt", "'prompt' is required");
+  const json* one = p;
+  if (p->is_array() && !p->empty() && !(*p)[0].is_number_integer()) {
+    if (p->size() != 1) {
+      return invalid_param("prompt", "only one prompt per request is supported");
+    }
+    one = &(*p)[0];
+  }
+  if (one->is_string()) {
+    out.prompt_text = one->get<std::string>();
+    return std::nullopt;
+  }
+  if (!one->is_array()) return wrong_type("prompt", *one, "a string or an array of token ids");
+  if (one->empty()) return invalid_param("prompt", "'prompt' must not be empty");
+  for (const json& t : *one) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX) {
+      return invalid_param("prompt", "'prompt' token ids must be non-negative integers");
+    }
+    out.prompt_tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
+  }
+  out.prompt_is_tokens = true;
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_stop(const json& body, const RequestLimits& limits,
+                                   GenerationSpec& out) {
+  const json* s = field(body, "stop");
+  if (!s) return std::nullopt;
+  if (s->is_string()) {
+    if (s->get<std::string>().empty()) return invalid_param("stop", "'stop' must not be empty");
+    out.params.stop.push_back(s->get<std::string>());
+    return std::nullopt;
+  }
+  if (!s->is_array()) return wrong_type("stop", *s, "a string or an array of strings");
+  if (static_cast<int64_t>(s->size()) > limits.max_stop) {
+    return invalid_param("stop", fmt::format("'stop' has {} strings, at most {} are allowed",
+                                             s->size(), limits.max_stop));
+  }
+  for (const json& x : *s) {
+    if (!x.is_string() || x.get<std::string>().empty()) {
+      return invalid_param("stop", "'stop' entries must be non-empty strings");
+    }
+    out.params.stop.push_back(x.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_logit_bias(const json& body, GenerationSpec& out) {
+  const json* b = field(body, "logit_bias");
+  if (!b) return std::nullopt;
+  if (!b->is_object()) return wrong_type("logit_bias", *b, "an object");
+  for (const auto& [key, value] : b->items()) {
+    int64_t id = -1;
+    const auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || ptr != key.data() + key.size() || id < 0 || id > INT32_MAX) {
+      return invalid_param("logit_bias",
+                           fmt::format("'logit_bias' key '{}' is not a token id", key));
+    }
+    if (!value.is_number() || value.get<double>() < -100 || value.get<double>() > 100) {
+      return invalid_param("logit_bias", fmt::format("'logit_bias[{}]' must be a number in "
+                                                     "[-100, 100]", key));
+    }
+    out.params.logit_bias.emplace_back(static_cast<int32_t>(id), value.get<float>());
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_logprobs(const json& body, const RequestLimits& limits,
+                                       GenerationSpec& out) {
+  int64_t top = 0;
+  if (out.endpoint == Endpoint::kChat) {
+    bool want = false;
+    if (auto e = get_bool(body, "logprobs", want)) return e;
+    if (auto e = get_int(body, "top_logprobs", 0, limits.max_top_logprobs, top)) return e;
+    if (field(body, "top_logprobs") && !want) {
+      return invalid_param("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+    }
+    if (want) out.n_logprobs = static_cast<int32_t>(top);
+    return std::nullopt;
+  }
+  top = -1;
+  if (auto e = get_int(body, "logprobs", 0, limits.max_top_logprobs, top)) return e;
+  out.n_logprobs = static_cast<int32_t>(top);
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_stream(const json& body, GenerationSpec& out) {
+  if (auto e = get_bool(body, "stream", out.stream)) return e;
+  const json* so = field(body, "stream_options");
+  if (!so) return std::nullopt;
+  if (!so->is_object()) return wrong_type("stream_options", *so, "an object");
+  if (!out.stream) {
+    return invalid_param("stream_options", "'stream_options' is only allowed with stream: true");
+  }
+  for (const auto& [key, value] : so->items()) {
+    if (key != "include_usage") {
+      return invalid_param("stream_options." + key,
+                           fmt::format("'stream_options.{}' is not supported", key));
+    }
+    if (!value.is_boolean()) return wrong_type("stream_options.include_usage", value, "a boolean");
+    out.include_usage = value.get<bool>();
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_sampling(const json& body, const RequestLimits& limits,
+                                       uint64_t seed_if_absent, GenerationSpec& out) {
+  // OpenAI's defaults (not llama.cpp's): no truncation unless asked for.
+  auto& p = out.params;
+  p.temperature = 1.0f;
+  p.top_k = 0;
+  p.top_p = 1.0f;
+  p.min_p = 0.0f;
+  p.penalty_last_n = -1;
+  if (auto e = get_number(body, "temperature", 0, 2, false, p.temperature)) return e;
+  if (auto e = get_number(body, "top_p", 0, 1, true, p.top_p)) return e;
+  if (auto e = get_number(body, "min_p", 0, 1, false, p.min_p)) return e;
+  if (auto e = get_number(body, "presence_penalty", -2, 2, false, p.presence_penalty)) return e;
+  if (auto e = get_number(body, "frequency_penalty", -2, 2, false, p.frequency_penalty)) return e;
+  if (auto e = get_number(body, "repetition_penalty", 0, 10, true, p.repetition_penalty)) return e;
+  int64_t v = 0;
+  if (auto e = get_int(body, "top_k", 0, INT32_MAX, v)) return e;
+  if (field(body, "top_k")) p.top_k = static_cast<int32_t>(v);
+  v = -1;
+  const char* max_key = field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  if (auto e = get_int(body, max_key, 1, INT32_MAX, v)) return e;
+  p.max_tokens = static_cast<int32_t>(v);
+  p.seed = seed_if_absent;
+  if (const json* s = field(body, "seed")) {
+    if (!s->is_number_integer()) return wrong_type("seed", *s, "an integer");
+    p.seed = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
+  }
+  v = 1;
+  if (auto e = get_int(body, "n", 1, limits.max_n, v)) return e;
+  out.n = static_cast<int32_t>(v);
+  if (auto e = parse_stop(body, limits, out)) return e;
+  return parse_logit_bias(body, out);
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_json_object(const std::string& text, json& out) {
+  try {
+    out = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return invalid_param("", fmt::format("request body is not valid JSON: {}", e.what()));
+  }
+  if (!out.is_object()) return invalid_param("", "request body must be a JSON object");
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_generation_request(const json& body, Endpoint endpoint,
+                                                 const RequestLimits& limits,
+                                                 uint64_t seed_if_absent, GenerationSpec& out) {
+  out = GenerationSpec{};
+  out.endpoint = endpoint;
+  if (auto e = check_keys(body, endpoint)) return e;
+  if (const json* m = field(body, "model")) {
+    if (!m->is_string()) return wrong_type("model", *m, "a string");
+    out.model = m->get<std::string>();
+  }
+  if (endpoint == Endpoint::kChat) {
+    if (auto e = parse_messages(body, out)) return e;
+  } else {
+    if (auto e = parse_prompt(body, out)) return e;
+    if (auto e = get_bool(body, "echo", out.echo)) return e;
+  }
+  if (auto e = parse_sampling(body, limits, seed_if_absent, out)) return e;
+  if (endpoint == Endpoint::kCompletion) {
+    int64_t best_of = out.n;
+    if (auto e = get_int(body, "best_of", 1, limits.max_n, best_of)) return e;
+    if (best_of != out.n) return invalid_param("best_of", "'best_of' other than n is not supported");
+  }
+  if (auto e = parse_logprobs(body, limits, out)) return e;
+  if (auto e = parse_stream(body, out)) return e;
+  if (auto e = get_bool(body, "ignore_eos", out.ignore_eos)) return e;
+  int64_t prio = 0;
+  if (auto e = get_int(body, "priority", INT32_MIN, INT32_MAX, prio)) return e;
+  out.priority = static_cast<int32_t>(prio);
+  if (const json* u = field(body, "user")) {
+    if (!u->is_string()) return wrong_type("user", *u, "a string");
+    out.user = u->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace ridge::server

@@ -1,0 +1,108 @@
+// `ridge serve`: an OpenAI-compatible HTTP server in front of one Engine.
+//
+// The HTTP layer (cpp-httplib, one thread per connection) only talks to the engine through its
+// thread-safe request queue (Engine::add_request / abort) and the per-request output callback,
+// which pushes events into a channel and returns at once: no HTTP thread ever blocks the engine
+// thread, and no engine event waits for a slow client.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/engine.h"
+#include "server/metrics.h"
+#include "server/openai_request.h"
+#include "tokenizer/tokenizer.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace ridge::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;               // 0: any free port (see Server::port())
+  std::string api_key;           // "": no authentication
+  size_t max_body_bytes = 4u << 20;
+  int32_t max_queue = 256;       // sequences allowed to wait beyond the engine's max_seqs
+  double request_timeout_s = 600;  // per request, from arrival; 0: none
+  int http_threads = 64;         // concurrent connections served
+  RequestLimits limits;
+};
+
+// Everything about the loaded model the server needs; set once it is ready.
+struct ModelContext {
+  engine::Engine* engine = nullptr;
+  const tokenizer::Tokenizer* tokenizer = nullptr;
+  std::string model_id;          // the name clients use in "model"
+  int32_t max_model_len = 0;
+  int32_t max_seqs = 1;
+  int64_t created = 0;           // unix seconds (for /v1/models)
+  double probed_gbs = 0;         // ridge probe's read bandwidth, 0 when unknown
+  // Renders chat messages to prompt text with the model's chat template.
+  std::function<Result<std::string>(const std::vector<ChatMessage>&)> render_chat;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions opts);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the listening socket (usage error naming host:port when it cannot).
+  Status bind();
+  int port() const { return port_; }
+  // Serves until stop(); call from one thread after bind().
+  void run();
+  // From now on /health is ready and generation requests are accepted. The engine must outlive
+  // the server's run().
+  void set_model(ModelContext ctx);
+  // Refuses new generation requests (503) and waits up to timeout_s for in-flight ones. Returns
+  // true when every request finished in time.
+  bool drain(double timeout_s);
+  // Stops listening; run() returns.
+  void stop();
+
+  // For tests and the drain logic.
+  int64_t n_in_flight() const { return n_requests_.load(); }
+  const Metrics& metrics() const { return metrics_; }
+
+ private:
+  friend class GenerationHandler;
+  void install_routes();
+  bool authorized(const httplib::Request& req, httplib::Response& res);
+  std::shared_ptr<const ModelContext> model() const;
+  void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+  void handle_tokenize(const httplib::Request& req, httplib::Response& res);
+  void handle_detokenize(const httplib::Request& req, httplib::Response& res);
+  void handle_models(const httplib::Request& req, httplib::Response& res);
+  void handle_metrics(httplib::Response& res);
+  EngineSnapshot snapshot() const;
+
+  ServerOptions opts_;
+  std::unique_ptr<httplib::Server> http_;
+  int port_ = -1;
+  mutable std::mutex model_mu_;
+  std::shared_ptr<const ModelContext> model_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> n_requests_{0};  // generation requests being served
+  std::atomic<int64_t> n_seqs_{0};      // their sequences (choices) not yet finished
+  Metrics metrics_;
+  mutable std::mutex gbs_mu_;           // live bandwidth: delta since the previous scrape
+  mutable double last_bytes_ = 0, last_busy_ = 0, live_gbs_ = 0;
+};
+
+// Sends `err` as the response body with its status (and Retry-After for 429).
+void send_error(httplib::Response& res, const struct ApiError& err);
+
+}  // namespace ridge::server
