@@ -87,7 +87,7 @@ void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int
     auto* sums = reinterpret_cast<int32_t*>(d + n_blocks);
     auto quantize_rows = [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        quantize_act_row_q8_0(x + i * ldx, w.cols, qs + i * w.cols, d + i * nb, sums + i * nb);
+        table.quantize_q8_0(x + i * ldx, w.cols, qs + i * w.cols, d + i * nb, sums + i * nb);
       }
     };
     if (m < kParallelQuantizeRows || pool.size() == 1) {

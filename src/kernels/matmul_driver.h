@@ -58,6 +58,12 @@ struct TypeMatmul {
 
 constexpr size_t kTypeIdCount = 40;  // ggml type ids are < 40 (see tensor/ggml_type.h)
 
+// ggml's reference Q8_0 quantization of one activation row of n (multiple of 32) elements:
+// per block d = amax/127, q = round-half-away(x * (1/d)); d is stored rounded to fp16 (as f32).
+// ISAs may install a faster routine in TypeTable::quantize_q8_0 that gives the same bytes.
+void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
+using QuantizeActRowFn = void (*)(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
+
 // dst[0, n) = the n elements of src (a whole number of the type's blocks) as f32.
 using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
 
@@ -66,6 +72,7 @@ using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
 struct TypeTable {
   std::array<TypeMatmul, kTypeIdCount> matmul{};
   std::array<DequantizeRowFn, kTypeIdCount> dequantize{};
+  QuantizeActRowFn quantize_q8_0 = quantize_act_row_q8_0;  // ActFormat::kQ8_0 rows
 
   const TypeMatmul* find(GgmlType type) const {
     const auto id = static_cast<size_t>(type);
@@ -87,8 +94,5 @@ struct TypeTable {
 void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int64_t ldx,
                 int64_t m, float* y, int64_t ldy, ThreadPool& pool);
 
-// ggml's reference Q8_0 quantization of one activation row of n (multiple of 32) elements:
-// per block d = amax/127, q = round-half-away(x * (1/d)); d is stored rounded to fp16 (as f32).
-void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
 
 }  // namespace ridge::kernels

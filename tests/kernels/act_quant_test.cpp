@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernel_test_util.h"
+#include "kernels/isa_tables.h"
+#include "kernels/kernels.h"
 #include "kernels/matmul_driver.h"
 
 namespace ridge::kernels {
@@ -20,7 +22,13 @@ void reference_quantize(const float* x, int8_t* q, float* d) {
   *d = fp16_to_f32(f32_to_fp16(db));
 }
 
-TEST(ActQuantQ8_0, MatchesGgmlRule) {
+class ActQuantQ8_0 : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(ActQuantQ8_0, MatchesGgmlRule) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not on this CPU";
+  const TypeTable table = GetParam() == Isa::kRef    ? ref_type_table()
+                          : GetParam() == Isa::kAvx2 ? avx2_type_table()
+                                                     : avx512_type_table();
   std::vector<float> x = testing::random_floats(32 * 64, 5, 3.0f);
   // Block 0: amax 127 so d = 1 and the values themselves are rounded: ties at every half.
   for (int k = 0; k < 32; ++k) x[k] = static_cast<float>(k) - 15.5f;
@@ -28,11 +36,13 @@ TEST(ActQuantQ8_0, MatchesGgmlRule) {
   // Block 1: all zero; block 2: tiny values (fp16 d underflows to a subnormal or zero).
   for (int k = 0; k < 32; ++k) x[32 + k] = 0.0f;
   for (int k = 0; k < 32; ++k) x[64 + k] = 1e-9f * static_cast<float>(k - 16);
+  // Block 3: huge values (d overflows fp16 to inf); block 4: one value per sign, rest zero.
+  for (int k = 0; k < 32; ++k) x[96 + k] = 1e30f * static_cast<float>(k - 16);
+  for (int k = 0; k < 32; ++k) x[128 + k] = k == 3 ? -2.0f : (k == 9 ? 1.0f : 0.0f);
   std::vector<int8_t> qs(x.size());
   std::vector<float> d(x.size() / 32);
   std::vector<int32_t> sums(x.size() / 32);
-  quantize_act_row_q8_0(x.data(), static_cast<int64_t>(x.size()), qs.data(), d.data(),
-                        sums.data());
+  table.quantize_q8_0(x.data(), static_cast<int64_t>(x.size()), qs.data(), d.data(), sums.data());
   for (size_t b = 0; b < d.size(); ++b) {
     int8_t want_q[32];
     float want_d;
@@ -48,6 +58,10 @@ TEST(ActQuantQ8_0, MatchesGgmlRule) {
   EXPECT_EQ(qs[0], -16);  // -15.5 rounds away from zero
   EXPECT_EQ(qs[16], 1);   // 0.5 -> 1
 }
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, ActQuantQ8_0,
+                         ::testing::Values(Isa::kRef, Isa::kAvx2, Isa::kAvx512),
+                         [](const auto& param_info) { return std::string(isa_name(param_info.param)); });
 
 }  // namespace
 }  // namespace ridge::kernels

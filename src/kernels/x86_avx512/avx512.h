@@ -16,4 +16,7 @@ constexpr int64_t kFloatRowGrain = 4;
 void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
 constexpr int64_t kQ8_0RowGrain = 16;
 
+// The Q8_0 activation quantizer (act_q8_0.cpp): same bytes as kernels::quantize_act_row_q8_0.
+void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
+
 }  // namespace ridge::kernels::avx512

@@ -157,6 +157,65 @@ void panel_all_rows(const Blocks& src, const Acts& a, int64_t nb, float* y, int6
   }
 }
 
+// The prefill micro-kernel: two packed panels (32 output rows) against MR x rows, so that each
+// activation broadcast feeds two vpdpbusd (the broadcast costs a vector uop of its own). Per
+// lane it performs exactly the operations of panel_rows: the same bits.
+constexpr int kWideMr = 6;  // 6 x (2 isum + 2 acc) + 2 weights + broadcast + 2 scales <= 32 regs
+
+template <int MR>
+void wide_rows(const PackedBlock* p0, const PackedBlock* p1, const Acts& a, int64_t i0,
+               int64_t nb, float* y, int64_t ldy, __mmask16 valid0, __mmask16 valid1) {
+  __m512 acc[MR][2];
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  const int8_t* xq = a.q8_qs + i0 * a.cols;
+  const float* xd = a.q8_d + i0 * nb;
+  const int32_t* xs = a.q8_sum + i0 * nb;
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i isum[MR][2];
+    for (int i = 0; i < MR; ++i) {
+      isum[i][0] = isum[i][1] = _mm512_set1_epi32(-128 * xs[i * nb + b]);
+    }
+    for (int g = 0; g < 8; ++g) {
+      const __m512i w0 = _mm512_load_si512(&p0[b].w[g]);
+      const __m512i w1 = _mm512_load_si512(&p1[b].w[g]);
+      for (int i = 0; i < MR; ++i) {
+        int32_t x4;
+        std::memcpy(&x4, xq + i * a.cols + b * 32 + 4 * g, 4);
+        const __m512i xb = _mm512_set1_epi32(x4);
+        isum[i][0] = _mm512_dpbusd_epi32(isum[i][0], w0, xb);
+        isum[i][1] = _mm512_dpbusd_epi32(isum[i][1], w1, xb);
+      }
+    }
+    for (int i = 0; i < MR; ++i) {
+      const __m512 dx = _mm512_set1_ps(xd[i * nb + b]);
+      acc[i][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i][0]), _mm512_mul_ps(p0[b].d, dx),
+                                  acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i][1]), _mm512_mul_ps(p1[b].d, dx),
+                                  acc[i][1]);
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid0, acc[i][0]);
+    _mm512_mask_storeu_ps(y + (i0 + i) * ldy + kPanel, valid1, acc[i][1]);
+  }
+}
+
+void wide_all_rows(const PackedBlock* p0, const PackedBlock* p1, const Acts& a, int64_t nb,
+                   float* y, int64_t ldy, __mmask16 valid0, __mmask16 valid1) {
+  int64_t i = 0;
+  for (; i + kWideMr <= a.m; i += kWideMr) {
+    wide_rows<kWideMr>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+  }
+  switch (a.m - i) {
+    case 1: return wide_rows<1>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 2: return wide_rows<2>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 3: return wide_rows<3>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 4: return wide_rows<4>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 5: return wide_rows<5>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    default: return;
+  }
+}
+
 struct PackBuffer {
   PackedBlock* p = nullptr;
   explicit PackBuffer(int64_t n) {
@@ -168,31 +227,51 @@ struct PackBuffer {
   PackBuffer& operator=(const PackBuffer&) = delete;
 };
 
+// The panel of 16 rows starting at j (rows past j1 repeat the last valid row).
+DirectBlocks panel_at(const WeightView& w, int64_t j, int64_t j1) {
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
+  DirectBlocks direct;
+  alignas(64) int32_t offsets[kPanel];
+  for (int r = 0; r < kPanel; ++r) {
+    const int64_t row = j + (r < n_valid ? r : n_valid - 1);
+    direct.row[r] = base + static_cast<uint64_t>(row) * w.row_bytes;
+    offsets[r] = static_cast<int32_t>(static_cast<uint64_t>(row - j) * w.row_bytes);
+  }
+  direct.d_offsets = _mm512_load_si512(offsets);
+  return direct;
+}
+
+__mmask16 valid_mask(int64_t j, int64_t j1) {
+  const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
+  return n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1u);
+}
+
 }  // namespace
 
 void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
                int64_t ldy) {
   const int64_t nb = a.cols / 32;
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  const bool pack = a.m > kMr;
-  PackBuffer buffer(pack ? nb : 0);
-  for (int64_t j = j0; j < j1; j += kPanel) {
-    const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
-    DirectBlocks direct;
-    alignas(64) int32_t offsets[kPanel];
-    for (int r = 0; r < kPanel; ++r) {
-      const int64_t row = j + (r < n_valid ? r : n_valid - 1);
-      direct.row[r] = base + static_cast<uint64_t>(row) * w.row_bytes;
-      offsets[r] = static_cast<int32_t>(static_cast<uint64_t>(row - j) * w.row_bytes);
+  if (a.m <= kMr) {  // decode: transpose in registers, stream the weights once
+    for (int64_t j = j0; j < j1; j += kPanel) {
+      panel_all_rows(panel_at(w, j, j1), a, nb, y + j, ldy, valid_mask(j, j1));
     }
-    direct.d_offsets = _mm512_load_si512(offsets);
-    const auto valid = static_cast<__mmask16>((1u << n_valid) - 1u);
-    if (!pack) {
-      panel_all_rows(direct, a, nb, y + j, ldy, valid);
+    return;
+  }
+  // Prefill: pack two panels, then run every x row over them.
+  PackBuffer buffer(2 * nb);
+  PackedBlock* p0 = buffer.p;
+  PackedBlock* p1 = buffer.p + nb;
+  for (int64_t j = j0; j < j1; j += 2 * kPanel) {
+    const DirectBlocks d0 = panel_at(w, j, j1);
+    for (int64_t b = 0; b < nb; ++b) d0.load(b, p0[b].w, &p0[b].d);
+    if (j + kPanel >= j1) {
+      panel_all_rows(PackedBlocks{p0}, a, nb, y + j, ldy, valid_mask(j, j1));
       continue;
     }
-    for (int64_t b = 0; b < nb; ++b) direct.load(b, buffer.p[b].w, &buffer.p[b].d);
-    panel_all_rows(PackedBlocks{buffer.p}, a, nb, y + j, ldy, valid);
+    const DirectBlocks d1 = panel_at(w, j + kPanel, j1);
+    for (int64_t b = 0; b < nb; ++b) d1.load(b, p1[b].w, &p1[b].d);
+    wide_all_rows(p0, p1, a, nb, y + j, ldy, valid_mask(j, j1), valid_mask(j + kPanel, j1));
   }
 }
 
