@@ -9,11 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/probe.h"
 #include "base/status.h"
 
 namespace ridge::analysis {
-
-struct ProbeResult;
 
 // The arithmetic a phase runs in; each hardware has one dense peak per precision (0: none).
 enum class Precision { kF32, kBF16, kFP8, kINT8 };

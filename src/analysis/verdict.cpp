@@ -88,7 +88,7 @@ std::string format_run_summary(double bytes_per_token, double tok_per_s,
   model::StepCost c;
   c.weight_bytes = bytes_per_token;
   c.flops = flops_per_token;
-  Verdict v = judge_step(c, 1.0 / tok_per_s, probe->read_gbs * 1e9, probe->f32_gflops * 1e9);
+  Verdict v = judge_step(c, 1.0 / tok_per_s, probe->read_gbs * 1e9, std::max(probe->f32_gflops, probe->f32_gflops_1t) * 1e9);
   if (v.bound == Bound::kMiscount) {
     if (gbs > probe->read_gbs) {
       return s + fmt::format(" exceeds the {:.1f} GB/s measured · miscount: bytes per token "

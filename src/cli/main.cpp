@@ -19,6 +19,8 @@ constexpr Command kCommands[] = {
     {"synth", ridge::cli::cmd_synth, "write a random-weight model with the shape of a real checkpoint"},
     {"run", ridge::cli::cmd_run, "generate text from a prompt (streams; prompt and decode tok/s)"},
     {"chat", ridge::cli::cmd_chat, "interactive multi-turn chat with the model's chat template"},
+    {"roofline", ridge::cli::cmd_roofline, "what bounds a model on a machine: bytes, FLOPs, ceilings per batch"},
+    {"probe", ridge::cli::cmd_probe, "measure this machine's memory bandwidth and peak arithmetic"},
 };
 
 void print_usage(std::FILE* out) {
