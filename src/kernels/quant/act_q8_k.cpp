@@ -19,7 +19,8 @@ void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int1
     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
     for (int64_t k = 0; k < kQ8_KBlock; ++k) {
       float v = xb[k] * id;
-      v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);  // x * id may round past 127
+      v = v < 127.0f ? v : 127.0f;  // x * id may round past 127; NaN (inf input) -> 127
+      v = v > -127.0f ? v : -127.0f;
       qb[k] = static_cast<int8_t>((v + 12582912.0f) - 12582912.0f);  // round to nearest even
     }
     for (int g = 0; g < 16; ++g) {
