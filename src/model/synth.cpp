@@ -1,5 +1,6 @@
 #include "model/synth.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -8,7 +9,9 @@
 #include "gguf/reader.h"
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
+#include "model/quant_mix.h"
 #include "model/synth_vocab.h"
+#include "tokenizer/gguf_vocab.h"
 
 namespace ridge::model {
 namespace {
@@ -167,22 +170,28 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
     RIDGE_ASSIGN_OR_RETURN(int64_t n_tokens, copy_tokenizer_metadata(*opt.vocab, w, c.n_vocab));
     c.n_vocab = n_tokens;
   } else {
-    write_builtin_byte_tokenizer(w, c.n_vocab, c.arch == "llama" ? "llama3" : "chatml");
+    const std::string_view style = c.arch == "llama" ? "llama3" : "chatml";
+    c.n_vocab = std::max(c.n_vocab, tokenizer::builtin_byte_tokenizer_min_vocab(style));
+    tokenizer::write_builtin_byte_tokenizer(w, c.n_vocab, style);
   }
   write_config_metadata(c, w);
-  w.set("general.file_type", gguf::make_u32(file_type_of(opt.type)));
-  if (opt.type != GgmlType::kF32 && opt.type != GgmlType::kF16 && opt.type != GgmlType::kBF16) {
+  w.set("general.file_type", gguf::make_u32(opt.mix ? quant_mix_info(*opt.mix).file_type : file_type_of(opt.type)));
+  if (opt.mix || (opt.type != GgmlType::kF32 && opt.type != GgmlType::kF16 && opt.type != GgmlType::kBF16)) {
     w.set("general.quantization_version", gguf::make_u32(2));
   }
 
-  const GgmlType wt = opt.type;
+  // A mixture (q4_k_m, ...) picks each matrix's type by llama.cpp's rules (model/quant_mix.h).
+  auto add_matrix = [&](const std::string& name, int64_t cols, int64_t rows, Init init) {
+    const GgmlType t = opt.mix ? standard_tensor_type(*opt.mix, c, name, static_cast<uint64_t>(cols)) : opt.type;
+    return add_random(w, name, t, cols, rows, init, opt);
+  };
   const float logit_std = 2.5f;
   const Init embd{0.0f, logit_std / std::sqrt(static_cast<float>(c.n_embd))};
   const Init norm{1.0f, 0.1f};
   auto lin = [](int64_t fan_in) { return Init{0.0f, 1.0f / std::sqrt(static_cast<float>(fan_in))}; };
   const GgmlType f32 = GgmlType::kF32;
 
-  RIDGE_RETURN_IF_ERROR(add_random(w, "token_embd.weight", wt, c.n_embd, c.n_vocab, embd, opt));
+  RIDGE_RETURN_IF_ERROR(add_matrix("token_embd.weight", c.n_embd, c.n_vocab, embd));
   if (c.rope_scaling.factor > 0.0f && c.arch == "llama") {
     std::vector<float> factors = llama3_rope_factors(c);
     RIDGE_RETURN_IF_ERROR(w.add_tensor_data(
@@ -192,9 +201,9 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_norm.weight", f32, c.n_embd, 1, norm, opt));
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q.weight", wt, c.n_embd, c.q_dim(), lin(c.n_embd), opt));
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k.weight", wt, c.n_embd, c.kv_dim(), lin(c.n_embd), opt));
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_v.weight", wt, c.n_embd, c.kv_dim(), lin(c.n_embd), opt));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_q.weight", c.n_embd, c.q_dim(), lin(c.n_embd)));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_k.weight", c.n_embd, c.kv_dim(), lin(c.n_embd)));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_v.weight", c.n_embd, c.kv_dim(), lin(c.n_embd)));
     if (c.qkv_bias) {
       const Init bias{0.0f, 0.5f};
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q.bias", f32, c.q_dim(), 1, bias, opt));
@@ -205,15 +214,15 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q_norm.weight", f32, c.head_dim, 1, norm, opt));
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k_norm.weight", f32, c.head_dim, 1, norm, opt));
     }
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_output.weight", wt, c.q_dim(), c.n_embd, lin(c.q_dim()), opt));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_output.weight", c.q_dim(), c.n_embd, lin(c.q_dim())));
     RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_norm.weight", f32, c.n_embd, 1, norm, opt));
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate.weight", wt, c.n_embd, c.n_ff, lin(c.n_embd), opt));
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_up.weight", wt, c.n_embd, c.n_ff, lin(c.n_embd), opt));
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_down.weight", wt, c.n_ff, c.n_embd, lin(c.n_ff), opt));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down.weight", c.n_ff, c.n_embd, lin(c.n_ff)));
   }
   RIDGE_RETURN_IF_ERROR(add_random(w, "output_norm.weight", f32, c.n_embd, 1, norm, opt));
   if (!c.tied_embeddings) {
-    RIDGE_RETURN_IF_ERROR(add_random(w, "output.weight", wt, c.n_embd, c.n_vocab, embd, opt));
+    RIDGE_RETURN_IF_ERROR(add_matrix("output.weight", c.n_embd, c.n_vocab, embd));
   }
   return c;
 }
