@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kernel_test_util.h"
@@ -47,7 +48,7 @@ TEST_P(MatmulIsaTest, MatchesRef) {
   for (GgmlType type : kTypes) {
     ASSERT_TRUE(isa().supports_matmul(type));
     for (int64_t cols : {32, 96, 4096 + 32}) {
-      for (int64_t rows : {1, 7, 130}) {
+      for (int64_t rows : {1, 7, 40, 130}) {  // 40: a partly filled second Q8_0 panel
         const TestWeights w = random_weights(type, rows, cols, seed++);
         std::vector<float> wf(static_cast<size_t>(rows * cols));
         for (int64_t j = 0; j < rows; ++j) {
@@ -90,8 +91,7 @@ TEST_P(MatmulIsaTest, MatchesRef) {
 TEST_P(MatmulIsaTest, BatchAndThreadInvariant) {
   uint32_t seed = 100;
   for (GgmlType type : kTypes) {
-    for (int64_t cols : {96, 4096 + 32}) {
-      const int64_t rows = 130;
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{130, 96}, {40, 4096 + 32}}) {
       const TestWeights w = random_weights(type, rows, cols, seed++);
       const int64_t m = 17;
       const auto x = random_floats(static_cast<size_t>(m * cols), seed++);
