@@ -1,0 +1,69 @@
+// What `ridge run` and `ridge chat` share: model/sampling options, loading, and the
+// sample -> detokenize -> stop-check -> decode loop of one sequence.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/model.h"
+#include "model/session.h"
+#include "sampling/params.h"
+#include "sampling/sampler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ridge::cli {
+
+struct GenerationOptions {
+  std::string model_path;
+  std::optional<int> n_threads; // default: hardware concurrency
+  int64_t n_ctx = 0;            // 0: min(training context, 4096)
+  int64_t n_batch = 256;        // prompt tokens per forward step
+  int64_t n_predict = 256;      // most tokens to generate (per turn in chat)
+  std::string isa;              // "", ref, avx2, avx512
+  std::string kv_type = "f16";  // f16 or f32
+  sampling::SamplingParams sampling;
+  std::optional<uint64_t> seed;
+};
+
+// Adds -m, -t, -c, -b, -n, --isa, --kv-type and the sampling flags to `app`.
+void add_generation_options(CLI::App& app, GenerationOptions& o);
+
+// Everything a generating command needs, loaded and validated.
+struct Loaded {
+  std::unique_ptr<model::Model> model;
+  std::unique_ptr<tokenizer::Tokenizer> tok;
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<model::Session> session;
+  double load_seconds = 0;
+};
+
+// Validates the options (usage errors: never clamped), then loads model, tokenizer, KV cache.
+Result<Loaded> load_for_generation(GenerationOptions& o);
+
+struct GenerationStats {
+  int64_t n_generated = 0;    // tokens sampled
+  int64_t n_decode_steps = 0; // forward steps of one token
+  double decode_seconds = 0;  // sampling + decode steps
+  bool stopped_by_eog = false;
+  bool stopped_by_string = false;
+  bool context_full = false;
+};
+
+// Samples from `logits` (of the session's last position), then alternates decode steps and
+// sampling until end of generation, a stop string, `n_max` tokens or a full context. Text goes
+// to `emit` as it becomes final (valid UTF-8, stop strings withheld). `generated` receives the
+// sampled tokens (without a final end-of-generation token).
+Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
+                                 std::span<const float> logits, std::vector<int32_t>& history,
+                                 int64_t n_max, const std::vector<std::string>& stops,
+                                 const std::function<void(std::string_view)>& emit,
+                                 std::vector<int32_t>* generated = nullptr);
+
+}  // namespace ridge::cli

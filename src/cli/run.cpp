@@ -1,0 +1,68 @@
+// ridge run: complete one prompt, streaming the text as it is generated; prompt and decode
+// speed at the end (stderr).
+#include <cstdio>
+
+#include "base/log.h"
+#include "base/timer.h"
+#include "kernels/kernels.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/generation.h"
+
+namespace ridge::cli {
+
+int cmd_run(int argc, char** argv) {
+  CLI::App app("Generate text from a prompt with a GGUF model.", "run");
+  GenerationOptions o;
+  std::string prompt;
+  bool echo = false;
+  add_generation_options(app, o);
+  app.add_option("-p,--prompt", prompt, "prompt text")->required();
+  app.add_flag("--echo", echo, "print the prompt before the generated text");
+  if (auto rc = parse(app, argc, argv)) return *rc;
+
+  auto loaded = load_for_generation(o);
+  if (!loaded.ok()) return report(loaded.status());
+  Loaded& l = *loaded;
+  const int64_t n_ctx = l.session->n_ctx();
+
+  std::vector<int32_t> tokens = l.tok->encode(prompt, /*add_special=*/true, /*parse_special=*/true);
+  if (tokens.empty()) return report(Status::usage("run: the prompt is empty (no tokens)"));
+  if (static_cast<int64_t>(tokens.size()) > n_ctx) {
+    return report(usage_error("run: the prompt has {} tokens but the context holds {} (raise -c)",
+                              tokens.size(), n_ctx));
+  }
+  auto sampler = sampling::Sampler::create(o.sampling, static_cast<int32_t>(l.model->config().n_vocab));
+  if (!sampler.ok()) return report(sampler.status());
+
+  if (echo) {
+    fmt::print("{}", prompt);
+    std::fflush(stdout);
+  }
+  Stopwatch sw;
+  auto logits = l.session->eval(tokens, *l.pool);
+  if (!logits.ok()) return report(logits.status());
+  const double prompt_s = sw.seconds();
+
+  std::vector<int32_t> history = tokens;
+  auto stats = generate(l, *sampler, *logits, history, o.n_predict, o.sampling.stop,
+                        [](std::string_view text) {
+                          fmt::print("{}", text);
+                          std::fflush(stdout);
+                        });
+  if (!stats.ok()) return report(stats.status());
+  fmt::print("\n");
+  std::fflush(stdout);
+  if (stats->context_full) log_warn("the context of {} tokens is full (raise -c)", n_ctx);
+  const auto n_prompt = static_cast<double>(tokens.size());
+  const auto n_dec = static_cast<double>(stats->n_decode_steps);
+  fmt::print(stderr,
+             "\nload: {:.2f} s | prompt: {} tokens, {:.2f} s, {:.1f} tok/s | decode: {} tokens, "
+             "{:.2f} s, {:.1f} tok/s | {} threads, {} kernels\n",
+             l.load_seconds, tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_decode_steps,
+             stats->decode_seconds, n_dec > 0 ? n_dec / stats->decode_seconds : 0.0,
+             l.pool->size(), kernels::isa_name(l.model->kernels().isa));
+  return 0;
+}
+
+}  // namespace ridge::cli
