@@ -156,7 +156,10 @@ Result<ProbeResult> run_probe(const ProbeOptions& opt) {
   const uint64_t unit = pk::kMemStep * sizeof(float) * 2 * static_cast<uint64_t>(max_threads);
   if (opt.buffer_bytes < unit) return usage_error("probe: buffer of {} bytes is too small", opt.buffer_bytes);
   const uint64_t bytes = opt.buffer_bytes / unit * unit;
-  std::unique_ptr<float, FreeDeleter> buf(static_cast<float*>(std::aligned_alloc(1 << 21, bytes)));
+  // 2 MiB alignment (huge pages where the kernel gives them); aligned_alloc wants a multiple.
+  constexpr uint64_t kAlign = 1u << 21;
+  std::unique_ptr<float, FreeDeleter> buf(
+      static_cast<float*>(std::aligned_alloc(kAlign, (bytes + kAlign - 1) / kAlign * kAlign)));
   if (!buf) return error("probe: cannot allocate {} bytes", bytes);
   float* data = buf.get();
   const size_t n_floats = bytes / sizeof(float);

@@ -61,8 +61,10 @@ std::string format_roofline(const RooflineResult& r) {
       "FLOP/byte\n",
       r.model, r.weight_type, r.kv_type, r.context, r.hw.name, r.hw.description, r.hw.bandwidth_gbs,
       precision_name(r.precision), r.peak_flops / 1e12, r.ridge);
-  s += fmt::format("  weights {} stored, {} read per step · {:.3g} B params\n",
-                   bytes_str(r.weight_file_bytes), bytes_str(r.weight_read_bytes), r.n_params / 1e9);
+  s += fmt::format("  weights {} stored, {} read per step · {} params\n", bytes_str(r.weight_file_bytes),
+                   bytes_str(r.weight_read_bytes),
+                   r.n_params >= 1e9 ? fmt::format("{:.3g} B", r.n_params / 1e9)
+                                     : fmt::format("{:.3g} M", r.n_params / 1e6));
   s += fmt::format("  KV {} per token · {} per sequence at ctx {}\n", bytes_str(r.kv_bytes_per_token),
                    bytes_str(r.kv_bytes_at_context), r.context);
   s += fmt::format("  FLOPs per token {}FLOP at ctx {} (attention {:.1f}%)\n", flops_str(r.flops_per_token),

@@ -135,7 +135,6 @@ int cmd_roofline(int argc, char** argv) {
     std::ofstream out(svg_path);
     out << analysis::roofline_svg(results);
     if (!out) return report(error("{}: cannot write SVG", svg_path));
-    if (!json) fmt::print(stderr, "wrote {}\n", svg_path);
   }
   if (json) {
     fmt::print("{}\n", analysis::roofline_to_json(results).dump(2));
@@ -144,6 +143,7 @@ int cmd_roofline(int argc, char** argv) {
   for (size_t i = 0; i < results.size(); ++i) {
     fmt::print("{}{}", i ? "\n" : "", analysis::format_roofline(results[i]));
   }
+  if (!svg_path.empty()) fmt::print("\nwrote {}\n", svg_path);
   return 0;
 }
 
