@@ -10,5 +10,6 @@ int cmd_run(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
 int cmd_roofline(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace ridge::cli

@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"chat", ridge::cli::cmd_chat, "interactive multi-turn chat with the model's chat template"},
     {"roofline", ridge::cli::cmd_roofline, "what bounds a model on a machine: bytes, FLOPs, ceilings per batch"},
     {"probe", ridge::cli::cmd_probe, "measure this machine's memory bandwidth and peak arithmetic"},
+    {"serve", ridge::cli::cmd_serve, "OpenAI-compatible HTTP server (continuous batching, SSE, /metrics)"},
 };
 
 void print_usage(std::FILE* out) {
