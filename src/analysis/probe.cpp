@@ -108,6 +108,13 @@ double mem_total_gb() {
   return 0;
 }
 
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double one = 0;
+  in >> one;
+  return in ? one : 0.0;
+}
+
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -148,6 +155,7 @@ std::vector<int> probe_thread_counts(int max_threads) {
 
 Result<ProbeResult> run_probe(const ProbeOptions& opt) {
   Stopwatch clock;
+  const double load = load_average();
   RIDGE_ASSIGN_OR_RETURN(Loops loops, select_loops(opt.isa));
   const int n_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int max_threads = opt.max_threads > 0 ? opt.max_threads : n_cpus;
@@ -216,6 +224,7 @@ Result<ProbeResult> run_probe(const ProbeOptions& opt) {
   volatile float keep = sink;  // the loops' results are used
   (void)keep;
   r.memory_gb = mem_total_gb();
+  r.load_avg = load;
   r.measured_at = utc_now();
   r.seconds = clock.seconds();
   return r;

@@ -37,6 +37,7 @@ struct ProbeResult {
   double int8_gops_1t = 0, int8_gops = 0;
   double bf16_gflops_1t = 0, bf16_gflops = 0;
   double memory_gb = 0;     // MemTotal
+  double load_avg = 0;      // 1-minute load average when the probe started (busy => figures low)
   std::string measured_at;  // UTC, ISO 8601
   double seconds = 0;       // how long the probe took
 };
@@ -66,6 +67,9 @@ Status save_probe(const ProbeResult& result, const std::string& path);
 
 nlohmann::json probe_to_json(const ProbeResult& r);
 Result<ProbeResult> probe_from_json(const nlohmann::json& j);
+
+// Whether other work was running when the probe started (load average above half the CPUs).
+bool probe_was_busy(const ProbeResult& r);
 
 // Human-readable report (the default output of `ridge probe`).
 std::string format_probe(const ProbeResult& r);

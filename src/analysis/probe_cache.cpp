@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,7 +50,8 @@ nlohmann::json probe_to_json(const ProbeResult& r) {
           {"f32_gflops", r.f32_gflops},     {"int8_gops_1t", r.int8_gops_1t},
           {"int8_gops", r.int8_gops},       {"bf16_gflops_1t", r.bf16_gflops_1t},
           {"bf16_gflops", r.bf16_gflops},   {"memory_gb", r.memory_gb},
-          {"measured_at", r.measured_at},   {"seconds", r.seconds}};
+          {"measured_at", r.measured_at},   {"seconds", r.seconds},
+          {"load_avg", r.load_avg}};
 }
 
 Result<ProbeResult> probe_from_json(const nlohmann::json& j) {
@@ -77,6 +79,7 @@ Result<ProbeResult> probe_from_json(const nlohmann::json& j) {
     r.memory_gb = j.value("memory_gb", 0.0);
     r.measured_at = j.value("measured_at", std::string());
     r.seconds = j.value("seconds", 0.0);
+    r.load_avg = j.value("load_avg", 0.0);
     if (!(r.read_gbs > 0)) return error("probe entry has no read bandwidth");
     return r;
   } catch (const nlohmann::json::exception& e) {
@@ -142,6 +145,8 @@ Status save_probe(const ProbeResult& r, const std::string& path) {
 
 Status save_probe(const ProbeResult& r) { return save_probe(r, probe_cache_path()); }
 
+bool probe_was_busy(const ProbeResult& r) { return r.load_avg > 0.5 * std::max(r.n_cpus, 1); }
+
 std::string format_probe(const ProbeResult& r) {
   std::string s = fmt::format(
       "{} · {} CPUs · {} loops · {:.2f} GiB buffer · best of {} · {:.1f} GB RAM\n\n",
@@ -170,6 +175,11 @@ std::string format_probe(const ProbeResult& r) {
     s += "\n";
   }
   s += fmt::format("measured {} in {:.1f} s\n", r.measured_at, r.seconds);
+  if (probe_was_busy(r)) {
+    s += fmt::format("warning: the machine was busy (load average {:.1f} on {} CPUs): these figures "
+                     "are likely low; rerun `ridge probe --force` when it is idle\n",
+                     r.load_avg, r.n_cpus);
+  }
   return s;
 }
 

@@ -75,12 +75,14 @@ std::string format_roofline(const RooflineResult& r) {
                            r.hw.memory_gb, r.max_sequences, r.context)
              : fmt::format("  memory {:.0f} GB: the weights alone do not fit\n", r.hw.memory_gb);
   }
-  s += fmt::format("  {:<8} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10} {:>12}  {}\n", "phase", "batch",
-                   "FLOP/byte", "bound", "mem ms", "math ms", "tok/s/seq", "tok/s total", "");
+  s += fmt::format("  {:<8} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}  {}\n", "phase",
+                   "batch", "FLOP/byte", "bound", "mem ms", "math ms", "step ms", "tok/s/seq",
+                   "tok/s total", "");
   auto row = [&s](const PhasePoint& p) {
-    s += fmt::format("  {:<8} {:>6} {:>10.1f} {:>8} {:>10.3f} {:>10.3f} {:>10} {:>12}  {}\n", p.phase,
-                     p.phase == "prefill" ? p.n_tokens : p.batch, p.intensity,
+    s += fmt::format("  {:<8} {:>6} {:>10.1f} {:>8} {:>10.3f} {:>10.3f} {:>10.3f} {:>10} {:>12}  {}\n",
+                     p.phase, p.phase == "prefill" ? p.n_tokens : p.batch, p.intensity,
                      p.compute_bound ? "compute" : "memory", p.t_memory_s * 1e3, p.t_compute_s * 1e3,
+                     p.step_s * 1e3,
                      p.phase == "prefill" ? "-" : tok_s_str(p.tok_s_per_seq), tok_s_str(p.tok_s_total),
                      p.fits ? "" : "(does not fit)");
   };

@@ -50,6 +50,14 @@ TEST(ProbeTest, CacheKeepsOneEntryPerCpu) {
   EXPECT_EQ(a->bandwidth.size(), 2u);
   EXPECT_EQ(a->f32_gflops, 123);
   EXPECT_EQ(load_probe(path, "CPU B", 4)->read_gbs, 20);
+  EXPECT_FALSE(probe_was_busy(*a));
+  ProbeResult busy = sample("CPU C", 10);
+  busy.load_avg = 3.0;  // on 4 CPUs
+  ASSERT_TRUE(save_probe(busy, path).ok());
+  auto c = load_probe(path, "CPU C", 4);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_TRUE(probe_was_busy(*c));
+  EXPECT_NE(format_probe(*c).find("busy"), std::string::npos);
   EXPECT_FALSE(load_probe(path, "CPU A", 8).has_value());  // other CPU count: other machine
   std::filesystem::remove_all(dir);
 }
