@@ -67,7 +67,9 @@ async function one(base, prompt, maxTokens) {
   const r = await fetch(`${base}/v1/completions`, {
     method: 'POST', headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ model: 'bench', prompt, max_tokens: maxTokens, temperature: 0,
-                           ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
+                           ignore_eos: true, stream: true, stream_options: { include_usage: true },
+                           // one chunk per token even when a token has no text (random weights)
+                           logprobs: 0 }),
   });
   if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
   const dec = new TextDecoder();
@@ -83,10 +85,11 @@ async function one(base, prompt, maxTokens) {
       if (ev === '[DONE]') continue;
       const j = JSON.parse(ev);
       if (j.usage) usage = j.usage;
-      if (j.choices.length && j.choices[0].text) times.push(performance.now() - t0);
+      const n = j.choices.length ? (j.choices[0].logprobs?.tokens?.length ?? 0) : 0;
+      for (let k = 0; k < n; ++k) times.push(performance.now() - t0);
     }
   }
-  const itl = times.slice(1).map((t, k) => t - times[k]);
+  const itl = times.slice(1).map((t, k) => t - times[k]).filter((d) => d > 0.05);
   return { ttft: times[0], itl, e2e: performance.now() - t0, tokens: usage?.completion_tokens ?? 0 };
 }
 
