@@ -11,8 +11,10 @@
 // acc = fma(float(isum_b), dw_b * dx_b, acc) block after block, one lane per output row, so the
 // result is bit-identical to ref and independent of m, tiling and threads.
 //
-// Small m (decode) transposes each block in registers and uses it at once; larger m first packs
-// the panel's transposed blocks into a buffer that every group of 8 x rows then reuses.
+// m <= 8 (decode) transposes each block in registers and uses it at once for all m rows; larger
+// m (prefill) packs two panels' transposed blocks into a buffer that every group of 6 x rows
+// then reuses, each activation broadcast feeding 32 output rows.
+//
 // GCC 12's _mm512_undefined_*() self-initializes a local, which -Wuninitialized reports when
 // intrinsics such as _mm512_cvtph_ps are inlined at -O3 (a known false positive).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -29,7 +31,7 @@ namespace {
 
 constexpr int64_t kBlockBytes = 34;
 constexpr int kPanel = 16;  // weight rows per panel (one per lane)
-constexpr int kMr = 8;      // x rows sharing one transposed block
+constexpr int kMr = 8;      // decode: up to 8 x rows share one in-register transposed block
 
 // One transposed weight block of a panel: 8 x 64 bytes of (w + 128), then 16 f32 scales.
 struct alignas(64) PackedBlock {
