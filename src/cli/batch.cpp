@@ -251,6 +251,18 @@ int cmd_batch(int argc, char** argv) {
     if (!out) return report(error("batch: cannot write --out '{}'", a.out_path));
     for (size_t i = 0; i < outcomes.size(); ++i) out << result_json((*items)[i], outcomes[i], i).dump() << "\n";
   }
+  // Steady decode: the window in which every request was past its first token and none had
+  // finished, i.e. all of them decoding together.
+  double w0 = 0, w1 = 1e300;
+  for (const Outcome& o : outcomes) {
+    if (o.token_times.size() < 2) continue;
+    w0 = std::max(w0, o.token_times.front());
+    w1 = std::min(w1, o.token_times.back());
+  }
+  int64_t n_in_window = 0;
+  for (const Outcome& o : outcomes) {
+    for (double t : o.token_times) n_in_window += t > w0 && t <= w1;
+  }
   const engine::EngineStats st = e.stats();
   fmt::print("requests {} · prompt tokens {} · generated tokens {} · wall {:.2f} s\n", outcomes.size(), n_prompt, n_gen, wall);
   fmt::print("throughput: {:.1f} tok/s total (prompt + generated), {:.1f} generated tok/s\n",
@@ -260,6 +272,10 @@ int cmd_batch(int argc, char** argv) {
              percentile(lat, 0.9), percentile(lat, 0.99));
   fmt::print("inter-token ms: p50 {:.2f} p99 {:.2f} max {:.2f}\n", percentile(itl, 0.5), percentile(itl, 0.99),
              itl.empty() ? 0.0 : *std::max_element(itl.begin(), itl.end()));
+  if (w1 > w0 && w1 < 1e300) {
+    fmt::print("steady decode: {:.1f} tok/s with {} sequences ({:.2f} s window)\n",
+               static_cast<double>(n_in_window) / (w1 - w0), outcomes.size(), w1 - w0);
+  }
   fmt::print("prefix cache: {:.1f}% of prompt tokens hit ({} tokens) · preemptions {} · steps {} · errors {}\n",
              st.prefix_cache_hit_rate * 100, st.n_cached_tokens, st.n_preemptions, st.n_steps, n_err);
   if (st.bytes_moved > 0 && st.busy_seconds > 0) {
