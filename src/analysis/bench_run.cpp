@@ -1,0 +1,169 @@
+// Running one bench point: B private sequences on one paged KV cache, prefilled one by one,
+// then decoded together, one token per sequence per batched forward.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "analysis/bench.h"
+#include "base/timer.h"
+#include "kv/kv_cache.h"
+#include "model/batch.h"
+#include "model/workspace.h"
+
+namespace ridge::analysis {
+namespace {
+
+constexpr int64_t kBlockSize = 16;
+
+// Nearest-rank percentile of sorted `v` (q in [0, 1]).
+double percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const auto n = static_cast<double>(sorted.size());
+  auto rank = static_cast<size_t>(std::ceil(q * n));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+int32_t argmax(std::span<const float> row) {
+  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+}  // namespace
+
+void check_roof(BenchPoint& p, const BenchRoof& roof) {
+  const double bytes_s = p.step_s > 0 ? p.step.bytes() / p.step_s : 0;
+  const double flops_s = p.step_s > 0 ? p.step.flops / p.step_s : 0;
+  p.verdict.achieved_bytes_per_s = bytes_s;
+  p.verdict.achieved_flops_per_s = flops_s;
+  const double bw = roof.bandwidth_bytes_per_s > 0 ? bytes_s / roof.bandwidth_bytes_per_s : 0;
+  const double fl = roof.peak_flops > 0 ? flops_s / roof.peak_flops : 0;
+  p.miscount = bw > 1.0 || fl > 1.0 || p.verdict.bound == Bound::kMiscount;
+  if (!p.miscount) {
+    p.bandwidth_fraction = bw;
+    p.compute_fraction = fl;
+    p.miscount_reason.clear();
+    return;
+  }
+  // Never report a fraction above the roof: the bytes/FLOPs (or the roof) are wrong.
+  p.bandwidth_fraction = std::min(bw, 1.0);
+  p.compute_fraction = std::min(fl, 1.0);
+  p.verdict.bound = Bound::kMiscount;
+  if (bw > 1.0) {
+    p.miscount_reason = fmt::format(
+        "{:.1f} GB/s achieved exceeds the {:.1f} GB/s roof: bytes per step over-counted or the "
+        "probe is stale (`ridge probe --force`)",
+        bytes_s / 1e9, roof.bandwidth_bytes_per_s / 1e9);
+  } else if (fl > 1.0) {
+    p.miscount_reason = fmt::format(
+        "{:.1f} GFLOP/s achieved exceeds the {:.1f} GFLOP/s peak: FLOPs over-counted or the "
+        "probe is stale (`ridge probe --force`)",
+        flops_s / 1e9, roof.peak_flops / 1e9);
+  } else {
+    p.miscount_reason = p.verdict.text;
+  }
+  p.verdict.text = "miscount: " + p.miscount_reason;
+}
+
+Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost& cost,
+                               int64_t batch, int64_t context, const BenchOptions& opt,
+                               const BenchRoof& roof, ThreadPool& pool) {
+  const model::ModelConfig& cfg = model.config();
+  if (batch < 1 || batch > 4096) return usage_error("bench: batch {} is outside 1..4096", batch);
+  if (context < 1 || opt.n_decode < 1 || opt.prefill_chunk < 1) {
+    return usage_error("bench: context {} and decode steps {} must be at least 1", context,
+                       opt.n_decode);
+  }
+  const int64_t max_ctx = context + opt.n_decode;
+  const int64_t per_seq = (max_ctx + kBlockSize - 1) / kBlockSize;
+  RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv, kv::KvCache::create(model.kv_config(
+                                             per_seq * batch, opt.kv_type, kBlockSize)));
+  model::WorkspaceLimits lim;
+  lim.max_tokens = std::max(batch, std::min(opt.prefill_chunk, context));
+  lim.max_outputs = batch;
+  lim.max_context = max_ctx;
+  lim.n_threads = pool.size();
+  lim.block_size = kBlockSize;
+  RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(cfg, lim));
+
+  // Sequence s owns blocks [s * per_seq, (s + 1) * per_seq).
+  std::vector<std::vector<int32_t>> tables(static_cast<size_t>(batch));
+  for (int64_t s = 0; s < batch; ++s) {
+    for (int64_t i = 0; i < per_seq; ++i) {
+      tables[static_cast<size_t>(s)].push_back(static_cast<int32_t>(s * per_seq + i));
+    }
+  }
+  std::mt19937_64 rng(opt.seed);
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(cfg.n_vocab - 1));
+  std::vector<int32_t> next(static_cast<size_t>(batch));
+  model::Batch b;
+  BenchPoint p;
+  p.batch = batch;
+  p.context = context;
+  p.n_decode = opt.n_decode;
+
+  // Prefill: each sequence's prompt in chunks; its first token comes from the last chunk.
+  double prefill_s = 0;
+  for (int64_t s = 0; s < batch; ++s) {
+    Stopwatch sw;
+    for (int64_t i = 0; i < context; i += lim.max_tokens) {
+      const int64_t m = std::min(lim.max_tokens, context - i);
+      b.clear();
+      b.add_seq(tables[static_cast<size_t>(s)], static_cast<int32_t>(i + m));
+      for (int64_t j = 0; j < m; ++j) {
+        b.add_token(pick(rng), static_cast<int32_t>(i + j), 0, i + j == context - 1, kBlockSize);
+      }
+      RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, pool));
+      if (i + m == context) next[static_cast<size_t>(s)] = argmax(logits);
+    }
+    prefill_s += sw.seconds();
+  }
+  p.prompt_tok_s = static_cast<double>(batch * context) / prefill_s;
+  p.ttft_ms = 1e3 * prefill_s / static_cast<double>(batch);
+
+  // Decode: one token per sequence per step, one forward for the whole batch.
+  std::vector<double> times;
+  std::vector<model::SeqWork> work(static_cast<size_t>(batch));
+  model::StepCost total;
+  for (int64_t step = 0; step < opt.n_decode; ++step) {
+    const int64_t pos = context + step;
+    b.clear();
+    for (int64_t s = 0; s < batch; ++s) {
+      const auto seq = b.add_seq(tables[static_cast<size_t>(s)], static_cast<int32_t>(pos + 1));
+      b.add_token(next[static_cast<size_t>(s)], static_cast<int32_t>(pos), seq, true, kBlockSize);
+      work[static_cast<size_t>(s)] = model::SeqWork{pos, 1};
+    }
+    Stopwatch sw;
+    RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, pool));
+    times.push_back(sw.seconds());
+    for (int64_t s = 0; s < batch; ++s) {
+      next[static_cast<size_t>(s)] =
+          argmax(logits.subspan(static_cast<size_t>(s * cfg.n_vocab), static_cast<size_t>(cfg.n_vocab)));
+    }
+    const model::StepCost c = model::cost_of_step(cost, work);
+    total.weight_bytes += c.weight_bytes;
+    total.kv_read_bytes += c.kv_read_bytes;
+    total.kv_write_bytes += c.kv_write_bytes;
+    total.activation_bytes += c.activation_bytes;
+    total.flops += c.flops;
+    total.attention_flops += c.attention_flops;
+  }
+  double decode_s = 0;
+  for (double t : times) decode_s += t;
+  const auto n = static_cast<double>(opt.n_decode);
+  p.step = {total.weight_bytes / n,      total.kv_read_bytes / n, total.kv_write_bytes / n,
+            total.activation_bytes / n, total.flops / n,         total.attention_flops / n};
+  p.step_s = decode_s / n;
+  p.decode_tok_s = static_cast<double>(batch) * n / decode_s;
+  p.decode_tok_s_per_seq = n / decode_s;
+  std::sort(times.begin(), times.end());
+  p.itl_p50_ms = 1e3 * percentile(times, 0.50);
+  p.itl_p90_ms = 1e3 * percentile(times, 0.90);
+  p.itl_p99_ms = 1e3 * percentile(times, 0.99);
+  p.verdict = judge_step(p.step, p.step_s, roof.bandwidth_bytes_per_s, roof.peak_flops);
+  check_roof(p, roof);
+  return p;
+}
+
+}  // namespace ridge::analysis
