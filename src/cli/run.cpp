@@ -2,6 +2,8 @@
 // speed at the end (stderr).
 #include <cstdio>
 
+#include "analysis/probe.h"
+#include "analysis/verdict.h"
 #include "base/log.h"
 #include "base/timer.h"
 #include "kernels/kernels.h"
@@ -62,6 +64,16 @@ int cmd_run(int argc, char** argv) {
              l.load_seconds, tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_decode_steps,
              stats->decode_seconds, n_dec > 0 ? n_dec / stats->decode_seconds : 0.0,
              l.pool->size(), kernels::isa_name(l.model->kernels().isa));
+  // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.
+  auto types = model::weight_types_from_gguf(l.model->file());
+  auto cost = types.ok() ? model::model_cost(l.model->config(), *types,
+                                             o.kv_type == "f32" ? model::KvType::kF32 : model::KvType::kF16)
+                         : Result<model::ModelCost>(types.status());
+  if (n_dec > 0 && cost.ok()) {
+    const model::StepCost c = model::cost_of_step(*cost, 1, static_cast<int64_t>(n_prompt + n_dec / 2) + 1);
+    fmt::print(stderr, "{}\n", analysis::format_run_summary(c.bytes(), n_dec / stats->decode_seconds,
+                                                           analysis::load_probe(), c.flops));
+  }
   return 0;
 }
 
