@@ -32,6 +32,21 @@ std::string random_text(std::mt19937& rng) {
   return s;
 }
 
+// `s` with every occurrence of `from` replaced by `to` (built anew: GCC 12 misreports
+// std::string::replace in loops under -Werror=restrict).
+std::string replace_seq(const std::string& s, std::string_view from, std::string_view to) {
+  std::string out;
+  for (size_t k = 0; k < s.size();) {
+    if (s.compare(k, from.size(), from) == 0) {
+      out.append(to);
+      k += from.size();
+    } else {
+      out.push_back(s[k++]);
+    }
+  }
+  return out;
+}
+
 class RoundTrip : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RoundTrip, DecodeInvertsEncode) {
@@ -80,14 +95,19 @@ TEST_P(RoundTrip, ArbitraryBytes) {
       if (tok->model_name() == "llama" && !special) {
         // A broken lead byte right before a space swallows part of its "▁", which then comes
         // back as the bytes E2 96 81 (llama.cpp does the same); all else is kept exactly.
-        std::string unescaped = back;
-        for (size_t k; (k = unescaped.find("\xE2\x96\x81")) != std::string::npos;) unescaped.replace(k, 3, " ");
-        ASSERT_EQ(unescaped, s);
+        ASSERT_EQ(replace_seq(back, "\xE2\x96\x81", " "), s);
       } else if (tok->model_name() == "gpt2" && !special) {
         // Valid UTF-8 except surrogate code points, which llama.cpp keeps (see docs/tokenizer.md).
-        std::string check = back;
-        for (size_t k = 0; k + 2 < check.size(); ++k) {
-          if (static_cast<uint8_t>(check[k]) == 0xED && static_cast<uint8_t>(check[k + 1]) >= 0xA0) check.replace(k, 3, "\xEF\xBF\xBD");
+        std::string check;
+        for (size_t k = 0; k < back.size(); ++k) {
+          const bool surrogate = k + 2 < back.size() && static_cast<uint8_t>(back[k]) == 0xED &&
+                                 static_cast<uint8_t>(back[k + 1]) >= 0xA0;
+          if (surrogate) {
+            check += "\xEF\xBF\xBD";
+            k += 2;
+          } else {
+            check.push_back(back[k]);
+          }
         }
         ASSERT_TRUE(is_valid_utf8(check)) << testing::ids_to_string(ids);
       }
