@@ -75,7 +75,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     return usage_error("bench: context {} and decode steps {} must be at least 1", context,
                        opt.n_decode);
   }
-  const int64_t max_ctx = context + opt.n_decode;
+  const int64_t max_ctx = context + opt.n_decode + 1;  // + the untimed warm-up step
   const int64_t per_seq = (max_ctx + kBlockSize - 1) / kBlockSize;
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv, kv::KvCache::create(model.kv_config(
                                              per_seq * batch, opt.kv_type, kBlockSize)));
@@ -122,11 +122,12 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   p.prompt_tok_s = static_cast<double>(batch * context) / prefill_s;
   p.ttft_ms = 1e3 * prefill_s / static_cast<double>(batch);
 
-  // Decode: one token per sequence per step, one forward for the whole batch.
+  // Decode: one token per sequence per step, one forward for the whole batch. Step 0 is an
+  // untimed warm-up (first touch of the workspace and KV pages would dominate the p99).
   std::vector<double> times;
   std::vector<model::SeqWork> work(static_cast<size_t>(batch));
   model::StepCost total;
-  for (int64_t step = 0; step < opt.n_decode; ++step) {
+  for (int64_t step = 0; step <= opt.n_decode; ++step) {
     const int64_t pos = context + step;
     b.clear();
     for (int64_t s = 0; s < batch; ++s) {
@@ -136,11 +137,13 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     }
     Stopwatch sw;
     RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, pool));
-    times.push_back(sw.seconds());
+    const double seconds = sw.seconds();
     for (int64_t s = 0; s < batch; ++s) {
       next[static_cast<size_t>(s)] =
           argmax(logits.subspan(static_cast<size_t>(s * cfg.n_vocab), static_cast<size_t>(cfg.n_vocab)));
     }
+    if (step == 0) continue;
+    times.push_back(seconds);
     const model::StepCost c = model::cost_of_step(cost, work);
     total.weight_bytes += c.weight_bytes;
     total.kv_read_bytes += c.kv_read_bytes;

@@ -60,8 +60,9 @@ TEST_F(BenchTest, TinySweepGivesJsonWithEveryFieldAndNoFractionAboveOne) {
   EXPECT_GT(p2.step.weight_bytes, p1.step.weight_bytes);  // one more embedding row
   EXPECT_LT(p2.step.weight_bytes, p1.step.weight_bytes + 2 * cost.embd_row_bytes);
   EXPECT_DOUBLE_EQ(p2.step.kv_read_bytes, 2 * p1.step.kv_read_bytes);
-  // Context 8 + 4 steps: positions 8..11 attended 9..12 times, mean 10.5 rows of K and V.
-  EXPECT_DOUBLE_EQ(p1.step.kv_read_bytes, 10.5 * cost.kv_bytes_per_token);
+  // Context 8, one warm-up step at position 8, then 4 timed steps at positions 9..12 attending
+  // 10..13 positions: a mean of 11.5 rows of K and V per step.
+  EXPECT_DOUBLE_EQ(p1.step.kv_read_bytes, 11.5 * cost.kv_bytes_per_token);
 
   const nlohmann::json j = nlohmann::json::parse(bench_to_json({r}, {}).dump());
   EXPECT_EQ(j["schema"], "ridge.bench/1");
