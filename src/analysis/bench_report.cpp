@@ -47,6 +47,9 @@ std::vector<TypeComparison> compare_types(const BenchReport& a, const BenchRepor
         c.verdict = fmt::format("faster than the byte saving ({:.0f}%): cache effects or a "
                                 "miscount", 100.0 * rel);
       }
+      if (pa.verdict.bound == Bound::kOverhead || pb.verdict.bound == Bound::kOverhead) {
+        c.verdict += " (but the steps are overhead-bound: the ratios are dominated by overhead)";
+      }
       out.push_back(c);
     }
   }

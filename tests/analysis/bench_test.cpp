@@ -141,6 +141,7 @@ TEST(BenchCompare, SpeedRatioTrackingByteRatioIsBandwidthBound) {
   pa.context = pb.context = 128;
   pa.step.weight_bytes = 2e9;
   pb.step.weight_bytes = 1e9;
+  pa.verdict.bound = pb.verdict.bound = Bound::kBandwidth;
   pa.decode_tok_s = 10;
   pb.decode_tok_s = 19;  // x1.9 for x2 fewer bytes
   a.points.push_back(pa);
@@ -150,6 +151,7 @@ TEST(BenchCompare, SpeedRatioTrackingByteRatioIsBandwidthBound) {
   EXPECT_DOUBLE_EQ(c[0].byte_ratio, 2.0);
   EXPECT_DOUBLE_EQ(c[0].speed_ratio, 1.9);
   EXPECT_NE(c[0].verdict.find("bandwidth-bound"), std::string::npos);
+  EXPECT_EQ(c[0].verdict.find("overhead"), std::string::npos);
   b.points[0].decode_tok_s = 11;  // x1.1: the byte saving barely helps
   c = compare_types(a, b);
   EXPECT_NE(c[0].verdict.find("not bandwidth-bound"), std::string::npos);
