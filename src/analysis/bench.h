@@ -3,8 +3,8 @@
 // model as `ridge roofline` (model/cost.h) and the same verdict as `ridge run` (verdict.h).
 //
 // A point (batch B, context C): B sequences each get a prompt of C tokens (prefilled one after the
-// other, in chunks), then n_decode steps decode one token per sequence through ONE batched
-// forward per step. Every step's bytes and FLOPs come from cost_of_step over the B sequences;
+// other, in chunks), then one untimed warm-up step and n_decode timed steps decode one token per
+// sequence through ONE batched forward per step. Every step's bytes and FLOPs come from cost_of_step over the B sequences;
 // the point's verdict judges the sum of the steps' costs against the sum of their times.
 #pragma once
 
