@@ -6,6 +6,7 @@ namespace ridge::cli {
 
 int cmd_inspect(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_batch(int argc, char** argv);
 int cmd_run(int argc, char** argv);

@@ -17,6 +17,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"inspect", ridge::cli::cmd_inspect, "show a GGUF file: hyper-parameters, tensors, bytes per token"},
     {"synth", ridge::cli::cmd_synth, "write a random-weight model with the shape of a real checkpoint"},
+    {"quantize", ridge::cli::cmd_quantize, "convert an F32/F16/BF16 GGUF to q8_0, q4_k_m, ... (llama.cpp's mixtures)"},
     {"tokenize", ridge::cli::cmd_tokenize, "show how a model's tokenizer splits text (ids and pieces)"},
     {"batch", ridge::cli::cmd_batch, "run a JSONL file of requests through the continuous-batching engine"},
     {"run", ridge::cli::cmd_run, "generate text from a prompt (streams; prompt and decode tok/s)"},

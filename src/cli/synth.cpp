@@ -34,7 +34,7 @@ int cmd_synth(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool list = false;
   app.add_option("--preset", preset, "model shape (see --list)");
-  app.add_option("--type", type_name, "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, ...")->capture_default_str();
+  app.add_option("--type", type_name, "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, ... or a llama.cpp mixture: q4_k_m, q3_k_s, ...")->capture_default_str();
   app.add_option("-o,--output", out, "output GGUF file");
   app.add_option("--seed", seed, "random seed (same seed, same file)")->capture_default_str();
   app.add_option("--layers", layers, "override the number of layers");
@@ -50,7 +50,13 @@ int cmd_synth(int argc, char** argv) {
   if (out.empty()) return report(Status::usage("synth: -o FILE.gguf is required"));
   if (threads < 1) return report(usage_error("synth: --threads must be at least 1, got {}", threads));
   auto type = ggml_type_from_name(type_name);
-  if (!type) return report(usage_error("synth: unknown --type '{}'", type_name));
+  std::optional<model::QuantMix> mix;  // a llama.cpp mixture name (q4_k_m, q3_k_s, ...)
+  if (!type) {
+    auto m = model::quant_mix_from_name(type_name);
+    if (!m.ok()) return report(usage_error("synth: unknown --type '{}'", type_name));
+    mix = *m;
+    type = model::quant_mix_info(*m).base;
+  }
 
   auto cfg = model::preset_config(preset);
   if (!cfg.ok()) return report(cfg.status());
@@ -66,6 +72,7 @@ int cmd_synth(int argc, char** argv) {
   }
   model::SynthOptions opt;
   opt.type = *type;
+  opt.mix = mix;
   opt.seed = seed;
   opt.vocab = vocab ? &*vocab : nullptr;
   opt.n_threads = threads;
@@ -87,7 +94,7 @@ int cmd_synth(int argc, char** argv) {
   if (tty && last_pct >= 0) fmt::print(stderr, "\n");
   if (!s.ok()) return report(s);
   fmt::print("wrote {}: {} ({}), {} layers, vocab {}, {:.1f} MB of tensors in {:.2f} s\n", out, effective->name,
-             ggml_type_name(*type), effective->n_layer, effective->n_vocab, static_cast<double>(total) / 1e6,
+             mix ? model::quant_mix_info(*mix).name : ggml_type_name(*type), effective->n_layer, effective->n_vocab, static_cast<double>(total) / 1e6,
              sw.seconds());
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gguf/reader.h"
+#include "model/quant_mix.h"
 
 namespace ridge::model {
 namespace {
@@ -41,31 +42,8 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// llama.cpp's layer choice for "more bits" in the _M mixtures: the first and last eighth of
-// the layers and every third layer in between (about half of them).
-bool use_more_bits(int64_t i, int64_t n) {
-  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
-}
-
-// A type that can hold rows of `cols` elements: llama.cpp's fallback when a super-block does
-// not divide the row (q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0, other 256-blocks -> iq4_nl),
-// then f16 as the last resort.
-GgmlType storable_type(GgmlType t, int64_t cols) {
-  auto fits = [cols](GgmlType x) { return ggml_row_bytes(x, static_cast<uint64_t>(cols)).has_value(); };
-  if (fits(t)) return t;
-  GgmlType alt = GgmlType::kF16;
-  switch (t) {
-    case GgmlType::kQ4_K: alt = GgmlType::kQ5_0; break;
-    case GgmlType::kQ5_K: alt = GgmlType::kQ5_1; break;
-    case GgmlType::kQ6_K: alt = GgmlType::kQ8_0; break;
-    case GgmlType::kQ2_K: case GgmlType::kQ3_K: case GgmlType::kIQ4_XS: case GgmlType::kIQ2_XXS:
-    case GgmlType::kIQ2_XS: case GgmlType::kIQ2_S: case GgmlType::kIQ3_XXS: case GgmlType::kIQ3_S:
-    case GgmlType::kIQ1_S: case GgmlType::kIQ1_M:
-      alt = GgmlType::kIQ4_NL; break;
-    default: break;
-  }
-  return fits(alt) ? alt : GgmlType::kF16;
-}
+// A type that can hold rows of `cols` elements: llama.cpp's fallback (model/quant_mix.h).
+GgmlType storable_type(GgmlType t, int64_t cols) { return fallback_type(t, static_cast<uint64_t>(cols)); }
 
 // Bytes of a [rows, cols] tensor of type t (cols contiguous).
 double tensor_bytes(GgmlType t, int64_t rows, int64_t cols) {
@@ -73,19 +51,15 @@ double tensor_bytes(GgmlType t, int64_t rows, int64_t cols) {
   return static_cast<double>(*ggml_row_bytes(s, static_cast<uint64_t>(cols))) * static_cast<double>(rows);
 }
 
-TensorTypeFn mixture_km(GgmlType base, const ModelConfig& cfg) {
-  const int64_t n_layer = cfg.n_layer;
-  const bool tied = cfg.tied_embeddings;
-  return [base, n_layer, tied](TensorRole role, int64_t layer) {
+// A llama.cpp mixture: every matrix's type from model/quant_mix.h's rules (the ones `ridge
+// quantize` and `ridge synth` apply), norms and biases f32.
+TensorTypeFn mixture_types(QuantMix mix, const ModelConfig& cfg) {
+  return [mix, cfg](TensorRole role, int64_t layer) {
     if (!is_matrix(role)) return GgmlType::kF32;
-    switch (role) {
-      case TensorRole::kOutput: return GgmlType::kQ6_K;
-      case TensorRole::kTokenEmbd: return tied ? GgmlType::kQ6_K : base;  // tied: it is the head
-      case TensorRole::kAttnV:
-      case TensorRole::kFfnDown:
-        return use_more_bits(layer, n_layer) ? GgmlType::kQ6_K : base;
-      default: return base;
-    }
+    const int64_t cols = role == TensorRole::kAttnO ? cfg.q_dim() : role == TensorRole::kFfnDown ? cfg.n_ff : cfg.n_embd;
+    const std::string stem(tensor_role_name(role));
+    const std::string name = layer >= 0 ? fmt::format("blk.{}.{}.weight", layer, stem) : stem + ".weight";
+    return standard_tensor_type(mix, cfg, name, static_cast<uint64_t>(cols));
   };
 }
 
@@ -131,11 +105,10 @@ TensorTypeFn uniform_types(GgmlType type) {
 
 Result<TensorTypeFn> weight_types_by_name(std::string_view name, const ModelConfig& cfg) {
   const std::string n = lower(name);
-  if (n == "q4_k_m") return mixture_km(GgmlType::kQ4_K, cfg);
-  if (n == "q5_k_m") return mixture_km(GgmlType::kQ5_K, cfg);
   if (auto t = ggml_type_from_name(n)) return uniform_types(*t);
-  return usage_error("unknown weight type '{}' (a ggml type such as f16, bf16, q8_0, q4_K, or the "
-                     "mixtures q4_k_m, q5_k_m)", name);
+  if (auto mix = quant_mix_from_name(n); mix.ok()) return mixture_types(*mix, cfg);
+  return usage_error("unknown weight type '{}' (a ggml type such as f16, bf16, q8_0, q4_K, or a "
+                     "llama.cpp mixture such as q4_k_m, q3_k_s, q5_k_m)", name);
 }
 
 Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file) {

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
 #include "gguf/writer.h"
 #include "model/config.h"
+#include "model/quant_mix.h"
 #include "tensor/ggml_type.h"
 
 namespace ridge::gguf {
@@ -19,6 +21,7 @@ namespace ridge::model {
 
 struct SynthOptions {
   GgmlType type = GgmlType::kF16;     // type of the 2-D weight matrices (norms and biases stay f32)
+  std::optional<QuantMix> mix;        // a llama.cpp mixture (q4_k_m, ...): per-matrix types, overrides `type`
   uint64_t seed = 1;
   const gguf::File* vocab = nullptr;  // copy its tokenizer; null = built-in byte-level tokenizer
   int n_threads = 2;

@@ -1,0 +1,156 @@
+// ridge quantize: F32/F16/BF16 GGUF -> any writable type or llama.cpp mixture (q4_k_m, ...).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/timer.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "gguf/reader.h"
+#include "model/quantize.h"
+
+namespace ridge::cli {
+namespace {
+
+std::string type_list() {
+  std::string out;
+  for (const auto& m : model::quant_mixes()) out += fmt::format("  {:<7} {}\n", m.name, m.summary);
+  return out;
+}
+
+std::string shape_str(const std::vector<uint64_t>& shape) {
+  std::string s;
+  for (uint64_t d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+double mib(uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+
+void print_plan(const model::QuantizePlan& plan) {
+  size_t i = 0;
+  for (const auto& t : plan.tensors) {
+    std::string note;
+    if (t.choice.overridden) note = " (--tensor-type)";
+    if (t.choice.fell_back()) {
+      note += fmt::format(" ({} does not fit {} columns)", ggml_type_name(t.choice.wanted), t.shape[0]);
+    }
+    fmt::print("[{:4}/{:4}] {:<36} {:<16} {:>5} -> {:<5} {:9.3f} MiB -> {:9.3f} MiB{}\n", ++i, plan.tensors.size(),
+               t.name, shape_str(t.shape), ggml_type_name(t.from), ggml_type_name(t.choice.type), mib(t.bytes_in),
+               mib(t.bytes_out), note);
+  }
+}
+
+void print_summary(const model::QuantizePlan& plan) {
+  std::map<std::string, std::pair<int, uint64_t>> by_type;  // type -> (tensors, bytes)
+  for (const auto& t : plan.tensors) {
+    auto& e = by_type[std::string(ggml_type_name(t.choice.type))];
+    ++e.first;
+    e.second += t.bytes_out;
+  }
+  const double n = static_cast<double>(plan.n_elements);
+  fmt::print("{}: {} tensors, {:.2f} MiB ({:.2f} bits/weight) -> {:.2f} MiB ({:.2f} bits/weight)\n",
+             model::quant_mix_info(plan.mix).name, plan.tensors.size(), mib(plan.bytes_in),
+             n > 0 ? 8.0 * static_cast<double>(plan.bytes_in) / n : 0.0, mib(plan.bytes_out), plan.bits_per_weight_out());
+  for (const auto& [type, e] : by_type) fmt::print("  {:<5} {:4} tensors {:10.2f} MiB\n", type, e.first, mib(e.second));
+  if (plan.n_fallback > 0) {
+    fmt::print("  {} tensor(s) have rows that do not fill whole blocks of the chosen type and use a fallback:\n",
+               plan.n_fallback);
+    for (const auto& t : plan.tensors) {
+      if (!t.choice.fell_back()) continue;
+      fmt::print("    {:<36} {} columns: {} -> {}\n", t.name, t.shape[0], ggml_type_name(t.choice.wanted),
+                 ggml_type_name(t.choice.type));
+    }
+  }
+}
+
+Status write_output(const gguf::File& in, const model::QuantizePlan& plan, int threads, const std::string& out) {
+  gguf::Writer writer(in.alignment());
+  RIDGE_RETURN_IF_ERROR(model::add_quantized_model(in, plan, threads, writer));
+  const bool tty = isatty(STDERR_FILENO);
+  const bool show = plan.bytes_out >= (64u << 20);
+  int last_pct = -1;
+  const std::string part = out + ".part";  // the final name appears only once the file is complete
+  Status s = writer.write(part, [&](uint64_t done, uint64_t all) {
+    const int pct = all ? static_cast<int>(done * 100 / all) : 100;
+    if (!show || pct == last_pct || (!tty && pct / 10 == last_pct / 10)) return;
+    last_pct = pct;
+    fmt::print(stderr, "{}quantize: {:3d}% of {:.1f} MiB", tty ? "\r" : "", pct, mib(all));
+    if (!tty) fmt::print(stderr, "\n");
+  });
+  if (tty && last_pct >= 0) fmt::print(stderr, "\n");
+  std::error_code ec;
+  if (!s.ok()) {
+    std::filesystem::remove(part, ec);
+    return s;
+  }
+  std::filesystem::rename(part, out, ec);
+  if (ec) return error("{}: cannot rename from {}: {}", out, part, ec.message());
+  return ok_status();
+}
+
+}  // namespace
+
+int cmd_quantize(int argc, char** argv) {
+  CLI::App app("Quantize an F32/F16/BF16 GGUF model with llama.cpp's per-tensor mixture rules.\n"
+               "usage: ridge quantize IN.gguf OUT.gguf TYPE   (or IN.gguf TYPE --dry-run)\n\ntypes:\n" + type_list(),
+               "quantize");
+  std::vector<std::string> positional;
+  std::vector<std::string> overrides;
+  bool dry_run = false, pure = false;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.add_option("args", positional, "IN.gguf OUT.gguf TYPE")->required();
+  app.add_option("--tensor-type", overrides,
+                 "PATTERN=TYPE: tensors whose name matches get TYPE (glob over the whole name, or a regex "
+                 "searched in it; first match wins); repeatable")
+      ->allow_extra_args(false);
+  app.add_flag("--dry-run", dry_run, "print every tensor's type and the sizes; write nothing");
+  app.add_flag("--pure", pure, "no per-tensor rules: every quantizable weight in the base type");
+  app.add_option("-t,--threads", threads, "threads")->capture_default_str();
+  if (auto rc = parse(app, argc, argv)) return *rc;
+
+  if (positional.size() != 3 && !(dry_run && positional.size() == 2)) {
+    return report(usage_error("quantize: expected IN.gguf OUT.gguf TYPE (or IN.gguf TYPE with --dry-run), got {} "
+                              "argument(s)", positional.size()));
+  }
+  if (threads < 1) return report(usage_error("quantize: --threads must be at least 1, got {}", threads));
+  const std::string& in_path = positional[0];
+  const std::string out_path = positional.size() == 3 ? positional[1] : "";
+  auto mix = model::quant_mix_from_name(positional.back());
+  if (!mix.ok()) return report(mix.status().with_prefix("quantize"));
+  model::QuantizeOptions opt;
+  opt.mix.mix = *mix;
+  opt.mix.pure = pure;
+  opt.n_threads = threads;
+  for (const auto& spec : overrides) {
+    auto o = model::parse_tensor_type_override(spec);
+    if (!o.ok()) return report(o.status().with_prefix("quantize"));
+    opt.mix.overrides.push_back(*o);
+  }
+  std::error_code ec;
+  if (!out_path.empty() && std::filesystem::equivalent(in_path, out_path, ec)) {
+    return report(usage_error("quantize: the output {} is the input file", out_path));
+  }
+
+  auto in = gguf::File::open(in_path);
+  if (!in.ok()) return report(in.status());
+  auto plan = model::plan_quantization(*in, opt);
+  if (!plan.ok()) return report(plan.status());
+  if (dry_run) {
+    print_plan(*plan);
+    print_summary(*plan);
+    return 0;
+  }
+  Stopwatch sw;
+  Status s = write_output(*in, *plan, threads, out_path);
+  if (!s.ok()) return report(s);
+  print_summary(*plan);
+  fmt::print("wrote {} in {:.2f} s ({} threads)\n", out_path, sw.seconds(), threads);
+  return 0;
+}
+
+}  // namespace ridge::cli

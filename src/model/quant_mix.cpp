@@ -1,0 +1,359 @@
+#include "model/quant_mix.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <numeric>
+#include <optional>
+#include <regex>
+
+namespace ridge::model {
+namespace {
+
+using T = GgmlType;
+
+constexpr std::array<QuantMixInfo, 17> kMixes = {{
+    {QuantMix::kF32, "f32", T::kF32, 0, "32-bit float, unquantized"},
+    {QuantMix::kF16, "f16", T::kF16, 1, "16-bit float"},
+    {QuantMix::kBF16, "bf16", T::kBF16, 32, "bfloat16"},
+    {QuantMix::kQ4_0, "q4_0", T::kQ4_0, 2, "4.5 bits/weight, output q6_K"},
+    {QuantMix::kQ4_1, "q4_1", T::kQ4_1, 3, "5.0 bits/weight, output q6_K"},
+    {QuantMix::kQ5_0, "q5_0", T::kQ5_0, 8, "5.5 bits/weight, output q6_K"},
+    {QuantMix::kQ5_1, "q5_1", T::kQ5_1, 9, "6.0 bits/weight, output q6_K"},
+    {QuantMix::kQ8_0, "q8_0", T::kQ8_0, 7, "8.5 bits/weight"},
+    {QuantMix::kQ2_K, "q2_k", T::kQ2_K, 10, "q2_K; attn_v q3_K/q4_K, ffn_down and attn_output q3_K"},
+    {QuantMix::kQ3_K_S, "q3_k_s", T::kQ3_K, 11, "q3_K everywhere but the output head"},
+    {QuantMix::kQ3_K_M, "q3_k_m", T::kQ3_K, 12, "q3_K; attn_v, attn_output, ffn_down q4_K/q5_K"},
+    {QuantMix::kQ3_K_L, "q3_k_l", T::kQ3_K, 13, "q3_K; attn_v, attn_output, ffn_down q5_K"},
+    {QuantMix::kQ4_K_S, "q4_k_s", T::kQ4_K, 14, "q4_K; first attn_v and ffn_down q5_K"},
+    {QuantMix::kQ4_K_M, "q4_k_m", T::kQ4_K, 15, "q4_K; half of attn_v and ffn_down q6_K"},
+    {QuantMix::kQ5_K_S, "q5_k_s", T::kQ5_K, 16, "q5_K everywhere but the output head"},
+    {QuantMix::kQ5_K_M, "q5_k_m", T::kQ5_K, 17, "q5_K; half of attn_v and ffn_down q6_K"},
+    {QuantMix::kQ6_K, "q6_k", T::kQ6_K, 18, "q6_K"},
+}};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+enum class Category { kTokenEmbd, kOutput, kAttnV, kAttnOutput, kFfnDown, kOther };
+
+Category category_of(std::string_view name) {
+  if (name == "output.weight") return Category::kOutput;
+  if (name == "token_embd.weight") return Category::kTokenEmbd;
+  auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
+  // attn_qkv and attn_kv_b carry the values too: llama.cpp gives them attn_v's rules.
+  if (has("attn_qkv.weight") || has("attn_kv_b.weight") || has("attn_v.weight")) return Category::kAttnV;
+  if (has("attn_k.weight") || has("attn_q.weight")) return Category::kOther;
+  if (has("attn_output.weight")) return Category::kAttnOutput;
+  if (has("ffn_up") || has("ffn_gate")) return Category::kOther;
+  if (has("ffn_down")) return Category::kFfnDown;
+  return Category::kOther;
+}
+
+// Layer number of "blk.N.*" (-1 otherwise).
+int64_t layer_of(std::string_view name) {
+  if (!name.starts_with("blk.")) return -1;
+  int64_t n = -1;
+  auto [p, ec] = std::from_chars(name.data() + 4, name.data() + name.size(), n);
+  return (ec == std::errc() && p < name.data() + name.size() && *p == '.') ? n : -1;
+}
+
+// What the rules know about the model, with the counters already resolved for one tensor.
+struct RuleInput {
+  QuantMix mix;
+  bool falcon = false;
+  bool llama_70b = false;  // 8 query heads share each attn_v: cheap to give it more bits
+  int64_t n_gqa = 1;
+  bool tied = false;       // no output.weight: the embedding is the output head
+  int64_t i_attn_v = 0, n_attn_v = 0;
+  int64_t i_ffn_down = 0, n_ffn_down = 0;
+};
+
+// llama.cpp's choice of "more bits" layers in the _M mixtures: the first and last eighth and every
+// third layer in between (about half).
+bool use_more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+GgmlType output_rule(const RuleInput& in, GgmlType base, uint64_t cols) {
+  if (in.falcon || cols % traits(base).block_elems != 0) return T::kQ8_0;
+  return base == T::kQ8_0 ? T::kQ8_0 : T::kQ6_K;
+}
+
+GgmlType attn_v_rule(const RuleInput& in, GgmlType t) {
+  const auto m = in.mix;
+  if (m == QuantMix::kQ2_K) t = in.n_gqa >= 4 ? T::kQ4_K : T::kQ3_K;
+  else if (m == QuantMix::kQ3_K_M) t = in.i_attn_v < 2 ? T::kQ5_K : T::kQ4_K;
+  else if (m == QuantMix::kQ3_K_L) t = T::kQ5_K;
+  else if ((m == QuantMix::kQ4_K_M || m == QuantMix::kQ5_K_M) && use_more_bits(in.i_attn_v, in.n_attn_v)) t = T::kQ6_K;
+  else if (m == QuantMix::kQ4_K_S && in.i_attn_v < 4) t = T::kQ5_K;
+  if (in.llama_70b && (t == T::kQ3_K || t == T::kQ4_K)) t = T::kQ5_K;
+  return t;
+}
+
+GgmlType ffn_down_rule(const RuleInput& in, GgmlType t) {
+  const auto m = in.mix;
+  const int64_t i = in.i_ffn_down, n = in.n_ffn_down;
+  if (m == QuantMix::kQ2_K) return T::kQ3_K;
+  if (m == QuantMix::kQ3_K_M) {
+    return i < n / 16 ? T::kQ5_K : (!in.falcon || use_more_bits(i, n)) ? T::kQ4_K : T::kQ3_K;
+  }
+  if (m == QuantMix::kQ3_K_L) return in.falcon ? T::kQ4_K : T::kQ5_K;
+  if (m == QuantMix::kQ4_K_M) {
+    if (in.falcon) return i < n / 16 ? T::kQ6_K : use_more_bits(i, n) ? T::kQ5_K : T::kQ4_K;
+    return use_more_bits(i, n) ? T::kQ6_K : t;
+  }
+  if (m == QuantMix::kQ5_K_M && use_more_bits(i, n)) return T::kQ6_K;
+  if (m == QuantMix::kQ4_K_S && !in.falcon && i < n / 8) return T::kQ5_K;
+  return t;
+}
+
+GgmlType attn_output_rule(const RuleInput& in, GgmlType t) {
+  const auto m = in.mix;
+  if (in.falcon) return m == QuantMix::kQ3_K_L ? T::kQ4_K : t;
+  if (m == QuantMix::kQ2_K) return T::kQ3_K;
+  if (m == QuantMix::kQ3_K_M) return T::kQ4_K;
+  if (m == QuantMix::kQ3_K_L) return T::kQ5_K;
+  return t;
+}
+
+// The mixture's type for one quantizable tensor (before the shape fallback).
+GgmlType rule_type(const RuleInput& in, Category cat, uint64_t cols) {
+  const GgmlType base = quant_mix_info(in.mix).base;
+  if (cat == Category::kOutput || (in.tied && cat == Category::kTokenEmbd)) return output_rule(in, base, cols);
+  switch (cat) {
+    case Category::kAttnV: return attn_v_rule(in, base);
+    case Category::kFfnDown: return ffn_down_rule(in, base);
+    case Category::kAttnOutput: return attn_output_rule(in, base);
+    default: return base;
+  }
+}
+
+bool is_quantized(GgmlType t) { return t != T::kF32 && t != T::kF16 && t != T::kBF16; }
+
+RuleInput rule_input(QuantMix mix, const MixModel& m, bool tied) {
+  RuleInput in;
+  in.mix = mix;
+  in.falcon = m.arch == "falcon";
+  in.llama_70b = m.arch == "llama" && m.n_layer == 80 && m.n_head != m.n_head_kv;
+  in.n_gqa = m.n_head_kv > 0 ? m.n_head / m.n_head_kv : 1;
+  in.tied = tied;
+  in.n_ffn_down = m.n_layer;
+  return in;
+}
+
+bool glob_match(std::string_view pat, std::string_view s) {
+  size_t p = 0, i = 0, star = std::string_view::npos, mark = 0;
+  while (i < s.size()) {
+    if (p < pat.size() && (pat[p] == '?' || pat[p] == s[i])) {
+      ++p, ++i;
+    } else if (p < pat.size() && pat[p] == '*') {
+      star = p++, mark = i;
+    } else if (star != std::string_view::npos) {
+      p = star + 1, i = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pat.size() && pat[p] == '*') ++p;
+  return p == pat.size();
+}
+
+bool is_glob(std::string_view pat) {
+  if (pat.find_first_of("*?") == std::string_view::npos) return false;
+  if (pat.find_first_of("\\^$+()[]{}|") != std::string_view::npos) return false;
+  return pat.find(".*") == std::string_view::npos && pat.find(".?") == std::string_view::npos;
+}
+
+// One compiled --tensor-type pattern.
+struct Matcher {
+  std::string glob;           // set for globs
+  std::optional<std::regex> re;
+  GgmlType type;
+
+  static Result<Matcher> make(const TensorTypeOverride& o) {
+    Matcher m{{}, std::nullopt, o.type};
+    if (is_glob(o.pattern)) {
+      m.glob = o.pattern;
+      return m;
+    }
+    try {
+      m.re.emplace(o.pattern);
+    } catch (const std::regex_error& e) {
+      return usage_error("--tensor-type pattern '{}': bad regular expression ({})", o.pattern, e.what());
+    }
+    return m;
+  }
+  bool matches(const std::string& name) const {
+    return re ? std::regex_search(name, *re) : glob_match(glob, name);
+  }
+};
+
+}  // namespace
+
+std::span<const QuantMixInfo> quant_mixes() { return kMixes; }
+
+const QuantMixInfo& quant_mix_info(QuantMix mix) {
+  for (const auto& m : kMixes) {
+    if (m.mix == mix) return m;
+  }
+  RIDGE_CHECK(false);
+  return kMixes[0];
+}
+
+Result<QuantMix> quant_mix_from_name(std::string_view name) {
+  std::string n = lower(name);
+  if (n == "q3_k" || n == "q4_k" || n == "q5_k") n += "_m";  // llama-quantize's aliases
+  for (const auto& m : kMixes) {
+    if (m.name == n) return m.mix;
+  }
+  std::string known;
+  for (const auto& m : kMixes) known += (known.empty() ? "" : ", ") + std::string(m.name);
+  return usage_error("unknown quantization type '{}' (known: {})", name, known);
+}
+
+bool is_mixture_only_name(std::string_view name) {
+  return quant_mix_from_name(name).ok() && !ggml_type_from_name(name).has_value();
+}
+
+bool tensor_is_quantizable(std::string_view name, std::span<const uint64_t> shape) {
+  int n_dims = 1;
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i] > 1) n_dims = static_cast<int>(i) + 1;
+  }
+  if (n_dims < 2 || !name.ends_with("weight")) return false;
+  // Norms, MoE routers, position / token-type embeddings and small conv or mixing tensors stay
+  // as they are (the same list of exceptions as llama.cpp, minus architectures ridge never reads).
+  constexpr std::string_view kKeep[] = {"_norm.weight", "ffn_gate_inp.weight", "position_embd", "token_types",
+                                        "ssm_conv1d",   "altup",               "laurel",        "per_layer_model_proj",
+                                        "attn_rel_b.weight", "time_mix_", "shortconv.conv.weight"};
+  for (auto k : kKeep) {
+    if (name.find(k) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+GgmlType fallback_type(GgmlType type, uint64_t cols) {
+  auto fits = [cols](GgmlType t) { return cols % traits(t).block_elems == 0; };
+  if (fits(type)) return type;
+  GgmlType alt = T::kF16;
+  switch (type) {
+    case T::kQ2_K: case T::kQ3_K: case T::kTQ1_0: case T::kTQ2_0: alt = T::kQ4_0; break;
+    case T::kIQ1_S: case T::kIQ1_M: case T::kIQ2_XXS: case T::kIQ2_XS: case T::kIQ2_S: case T::kIQ3_XXS:
+    case T::kIQ3_S: case T::kIQ4_XS: alt = T::kIQ4_NL; break;
+    case T::kQ4_K: alt = T::kQ5_0; break;
+    case T::kQ5_K: alt = T::kQ5_1; break;
+    case T::kQ6_K: alt = T::kQ8_0; break;
+    default: break;
+  }
+  return fits(alt) ? alt : T::kF16;
+}
+
+MixModel mix_model_of(const ModelConfig& cfg) {
+  return MixModel{cfg.arch, cfg.n_layer, cfg.n_head, cfg.n_head_kv, 0};
+}
+
+Result<TensorTypeOverride> parse_tensor_type_override(std::string_view spec) {
+  const size_t eq = spec.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == spec.size()) {
+    return usage_error("--tensor-type '{}': expected PATTERN=TYPE, e.g. attn_v=q8_0", spec);
+  }
+  TensorTypeOverride o{std::string(spec.substr(0, eq)), T::kF32};
+  const std::string_view type_name = spec.substr(eq + 1);
+  auto t = ggml_type_from_name(type_name);
+  if (!t || !is_writable_type(*t)) {
+    return usage_error("--tensor-type '{}': '{}' is not a type ridge can write (f32, f16, bf16, q4_0, q4_1, "
+                       "q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)", spec, type_name);
+  }
+  o.type = *t;
+  if (!is_glob(o.pattern)) {
+    try {
+      std::regex re(o.pattern);
+    } catch (const std::regex_error& e) {
+      return usage_error("--tensor-type '{}': bad regular expression ({})", spec, e.what());
+    }
+  }
+  return o;
+}
+
+bool is_writable_type(GgmlType t) {
+  switch (t) {
+    case T::kF32: case T::kF16: case T::kBF16: case T::kQ4_0: case T::kQ4_1: case T::kQ5_0: case T::kQ5_1:
+    case T::kQ8_0: case T::kQ2_K: case T::kQ3_K: case T::kQ4_K: case T::kQ5_K: case T::kQ6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc> tensors, const MixModel& model,
+                                                       const MixOptions& opt) {
+  if (model.n_expert > 1) {
+    return error("mixture-of-experts models ({} experts) are not supported: their per-tensor rules are not "
+                 "implemented", model.n_expert);
+  }
+  std::vector<Matcher> matchers;
+  for (const auto& o : opt.overrides) {
+    RIDGE_ASSIGN_OR_RETURN(Matcher m, Matcher::make(o));
+    matchers.push_back(std::move(m));
+  }
+  bool tied = true;
+  int64_t n_attn_v = 0;
+  for (const auto& t : tensors) {
+    if (t.name == "output.weight") tied = false;
+    if (category_of(t.name) == Category::kAttnV) ++n_attn_v;
+  }
+  RuleInput in = rule_input(opt.mix, model, tied);
+  in.n_attn_v = n_attn_v;
+  const GgmlType base = quant_mix_info(opt.mix).base;
+
+  // llama.cpp walks the tensors by layer number (non-layer tensors first), then by name.
+  std::vector<size_t> order(tensors.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const int64_t la = layer_of(tensors[a].name), lb = layer_of(tensors[b].name);
+    return la != lb ? la < lb : tensors[a].name < tensors[b].name;
+  });
+
+  std::vector<TensorChoice> out(tensors.size());
+  for (size_t idx : order) {
+    const TensorDesc& t = tensors[idx];
+    TensorChoice& c = out[idx];
+    if (!tensor_is_quantizable(t.name, t.shape)) {
+      c.wanted = c.type = t.type;
+      continue;
+    }
+    c.convert = true;
+    c.wanted = base;
+    for (const auto& m : matchers) {
+      if (m.matches(t.name)) {
+        c.wanted = m.type;
+        c.overridden = true;
+        break;
+      }
+    }
+    const uint64_t cols = t.shape.empty() ? 1 : t.shape[0];
+    if (!c.overridden && !opt.pure && is_quantized(base)) {
+      const Category cat = category_of(t.name);
+      c.wanted = rule_type(in, cat, cols);
+      // The n-th attn_v / ffn_down counts only tensors the rules were asked about (llama.cpp).
+      if (cat == Category::kAttnV) ++in.i_attn_v;
+      if (cat == Category::kFfnDown) ++in.i_ffn_down;
+    }
+    c.type = fallback_type(c.wanted, cols);
+  }
+  return out;
+}
+
+GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_view name, uint64_t cols) {
+  const GgmlType base = quant_mix_info(mix).base;
+  if (!is_quantized(base)) return base;
+  RuleInput in = rule_input(mix, mix_model_of(cfg), cfg.tied_embeddings);
+  in.n_attn_v = cfg.n_layer;
+  in.i_attn_v = in.i_ffn_down = std::max<int64_t>(layer_of(name), 0);
+  return fallback_type(rule_type(in, category_of(name), cols), cols);
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,167 @@
+#include "model/quantize.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "base/thread_pool.h"
+#include "gguf/reader.h"
+#include "kernels/quant/quants.h"
+#include "tensor/fp16.h"
+
+namespace ridge::model {
+namespace {
+
+bool is_float_type(GgmlType t) { return t == GgmlType::kF32 || t == GgmlType::kF16 || t == GgmlType::kBF16; }
+
+// The hyper-parameters the rules need, from `<arch>.*` metadata (missing keys: counted from the
+// tensor names, or llama.cpp's defaults).
+Result<MixModel> mix_model_from_gguf(const gguf::File& in) {
+  MixModel m;
+  m.arch = in.architecture();
+  const std::string a = m.arch;
+  RIDGE_ASSIGN_OR_RETURN(m.n_layer, in.get_int_or(a + ".block_count", -1));
+  if (m.n_layer < 0) {
+    m.n_layer = 0;
+    for (const auto& t : in.tensors()) {
+      int64_t l = -1;
+      if (std::sscanf(t.name.c_str(), "blk.%ld.", &l) == 1) m.n_layer = std::max(m.n_layer, l + 1);
+    }
+  }
+  // Per-layer head counts are arrays in some architectures: then the rules' GQA test uses 1.
+  auto head_count = [&](const std::string& key) -> int64_t {
+    auto r = in.get_int_or(key, 0);
+    return r.ok() ? *r : 0;
+  };
+  m.n_head = head_count(a + ".attention.head_count");
+  m.n_head_kv = head_count(a + ".attention.head_count_kv");
+  if (m.n_head_kv == 0) m.n_head_kv = m.n_head;
+  RIDGE_ASSIGN_OR_RETURN(m.n_expert, in.get_int_or(a + ".expert_count", 0));
+  return m;
+}
+
+// Converts the rows of one tensor in parallel: rows are handed out in chunks from a shared
+// counter, and each row's bytes depend only on that row, so the output ignores the thread count.
+Status convert_tensor(const gguf::TensorInfo& src, GgmlType to, std::span<uint8_t> dst, ThreadPool& pool) {
+  const int64_t cols = static_cast<int64_t>(src.cols());
+  const int64_t rows = static_cast<int64_t>(src.rows());
+  const uint64_t in_row = src.n_bytes / static_cast<uint64_t>(std::max<int64_t>(rows, 1));
+  const uint64_t out_row = *ggml_row_bytes(to, static_cast<uint64_t>(cols));
+  RIDGE_CHECK(out_row * static_cast<uint64_t>(rows) == dst.size());
+  const int64_t chunk = std::max<int64_t>(1, 65536 / std::max<int64_t>(cols, 1));
+  std::atomic<int64_t> next{0};
+  pool.run([&](int, int) {
+    std::vector<float> buf(static_cast<size_t>(cols));
+    for (;;) {
+      const int64_t r0 = next.fetch_add(chunk);
+      if (r0 >= rows) break;
+      for (int64_t r = r0; r < std::min(rows, r0 + chunk); ++r) {
+        decode_float_row(src.type, src.data + static_cast<uint64_t>(r) * in_row, buf.data(), cols);
+        encode_row(to, buf.data(), dst.data() + static_cast<uint64_t>(r) * out_row, cols);
+      }
+    }
+  });
+  return ok_status();
+}
+
+}  // namespace
+
+void decode_float_row(GgmlType type, const void* src, float* dst, int64_t n) {
+  const auto* h = static_cast<const uint16_t*>(src);
+  switch (type) {
+    case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case GgmlType::kF16:
+      for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(h[i]);
+      return;
+    case GgmlType::kBF16:
+      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(h[i]);
+      return;
+    default: RIDGE_CHECK(false);
+  }
+}
+
+void encode_row(GgmlType type, const float* src, void* dst, int64_t n) {
+  auto* h = static_cast<uint16_t*>(dst);
+  switch (type) {
+    case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case GgmlType::kF16:
+      for (int64_t i = 0; i < n; ++i) h[i] = f32_to_fp16(src[i]);
+      return;
+    case GgmlType::kBF16:
+      for (int64_t i = 0; i < n; ++i) h[i] = f32_to_bf16(src[i]);
+      return;
+    default:
+      RIDGE_CHECK(kernels::can_quantize(type));
+      kernels::quantize_row(type, src, dst, n);
+  }
+}
+
+Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptions& opt) {
+  RIDGE_ASSIGN_OR_RETURN(int64_t n_split, in.get_int_or("split.count", 1));
+  if (n_split > 1) {
+    return error("{}: part of a split model ({} files); merge it first (llama-gguf-split --merge)", in.path(), n_split);
+  }
+  RIDGE_ASSIGN_OR_RETURN(MixModel model, mix_model_from_gguf(in));
+  std::vector<TensorDesc> descs;
+  descs.reserve(in.tensors().size());
+  for (const auto& t : in.tensors()) descs.push_back(TensorDesc{t.name, t.shape, t.type});
+  auto chosen = choose_tensor_types(descs, model, opt.mix);
+  if (!chosen.ok()) return chosen.status().with_prefix(in.path());
+
+  QuantizePlan plan;
+  plan.mix = opt.mix.mix;
+  for (size_t i = 0; i < descs.size(); ++i) {
+    const gguf::TensorInfo& t = in.tensors()[i];
+    const TensorChoice& c = (*chosen)[i];
+    if (c.convert && !is_float_type(t.type)) {
+      return error("{}: already quantized (tensor '{}' is {}); ridge quantize needs an F32, F16 or BF16 model",
+                   in.path(), t.name, ggml_type_name(t.type));
+    }
+    TensorPlan p{t.name, t.shape, t.type, c, t.n_bytes, t.n_bytes};
+    if (c.convert) {
+      auto row = ggml_row_bytes(c.type, t.cols());
+      if (!row) return error("{}: tensor '{}': {} columns do not fit {}", in.path(), t.name, t.cols(), ggml_type_name(c.type));
+      p.bytes_out = *row * t.rows();
+    }
+    plan.bytes_in += p.bytes_in;
+    plan.bytes_out += p.bytes_out;
+    plan.n_elements += t.n_elements;
+    plan.n_fallback += c.fell_back() ? 1 : 0;
+    plan.n_overridden += c.overridden ? 1 : 0;
+    plan.tensors.push_back(std::move(p));
+  }
+  return plan;
+}
+
+Status add_quantized_model(const gguf::File& in, const QuantizePlan& plan, int n_threads, gguf::Writer& w) {
+  RIDGE_CHECK(plan.tensors.size() == in.tensors().size());
+  for (const auto& [key, value] : in.metadata()) w.set(key, value);
+  w.set("general.quantization_version", gguf::make_u32(2));
+  w.set("general.file_type", gguf::make_u32(quant_mix_info(plan.mix).file_type));
+
+  auto pool = std::make_shared<ThreadPool>(std::max(1, n_threads));
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& p = plan.tensors[i];
+    const gguf::TensorInfo* src = &in.tensors()[i];
+    RIDGE_CHECK(src->name == p.name);
+    const GgmlType to = p.choice.type;
+    if (!p.choice.convert || to == src->type) {
+      // Copied from the mapping at write time (no copy of the whole model in memory).
+      RIDGE_RETURN_IF_ERROR(w.add_tensor(p.name, src->type, p.shape, [src](std::span<uint8_t> dst) {
+        RIDGE_CHECK(dst.size() == src->n_bytes);
+        std::memcpy(dst.data(), src->data, dst.size());
+        return ok_status();
+      }));
+      continue;
+    }
+    RIDGE_RETURN_IF_ERROR(w.add_tensor(p.name, to, p.shape, [src, to, pool](std::span<uint8_t> dst) {
+      return convert_tensor(*src, to, dst, *pool);
+    }));
+  }
+  return ok_status();
+}
+
+}  // namespace ridge::model

@@ -1,0 +1,66 @@
+// File-to-file quantization (`ridge quantize`): reads an F32/F16/BF16 GGUF model, picks every
+// tensor's type with the mixture rules of model/quant_mix.h, and writes a GGUF file that
+// llama.cpp and ridge load: all metadata copied, general.file_type set to the mixture,
+// general.quantization_version = 2. Rows are converted in parallel, tensor by tensor, while the
+// file is written, so memory stays at one output tensor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "gguf/writer.h"
+#include "model/quant_mix.h"
+#include "tensor/ggml_type.h"
+
+namespace ridge::gguf {
+class File;
+}
+
+namespace ridge::model {
+
+struct QuantizeOptions {
+  MixOptions mix;
+  int n_threads = 1;
+};
+
+struct TensorPlan {
+  std::string name;
+  std::vector<uint64_t> shape;  // ggml order
+  GgmlType from = GgmlType::kF32;
+  TensorChoice choice;          // choice.type is what is written
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+};
+
+struct QuantizePlan {
+  QuantMix mix = QuantMix::kQ8_0;
+  std::vector<TensorPlan> tensors;  // in the input's order (the output keeps it)
+  uint64_t bytes_in = 0;            // tensor data only
+  uint64_t bytes_out = 0;
+  uint64_t n_elements = 0;          // all tensors
+  int64_t n_fallback = 0;           // tensors whose row length forced another type
+  int64_t n_overridden = 0;
+
+  double bits_per_weight_out() const {
+    return n_elements ? 8.0 * static_cast<double>(bytes_out) / static_cast<double>(n_elements) : 0.0;
+  }
+};
+
+// The type and size of every tensor. Errors: an input that is already quantized, a tensor type
+// that cannot be converted, a split or mixture-of-experts file, a bad override pattern.
+Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptions& opt);
+
+// Fills `w` with the input's metadata (general.file_type, general.quantization_version updated)
+// and every tensor of `plan`, converted lazily when `w` writes. `in` must outlive the write.
+// The output bytes do not depend on n_threads.
+Status add_quantized_model(const gguf::File& in, const QuantizePlan& plan, int n_threads, gguf::Writer& w);
+
+// Converts `n` f32 values to one row of `type` at dst (any writable type; n a multiple of its
+// block size).
+void encode_row(GgmlType type, const float* src, void* dst, int64_t n);
+// Reads one row of n F32/F16/BF16 values into f32.
+void decode_float_row(GgmlType type, const void* src, float* dst, int64_t n);
+
+}  // namespace ridge::model

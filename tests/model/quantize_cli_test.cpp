@@ -1,0 +1,111 @@
+// `ridge quantize` as a user runs it: writes a loadable file, --dry-run prints the plan without
+// writing, and every error is one line "ridge: error: ..." with exit 2 (usage) or 1 (runtime).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "quantize_test_util.h"
+
+namespace ridge::model {
+namespace {
+
+using namespace quantize_testing;  // NOLINT(google-build-using-namespace)
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class QuantizeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(RIDGE_BINARY)) GTEST_SKIP() << "ridge binary not built";
+    dir_ = fs::temp_directory_path() / ("ridge_quantize_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    in_ = (dir_ / "in-f32.gguf").string();
+    const Synth s = synth_f32(wide_config("qwen3"), 3);
+    std::ofstream(in_, std::ios::binary).write(reinterpret_cast<const char*>(s.bytes->data()),
+                                               static_cast<std::streamsize>(s.bytes->size()));
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  CliRun ridge(const std::string& args) {
+    const std::string cmd = std::string(RIDGE_BINARY) + " quantize " + args + " >" + (dir_ / "out.txt").string() +
+                            " 2>" + (dir_ / "err.txt").string();
+    const int st = std::system(cmd.c_str());
+    return CliRun{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(dir_ / "out.txt"), slurp(dir_ / "err.txt")};
+  }
+  static void expect_one_error_line(const CliRun& r, int rc, const std::string& needle) {
+    EXPECT_EQ(r.rc, rc) << r.err;
+    EXPECT_EQ(r.err.rfind("ridge: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+  fs::path dir_;
+  std::string in_;
+};
+
+TEST_F(QuantizeCli, WritesALoadableFileWithThePlannedTypes) {
+  const std::string out = (dir_ / "q.gguf").string();
+  CliRun r = ridge(in_ + " " + out + " q4_k_m -t 2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("q4_k_m: "), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out + ".part"));
+  auto in = gguf::File::open(in_);
+  auto q = gguf::File::open(out);
+  ASSERT_TRUE(in.ok() && q.ok());
+  QuantizeOptions opt;
+  opt.mix.mix = QuantMix::kQ4_K_M;
+  auto plan = plan_quantization(*in, opt);
+  ASSERT_TRUE(plan.ok());
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < q->tensors().size(); ++i) {
+    EXPECT_EQ(q->tensors()[i].type, plan->tensors[i].choice.type) << q->tensors()[i].name;
+    bytes += q->tensors()[i].n_bytes;
+  }
+  EXPECT_EQ(bytes, plan->bytes_out);
+}
+
+TEST_F(QuantizeCli, DryRunPrintsThePlanAndWritesNothing) {
+  const std::string out = (dir_ / "never.gguf").string();
+  CliRun r = ridge(in_ + " " + out + " q3_k_m --dry-run --tensor-type 'ffn_up=q8_0'");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_NE(r.out.find("blk.1.ffn_up.weight"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(--tensor-type)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("q3_k_m: "), std::string::npos) << r.out;
+  CliRun two = ridge(in_ + " q8_0 --dry-run");  // the output may be left out of a dry run
+  EXPECT_EQ(two.rc, 0) << two.err;
+}
+
+TEST_F(QuantizeCli, ErrorsAreOneLine) {
+  const std::string out = (dir_ / "o.gguf").string();
+  expect_one_error_line(ridge(in_ + " " + out + " q7_k"), 2, "unknown quantization type 'q7_k'");
+  expect_one_error_line(ridge(in_ + " " + out), 2, "expected IN.gguf OUT.gguf TYPE");
+  expect_one_error_line(ridge(in_ + " " + out + " q4_0 --tensor-type attn_v"), 2, "PATTERN=TYPE");
+  expect_one_error_line(ridge(in_ + " " + out + " q4_0 -t 0"), 2, "--threads");
+  expect_one_error_line(ridge(in_ + " " + in_ + " q4_0"), 2, "is the input");
+  expect_one_error_line(ridge((dir_ / "missing.gguf").string() + " " + out + " q4_0"), 1, "missing.gguf");
+  ASSERT_EQ(ridge(in_ + " " + out + " q8_0").rc, 0);
+  expect_one_error_line(ridge(out + " " + (dir_ / "o2.gguf").string() + " q4_k_m"), 1, "already quantized");
+}
+
+}  // namespace
+}  // namespace ridge::model
