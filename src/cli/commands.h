@@ -6,11 +6,11 @@ namespace ridge::cli {
 
 int cmd_inspect(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
-int cmd_quantize(int argc, char** argv);
-int cmd_tokenize(int argc, char** argv);
-int cmd_batch(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
+int cmd_batch(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
 int cmd_roofline(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
