@@ -176,6 +176,51 @@ void run_matmul_bench(benchmark::State& state, GgmlType type, Isa isa, int64_t m
   }
 }
 
+// The decode pattern of a Qwen3-0.6B-shaped model: m = 1 through the 7 matrices of each of 28
+// layers in order (q, k, v, o, gate, up, down; 15.7 M weights a layer, far more than L3 in all),
+// each a separate matmul call as in the forward pass. Small matrices (1-3 M weights) stress what
+// one big GEMV hides: per-call dispatch, and the prefetch across many short rows.
+void run_decode_stack_bench(benchmark::State& state, GgmlType type, Isa isa, int n_threads) {
+  if (!isa_supported(isa)) {
+    state.SkipWithError("ISA not supported on this CPU");
+    return;
+  }
+  const Kernels& k = kernels_for(isa);
+  constexpr int kLayers = 28;
+  const std::pair<int64_t, int64_t> shapes[] = {{2048, 1024}, {1024, 1024}, {1024, 1024},
+                                                {1024, 2048}, {3072, 1024}, {3072, 1024},
+                                                {1024, 3072}};
+  static std::map<int, std::vector<Matrix>> stacks;
+  auto& stack = stacks[static_cast<int>(type)];
+  if (stack.empty()) {
+    stacks.clear();
+    auto& fresh = stacks[static_cast<int>(type)];
+    for (int l = 0; l < kLayers; ++l) {
+      for (auto [rows, cols] : shapes) fresh.push_back(make_matrix(type, rows, cols));
+    }
+  }
+  auto& mats = stacks[static_cast<int>(type)];
+  std::vector<float> x(3072, 0.5f), y(3072);
+  ThreadPool& pool = pool_of(n_threads);
+  double bytes = 0;
+  for (const Matrix& w : mats) bytes += static_cast<double>(w.bytes.size());
+  auto pass = [&] {
+    for (const Matrix& w : mats) k.matmul(w.view(), x.data(), w.cols, 1, y.data(), w.rows, pool);
+  };
+  pass();  // warm-up
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pass();
+    benchmark::ClobberMemory();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  const double gbps = bytes * static_cast<double>(state.iterations()) / 1e9 / seconds;
+  state.counters["GB/s"] = gbps;
+  const auto it = read_gbps().find(n_threads);
+  if (it != read_gbps().end()) state.counters["pct_of_read"] = 100.0 * gbps / it->second;
+}
+
 void register_all() {
   for (int t : {1, 2}) {
     benchmark::RegisterBenchmark(("BM_ReadBandwidth/threads:" + std::to_string(t)).c_str(),
@@ -192,6 +237,17 @@ void register_all() {
                                  std::string(isa_name(isa)) + "/threads:" + std::to_string(t);
         benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
           run_matmul_bench(s, type, isa, 1, 8192, 8192, t);
+        })->UseRealTime()->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0}) {
+    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+      for (int t : {1, 2}) {
+        const std::string name = "BM_DecodeStack/" + std::string(ggml_type_name(type)) + "/" +
+                                 std::string(isa_name(isa)) + "/threads:" + std::to_string(t);
+        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
+          run_decode_stack_bench(s, type, isa, t);
         })->UseRealTime()->Unit(benchmark::kMillisecond);
       }
     }

@@ -25,6 +25,9 @@
 #include <new>
 
 #include "kernels/x86_avx512/avx512.h"
+#ifndef RIDGE_PF_HINT
+#define RIDGE_PF_HINT _MM_HINT_T1
+#endif
 
 namespace ridge::kernels::avx512 {
 namespace {
@@ -43,13 +46,16 @@ struct alignas(64) PackedBlock {
 struct DirectBlocks {
   const uint8_t* row[kPanel];  // rows past the matrix repeat the last row (results discarded)
   __m512i d_offsets;           // byte offset of each row from row[0]
+  int64_t prefetch_ahead = 0;  // bytes from a row to the same row of the next panel
 
   void load(int64_t b, __m512i out[8], __m512* d) const {
     const int64_t off = b * kBlockBytes;
     // z[r] = [row r qs (8 dwords) | row r + 8 qs (8 dwords)]
-    // 16 row streams at once: prefetch ahead in each (see float_dot.cpp), one line per 2 blocks.
-    for (int r = 0; r < kPanel && (b & 1) == 0; ++r) {
-      _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + 1024, _MM_HINT_T0);
+    // The panel's 16 rows are one contiguous region that is read column-wise, a pattern the
+    // hardware prefetcher does not follow; so the same lines of the next panel are prefetched
+    // while this one is read (one line per row every 2 blocks), a whole panel ahead.
+    for (int r = 0; r < kPanel && (b & 1) == 0 && prefetch_ahead != 0; ++r) {
+      _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + prefetch_ahead, RIDGE_PF_HINT);
     }
     __m512i z[8];
     for (int r = 0; r < 8; ++r) {
@@ -241,6 +247,7 @@ DirectBlocks panel_at(const WeightView& w, int64_t j, int64_t j1) {
     offsets[r] = static_cast<int32_t>(static_cast<uint64_t>(row - j) * w.row_bytes);
   }
   direct.d_offsets = _mm512_load_si512(offsets);
+  direct.prefetch_ahead = static_cast<int64_t>(kPanel * w.row_bytes);
   return direct;
 }
 
