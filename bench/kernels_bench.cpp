@@ -241,7 +241,8 @@ void register_all() {
       }
     }
   }
-  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0}) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_K,
+                        GgmlType::kQ6_K}) {
     for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
       for (int t : {1, 2}) {
         const std::string name = "BM_DecodeStack/" + std::string(ggml_type_name(type)) + "/" +
