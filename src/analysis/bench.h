@@ -98,6 +98,9 @@ std::string format_bench_table(const BenchReport& r);
 std::string format_bench_csv(const std::vector<BenchReport>& reports);
 nlohmann::json bench_to_json(const std::vector<BenchReport>& reports,
                              const std::vector<TypeComparison>& comparisons);
+// Charts against batch size, one series per (report, context): decode tok/s with the roofline
+// ceiling and the knee, achieved GB/s under the probed bandwidth, ITL p50/p99, % of the roof.
+std::string bench_svg(const std::vector<BenchReport>& reports);
 std::string format_comparison(const BenchReport& a, const BenchReport& b,
                               const std::vector<TypeComparison>& c);
 

@@ -1,5 +1,6 @@
 // `ridge probe`: what this machine can actually do. Memory read and copy bandwidth for 1..N
-// threads on buffers far larger than the last-level cache, and the peak rate of the arithmetic
+// threads on buffers far larger than the last-level cache (the best of a few loop variants: the
+// read rate ridge's kernels can reach, see probe_kernels.h), and the peak rate of the arithmetic
 // instructions ridge's kernels use (f32 FMA, int8 dot, bf16 dot where present). Results are
 // cached per CPU model in $XDG_CACHE_HOME/ridge/probe.json (default ~/.cache/ridge/probe.json).
 #pragma once
@@ -17,8 +18,16 @@ namespace ridge::analysis {
 
 struct BandwidthSample {
   int n_threads = 0;
-  double read_gbs = 0;  // bytes read / s, 1e9
+  double read_gbs = 0;  // bytes read / s, 1e9 (best loop variant's median pass)
   double copy_gbs = 0;  // (bytes read + bytes written) / s, as STREAM counts a copy
+  std::string read_loop;  // the variant that gave read_gbs, e.g. "4 streams + prefetch 2 KiB"
+  std::string copy_loop;
+};
+
+// One loop variant's median rate (at the most threads measured).
+struct LoopSample {
+  std::string loop;
+  double gbs = 0;
 };
 
 struct ProbeResult {
@@ -27,10 +36,12 @@ struct ProbeResult {
   std::string isa;        // loops used: "avx512", "avx2" or "generic"
   int n_threads = 0;      // most threads measured
   uint64_t buffer_bytes = 0;
-  int repetitions = 0;
+  int repetitions = 0;                     // timed passes per loop variant (median kept)
   std::vector<BandwidthSample> bandwidth;  // one per thread count
-  double read_gbs = 0;    // best read bandwidth over thread counts
+  double read_gbs = 0;    // best read bandwidth over thread counts (and loop variants)
   double copy_gbs = 0;
+  std::string read_loop, copy_loop;        // the variants that gave read_gbs / copy_gbs
+  std::vector<LoopSample> read_loops, copy_loops;  // every variant at n_threads
   // Peaks in GFLOP/s (GOP/s for int8) on one thread and on n_threads; 0 = not measured (ISA
   // absent).
   double f32_gflops_1t = 0, f32_gflops = 0;
@@ -43,15 +54,18 @@ struct ProbeResult {
 };
 
 struct ProbeOptions {
-  uint64_t buffer_bytes = 1ull << 30;  // far larger than any LLC
-  int max_threads = 0;                 // 0: every online CPU
-  int repetitions = 3;                 // best of
+  uint64_t buffer_bytes = 512ull << 20;  // far larger than the LLC of ridge's targets
+  int max_threads = 0;                   // 0: every online CPU
+  int repetitions = 5;                   // timed passes per loop variant; the median is kept
   double compute_seconds = 0.05;       // per compute measurement
   std::string isa;                     // "" = best available; "avx2", "generic" to force
 };
 
 // Thread counts measured: 1, 2, 4, ... up to max, and max itself.
 std::vector<int> probe_thread_counts(int max_threads);
+
+// Median of `v` (mean of the two middle values when the count is even); 0 when empty.
+double probe_median(std::vector<double> v);
 
 Result<ProbeResult> run_probe(const ProbeOptions& options);
 

@@ -17,6 +17,24 @@ namespace ridge::analysis {
 namespace {
 
 constexpr int kSchema = 1;
+// Version of the measurement itself. 2: best of several read/copy loop variants, median of
+// passes (1 measured one plain loop and read low). Entries of older versions are not loaded:
+// the next command that needs the figures re-measures.
+constexpr int kProbeVersion = 2;
+
+nlohmann::json loops_json(const std::vector<LoopSample>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& l : v) a.push_back({{"loop", l.loop}, {"gbs", l.gbs}});
+  return a;
+}
+
+std::vector<LoopSample> loops_from_json(const nlohmann::json& j, const char* key) {
+  std::vector<LoopSample> out;
+  for (const auto& l : j.value(key, nlohmann::json::array())) {
+    out.push_back({l.at("loop").get<std::string>(), l.at("gbs").get<double>()});
+  }
+  return out;
+}
 
 nlohmann::json read_cache(const std::string& path) {
   std::ifstream in(path);
@@ -40,7 +58,8 @@ bool same_machine(const nlohmann::json& e, const std::string& cpu_model, int n_c
 nlohmann::json probe_to_json(const ProbeResult& r) {
   nlohmann::json bw = nlohmann::json::array();
   for (const auto& s : r.bandwidth) {
-    bw.push_back({{"threads", s.n_threads}, {"read_gbs", s.read_gbs}, {"copy_gbs", s.copy_gbs}});
+    bw.push_back({{"threads", s.n_threads}, {"read_gbs", s.read_gbs}, {"copy_gbs", s.copy_gbs},
+                  {"read_loop", s.read_loop}, {"copy_loop", s.copy_loop}});
   }
   return {{"cpu_model", r.cpu_model},       {"n_cpus", r.n_cpus},
           {"isa", r.isa},                   {"threads", r.n_threads},
@@ -51,7 +70,10 @@ nlohmann::json probe_to_json(const ProbeResult& r) {
           {"int8_gops", r.int8_gops},       {"bf16_gflops_1t", r.bf16_gflops_1t},
           {"bf16_gflops", r.bf16_gflops},   {"memory_gb", r.memory_gb},
           {"measured_at", r.measured_at},   {"seconds", r.seconds},
-          {"load_avg", r.load_avg}};
+          {"load_avg", r.load_avg},         {"probe_version", kProbeVersion},
+          {"read_loop", r.read_loop},       {"copy_loop", r.copy_loop},
+          {"read_loops", loops_json(r.read_loops)},
+          {"copy_loops", loops_json(r.copy_loops)}};
 }
 
 Result<ProbeResult> probe_from_json(const nlohmann::json& j) {
@@ -66,7 +88,8 @@ Result<ProbeResult> probe_from_json(const nlohmann::json& j) {
     r.repetitions = j.value("repetitions", 0);
     for (const auto& s : j.value("bandwidth", nlohmann::json::array())) {
       r.bandwidth.push_back({s.at("threads").get<int>(), s.at("read_gbs").get<double>(),
-                             s.at("copy_gbs").get<double>()});
+                             s.at("copy_gbs").get<double>(), s.value("read_loop", std::string()),
+                             s.value("copy_loop", std::string())});
     }
     r.read_gbs = j.at("read_gbs").get<double>();
     r.copy_gbs = j.value("copy_gbs", 0.0);
@@ -80,6 +103,10 @@ Result<ProbeResult> probe_from_json(const nlohmann::json& j) {
     r.measured_at = j.value("measured_at", std::string());
     r.seconds = j.value("seconds", 0.0);
     r.load_avg = j.value("load_avg", 0.0);
+    r.read_loop = j.value("read_loop", std::string());
+    r.copy_loop = j.value("copy_loop", std::string());
+    r.read_loops = loops_from_json(j, "read_loops");
+    r.copy_loops = loops_from_json(j, "copy_loops");
     if (!(r.read_gbs > 0)) return error("probe entry has no read bandwidth");
     return r;
   } catch (const nlohmann::json::exception& e) {
@@ -104,7 +131,9 @@ std::optional<ProbeResult> load_probe(const std::string& path, const std::string
   nlohmann::json cache = read_cache(path);
   if (!cache.contains("machines")) return std::nullopt;
   for (const auto& e : cache["machines"]) {
-    if (!same_machine(e, cpu_model, n_cpus)) continue;
+    if (!same_machine(e, cpu_model, n_cpus) || e.value("probe_version", 1) < kProbeVersion) {
+      continue;
+    }
     auto r = probe_from_json(e);
     if (r.ok()) return std::move(r).value();
   }
@@ -149,13 +178,26 @@ bool probe_was_busy(const ProbeResult& r) { return r.load_avg > 0.5 * std::max(r
 
 std::string format_probe(const ProbeResult& r) {
   std::string s = fmt::format(
-      "{} · {} CPUs · {} loops · {:.2f} GiB buffer · best of {} · {:.1f} GB RAM\n\n",
+      "{} · {} CPUs · {} loops · {:.2f} GiB buffer · median of {} passes · {:.1f} GB RAM\n\n",
       r.cpu_model.empty() ? "unknown CPU" : r.cpu_model, r.n_cpus, r.isa,
       static_cast<double>(r.buffer_bytes) / (1u << 30), r.repetitions, r.memory_gb);
-  s += fmt::format("{:>8}  {:>10}  {:>10}\n", "threads", "read GB/s", "copy GB/s");
+  s += fmt::format("{:>8}  {:>10}  {:>10}  {}\n", "threads", "read GB/s", "copy GB/s",
+                   "best loops (read; copy)");
   for (const auto& b : r.bandwidth) {
-    s += fmt::format("{:>8}  {:>10.1f}  {:>10.1f}\n", b.n_threads, b.read_gbs, b.copy_gbs);
+    s += fmt::format("{:>8}  {:>10.1f}  {:>10.1f}  {}; {}\n", b.n_threads, b.read_gbs, b.copy_gbs,
+                     b.read_loop, b.copy_loop);
   }
+  auto variants = [&](const char* what, const std::vector<LoopSample>& v) {
+    if (v.empty()) return;
+    s += fmt::format("{} loops at {} threads, GB/s:", what, r.n_threads);
+    for (size_t i = 0; i < v.size(); ++i) {
+      s += fmt::format("{} {} {:.1f}", i == 0 ? "" : " ·", v[i].loop, v[i].gbs);
+    }
+    s += "\n";
+  };
+  s += "\n";
+  variants("read", r.read_loops);
+  variants("copy", r.copy_loops);
   s += fmt::format("\n{:<22}  {:>14}  {:>14}\n", "peak arithmetic", "1 thread",
                    fmt::format("{} threads", r.n_threads));
   auto row = [&](const char* name, double one, double all, const char* unit) {

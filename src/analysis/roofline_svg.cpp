@@ -8,76 +8,18 @@
 #include <map>
 
 #include "analysis/roofline.h"
+#include "analysis/svg.h"
 
 namespace ridge::analysis {
 namespace {
 
-constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                   "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-constexpr const char* kDashes[] = {"", "6,3", "2,3", "8,3,2,3"};
+using svg::kColors;
+using svg::kDashes;
+using svg::escape;
 
-std::string xml_escape(std::string_view in) {
-  std::string out;
-  for (char c : in) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// A log-log panel: maps values in [lo, hi] decades to pixels.
-struct LogAxes {
-  double x0, y0, w, h;          // pixel box (y0 = top)
-  double lx_lo, lx_hi, ly_lo, ly_hi;  // log10 ranges
-  double px(double x) const { return x0 + w * (std::log10(x) - lx_lo) / (lx_hi - lx_lo); }
-  double py(double y) const { return y0 + h - h * (std::log10(y) - ly_lo) / (ly_hi - ly_lo); }
-};
-
-void decade_range(double lo, double hi, double* llo, double* lhi) {
-  lo = std::max(lo, 1e-30);
-  hi = std::max(hi, lo);
-  *llo = std::floor(std::log10(lo));
-  *lhi = std::ceil(std::log10(hi));
-  if (*lhi - *llo < 2) *lhi = *llo + 2;
-}
-
-std::string si(double v) {
-  const char* units[] = {"", "k", "M", "G", "T", "P", "E"};
-  int i = 0;
-  while (v >= 1000 && i < 6) {
-    v /= 1000;
-    ++i;
-  }
-  return fmt::format("{:g}{}", v, units[i]);
-}
-
-void draw_axes(std::string& s, const LogAxes& a, const std::string& title, const std::string& xl,
-               const std::string& yl) {
-  s += fmt::format("<rect x='{}' y='{}' width='{}' height='{}' fill='none' stroke='#333'/>\n", a.x0,
-                   a.y0, a.w, a.h);
-  for (double e = a.lx_lo; e <= a.lx_hi + 1e-9; e += 1) {
-    double x = a.px(std::pow(10, e));
-    s += fmt::format("<line x1='{:.1f}' y1='{}' x2='{:.1f}' y2='{}' stroke='#ddd'/>\n", x, a.y0, x, a.y0 + a.h);
-    s += fmt::format("<text x='{:.1f}' y='{}' font-size='11' text-anchor='middle'>{}</text>\n", x,
-                     a.y0 + a.h + 15, si(std::pow(10, e)));
-  }
-  for (double e = a.ly_lo; e <= a.ly_hi + 1e-9; e += 1) {
-    double y = a.py(std::pow(10, e));
-    s += fmt::format("<line x1='{}' y1='{:.1f}' x2='{}' y2='{:.1f}' stroke='#ddd'/>\n", a.x0, y, a.x0 + a.w, y);
-    s += fmt::format("<text x='{}' y='{:.1f}' font-size='11' text-anchor='end'>{}</text>\n", a.x0 - 5,
-                     y + 4, si(std::pow(10, e)));
-  }
-  s += fmt::format("<text x='{}' y='{}' font-size='14' text-anchor='middle'>{}</text>\n", a.x0 + a.w / 2,
-                   a.y0 - 10, xml_escape(title));
-  s += fmt::format("<text x='{}' y='{}' font-size='12' text-anchor='middle'>{}</text>\n", a.x0 + a.w / 2,
-                   a.y0 + a.h + 32, xml_escape(xl));
-  s += fmt::format("<text x='{}' y='{}' font-size='12' text-anchor='middle' transform='rotate(-90 {} {})'>{}"
-                   "</text>\n", a.x0 - 48, a.y0 + a.h / 2, a.x0 - 48, a.y0 + a.h / 2, xml_escape(yl));
+// Panel with log axes on whole decades around the data.
+svg::Panel log_panel(double x0, double y0, double x_lo, double x_hi, double y_lo, double y_hi) {
+  return {x0, y0, 440, 340, svg::log_axis(x_lo, x_hi), svg::log_axis(y_lo, y_hi)};
 }
 
 }  // namespace
@@ -114,16 +56,12 @@ std::string roofline_svg(const std::vector<RooflineResult>& results) {
   }
   const int n_legend = static_cast<int>(results.size());
   const int height = 470 + 16 * n_legend;
-  std::string s = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='1120' height='{}' "
-                              "font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n",
-                              height);
-  if (results.empty()) return s + "</svg>\n";
+  std::string s = svg::begin_document(1120, height);
+  if (results.empty()) return s + svg::end_document();
 
-  LogAxes a{80, 40, 440, 340, 0, 0, 0, 0};
-  decade_range(ix_lo / 2, ix_hi * 2, &a.lx_lo, &a.lx_hi);
-  decade_range(fy_lo / 2, fy_hi * 2, &a.ly_lo, &a.ly_hi);
-  draw_axes(s, a, "roofline", "arithmetic intensity (FLOP/byte)", "attainable FLOP/s");
-  const double x_min = std::pow(10, a.lx_lo), x_max = std::pow(10, a.lx_hi), y_min = std::pow(10, a.ly_lo);
+  const svg::Panel a = log_panel(80, 40, ix_lo / 2, ix_hi * 2, fy_lo / 2, fy_hi * 2);
+  svg::draw_axes(s, a, "roofline", "arithmetic intensity (FLOP/byte)", "attainable FLOP/s");
+  const double x_min = std::pow(10, a.x.lo), x_max = std::pow(10, a.x.hi), y_min = std::pow(10, a.y.lo);
   std::map<std::string, bool> drawn;
   for (const auto& r : results) {
     std::string key = r.hw.name + "/" + std::string(precision_name(r.precision));
@@ -135,7 +73,7 @@ std::string roofline_svg(const std::vector<RooflineResult>& results) {
                      "{:.1f},{:.1f}'/>\n", color_of(r), a.px(xs), a.py(bw * xs), a.px(r.ridge),
                      a.py(r.peak_flops), a.px(x_max), a.py(r.peak_flops));
     s += fmt::format("<text x='{:.1f}' y='{:.1f}' font-size='11' fill='{}'>{} {} ridge {:.0f}</text>\n",
-                     a.px(r.ridge) + 4, a.py(r.peak_flops) - 5, color_of(r), xml_escape(r.hw.name),
+                     a.px(r.ridge) + 4, a.py(r.peak_flops) - 5, color_of(r), escape(r.hw.name),
                      precision_name(r.precision), r.ridge);
   }
   for (const auto& r : results) {
@@ -155,11 +93,9 @@ std::string roofline_svg(const std::vector<RooflineResult>& results) {
   s += fmt::format("<text x='{}' y='{}' font-size='10' fill='#555'>circles: decode (label = batch) · "
                    "squares: prefill</text>\n", a.x0 + 5, a.y0 + 14);
 
-  LogAxes t{640, 40, 440, 340, 0, 0, 0, 0};
-  decade_range(std::max(b_lo, 1.0), std::max(b_hi, 10.0), &t.lx_lo, &t.lx_hi);
-  t.lx_lo = 0;  // batch 1 at the left edge
-  decade_range(t_lo / 2, t_hi * 2, &t.ly_lo, &t.ly_hi);
-  draw_axes(s, t, "decode throughput ceiling", "batch size (sequences)", "tokens/s (all sequences)");
+  svg::Panel t = log_panel(640, 40, std::max(b_lo, 1.0), std::max(b_hi, 10.0), t_lo / 2, t_hi * 2);
+  t.x.lo = 0;  // batch 1 at the left edge
+  svg::draw_axes(s, t, "decode throughput ceiling", "batch size (sequences)", "tokens/s (all sequences)");
   std::map<std::string, size_t> dash_i;
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
@@ -178,11 +114,11 @@ std::string roofline_svg(const std::vector<RooflineResult>& results) {
     s += fmt::format("<line x1='80' y1='{}' x2='110' y2='{}' stroke='{}' stroke-width='2' "
                      "stroke-dasharray='{}'/>\n", ly - 4, ly - 4, color_of(r), kDashes[d]);
     s += fmt::format("<text x='116' y='{}' font-size='11'>{} · {} weights · {} KV · ctx {} · {} "
-                     "({} {:.4g} TFLOP/s, {:.0f} GB/s)</text>\n", ly, xml_escape(r.model),
-                     xml_escape(r.weight_type), r.kv_type, r.context, xml_escape(r.hw.name),
+                     "({} {:.4g} TFLOP/s, {:.0f} GB/s)</text>\n", ly, escape(r.model),
+                     escape(r.weight_type), r.kv_type, r.context, escape(r.hw.name),
                      precision_name(r.precision), r.peak_flops / 1e12, r.hw.bandwidth_gbs);
   }
-  return s + "</svg>\n";
+  return s + svg::end_document();
 }
 
 }  // namespace ridge::analysis

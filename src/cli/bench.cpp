@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -20,7 +21,7 @@ namespace ridge::cli {
 namespace {
 
 struct BenchArgs {
-  std::string model_path, synthetic, compare_types, isa, kv_type = "f16";
+  std::string model_path, synthetic, compare_types, isa, kv_type = "f16", svg_path;
   std::vector<int64_t> batches{1, 2, 4, 8}, contexts{128, 1024};
   int64_t n_decode = 32;
   std::optional<int> n_threads;
@@ -147,10 +148,17 @@ int cmd_bench(int argc, char** argv) {
                  "with --synthetic: two weight types, e.g. q8_0,q4_k_m (speed vs byte ratio)");
   app.add_flag("--json", a.json, "print JSON (schema ridge.bench/1)");
   app.add_flag("--csv", a.csv, "print CSV, one row per point");
+  app.add_option("--svg", a.svg_path,
+                 "also write charts (tok/s, GB/s, latency, % of roof against batch) to this SVG file");
   app.add_flag("--no-probe", a.no_probe, "do not run `ridge probe` when no figures are cached");
   if (auto rc = parse(app, argc, argv)) return *rc;
   if (Status s = validate(a); !s.ok()) return report(s);
 
+  std::ofstream svg_out;  // opened first: an unwritable path fails before the sweep runs
+  if (!a.svg_path.empty()) {
+    svg_out.open(a.svg_path);
+    if (!svg_out) return report(error("bench: {}: cannot write SVG", a.svg_path));
+  }
   const auto probe = get_probe(!a.no_probe);
   std::vector<analysis::BenchReport> reports;
   std::vector<std::string> specs;
@@ -185,6 +193,12 @@ int cmd_bench(int argc, char** argv) {
   } else {
     for (const auto& r : reports) fmt::print("{}\n", analysis::format_bench_table(r));
     if (!cmp.empty()) fmt::print("{}", analysis::format_comparison(reports[0], reports[1], cmp));
+  }
+  if (!a.svg_path.empty()) {
+    svg_out << analysis::bench_svg(reports);
+    svg_out.close();
+    if (!svg_out) return report(error("bench: {}: cannot write SVG", a.svg_path));
+    fmt::print(stderr, "wrote {}\n", a.svg_path);
   }
   bool miscount = false;
   for (const auto& r : reports) {

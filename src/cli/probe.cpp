@@ -19,8 +19,8 @@ int cmd_probe(int argc, char** argv) {
   app.add_flag("--json", json, "print the figures as JSON");
   app.add_option("--threads", opt.max_threads, "most threads to measure (default: every CPU)")
       ->check(CLI::Range(1, 4096));
-  app.add_option("--size-mib", size_mib, "buffer size in MiB (default 1024)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--reps", opt.repetitions, "repetitions per measurement, best kept (default 3)")
+  app.add_option("--size-mib", size_mib, "buffer size in MiB (default 512)")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--reps", opt.repetitions, "timed passes per loop variant, median kept (default 5)")
       ->check(CLI::Range(1, 100));
   app.add_option("--isa", opt.isa, "force the loops: avx512, avx2, generic");
   if (auto rc = parse(app, argc, argv)) return *rc;
@@ -33,7 +33,7 @@ int cmd_probe(int argc, char** argv) {
     cached = result.has_value();
   }
   if (!result) {
-    if (!json) fmt::print(stderr, "measuring (about 2-10 s; keep the machine otherwise idle)...\n");
+    if (!json) fmt::print(stderr, "measuring (a few seconds; keep the machine otherwise idle)...\n");
     auto r = analysis::run_probe(opt);
     if (!r.ok()) return report(r.status());
     result = std::move(r).value();

@@ -3,11 +3,19 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <thread>
+
+#include "analysis/probe.h"
+#include "analysis/xml_lite.h"
+#include "base/cpu_features.h"
 
 namespace {
 
@@ -66,6 +74,81 @@ TEST(BenchCli, TinySyntheticJson) {
     EXPECT_TRUE(p.contains("bound"));
     EXPECT_TRUE(p.contains("miscount"));
   }
+}
+
+// Polylines whose class list contains `cls`; their point counts.
+std::vector<size_t> series_sizes(const ridge::testing::XmlElement& root, const std::string& cls) {
+  std::vector<size_t> out;
+  for (const auto* e : root.all("polyline")) {
+    if (!e->has_class(cls)) continue;
+    std::istringstream in(e->attr("points"));
+    std::string pt;
+    size_t n = 0;
+    while (in >> pt) ++n;
+    out.push_back(n);
+  }
+  return out;
+}
+
+TEST(BenchCli, SvgOfATinySweep) {
+  // A private probe cache holding a generous roof for this CPU (1 TB/s: no point can exceed it),
+  // so the charts carry the roof lines; two contexts x three batch sizes.
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ridge-bench-svg-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  ridge::analysis::ProbeResult probe;
+  probe.cpu_model = ridge::cpu_features().model_name;
+  probe.n_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  probe.read_gbs = 1000;
+  probe.f32_gflops = probe.f32_gflops_1t = 1e5;
+  probe.int8_gops = probe.bf16_gflops = 1e5;
+  ASSERT_TRUE(ridge::analysis::save_probe(probe, (dir / "ridge/probe.json").string()).ok());
+  const std::string svg = (dir / "bench.svg").string();
+  int status = 0;
+  const std::string out = run("XDG_CACHE_HOME=" + dir.string() + " " + RIDGE_BINARY +
+                                  " bench --synthetic tiny-qwen3:f32 --batch 1,2,4 --ctx 8,16 -n 2"
+                                  " -t 1 --json --svg " + svg + " 2>/dev/null",
+                              status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_FALSE(nlohmann::json::parse(out, nullptr, false).is_discarded());  // stdout stays JSON
+  std::ifstream in(svg);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::filesystem::remove_all(dir);
+  const std::string doc = ss.str();  // the parser keeps a view of it
+  ridge::testing::XmlParser parser(doc);
+  auto root = parser.parse();
+  ASSERT_TRUE(root) << parser.error();
+  EXPECT_EQ(root->name, "svg");
+  for (const char* cls : {"tok-s", "tok-s-roof", "gbs", "itl-p50", "itl-p99", "pct-bw"}) {
+    EXPECT_EQ(series_sizes(*root, cls), (std::vector<size_t>{3, 3})) << cls;
+  }
+  EXPECT_EQ(series_sizes(*root, "gbs-roof").size(), 1u);
+  std::vector<std::string> texts;
+  for (const auto* t : root->all("text")) texts.push_back(t->text);
+  auto has = [&](const std::string& s) {
+    return std::find(texts.begin(), texts.end(), s) != texts.end();
+  };
+  for (const char* t : {"decode throughput", "achieved bandwidth", "inter-token latency",
+                        "fraction of the roof", "1", "2", "4", "probed read 1000.0 GB/s"}) {
+    EXPECT_TRUE(has(t)) << t;
+  }
+  size_t x_labels = 0;
+  for (const auto* t : root->all("text")) x_labels += t->attr("class") == "xlabel";
+  EXPECT_EQ(x_labels, 4u);
+  bool ctx8 = false, ctx16 = false;
+  for (const auto& t : texts) {
+    ctx8 = ctx8 || t.starts_with("ctx 8 ·");
+    ctx16 = ctx16 || t.starts_with("ctx 16 ·");
+  }
+  EXPECT_TRUE(ctx8 && ctx16);
+}
+
+TEST(BenchCli, SvgToAnUnwritablePathFailsBeforeTheSweep) {
+  int status = 0;
+  run(std::string(RIDGE_BINARY) + " bench --synthetic tiny-qwen3:f32 --no-probe "
+      "--svg /nonexistent-ridge-dir/x.svg 2>/dev/null", status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
 }
 
 TEST(BenchCli, UsageErrors) {

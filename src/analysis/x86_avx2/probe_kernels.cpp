@@ -2,32 +2,35 @@
 #include <immintrin.h>
 
 #include "analysis/probe_kernels.h"
+#include "analysis/probe_mem_loops.h"
 
 namespace ridge::analysis::probe_kernels::avx2 {
 
-float read_sum(const float* p, size_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  for (size_t i = 0; i < n; i += kMemStep) {
-    a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
-    a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
-    a4 = _mm256_add_ps(a4, _mm256_load_ps(p + i + 32));
-    a5 = _mm256_add_ps(a5, _mm256_load_ps(p + i + 40));
-    a6 = _mm256_add_ps(a6, _mm256_load_ps(p + i + 48));
-    a7 = _mm256_add_ps(a7, _mm256_load_ps(p + i + 56));
+namespace {
+
+struct Ymm {
+  using Vec = __m256;
+  static constexpr size_t kFloats = 8;
+  static Vec zero() { return _mm256_setzero_ps(); }
+  static Vec load(const float* p) { return _mm256_load_ps(p); }
+  static Vec add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+  static void store(float* p, Vec v) { _mm256_store_ps(p, v); }
+  static void stream(float* p, Vec v) { _mm256_stream_ps(p, v); }
+  static float hsum(Vec v) {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, v);
+    return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
   }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                           _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, s);
-  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+};
+
+}  // namespace
+
+float read_sum(const float* p, size_t n, const MemLoop& loop) {
+  return detail::read_sum<Ymm>(p, n, loop);
 }
 
-void copy(float* dst, const float* src, size_t n) {
-  for (size_t i = 0; i < n; i += kMemStep) {
-    for (size_t j = 0; j < kMemStep; j += 8) _mm256_store_ps(dst + i + j, _mm256_load_ps(src + i + j));
-  }
+void copy(float* dst, const float* src, size_t n, const MemLoop& loop) {
+  detail::copy<Ymm>(dst, src, n, loop);
 }
 
 float fma_loop(int64_t iters) {

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include "analysis/probe_kernels.h"
+#include "analysis/probe_mem_loops.h"
 
 namespace ridge::analysis::probe_kernels::avx512 {
 namespace {
@@ -23,26 +24,25 @@ int32_t hsum(__m512i v) {
   return s;
 }
 
+struct Zmm {
+  using Vec = __m512;
+  static constexpr size_t kFloats = 16;
+  static Vec zero() { return _mm512_setzero_ps(); }
+  static Vec load(const float* p) { return _mm512_load_ps(p); }
+  static Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+  static void store(float* p, Vec v) { _mm512_store_ps(p, v); }
+  static void stream(float* p, Vec v) { _mm512_stream_ps(p, v); }
+  static float hsum(Vec v) { return avx512::hsum(v); }
+};
+
 }  // namespace
 
-float read_sum(const float* p, size_t n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i < n; i += kMemStep) {
-    a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
-    a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
-    a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
-    a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
-  }
-  return hsum(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+float read_sum(const float* p, size_t n, const MemLoop& loop) {
+  return detail::read_sum<Zmm>(p, n, loop);
 }
 
-void copy(float* dst, const float* src, size_t n) {
-  for (size_t i = 0; i < n; i += kMemStep) {
-    _mm512_store_ps(dst + i, _mm512_load_ps(src + i));
-    _mm512_store_ps(dst + i + 16, _mm512_load_ps(src + i + 16));
-    _mm512_store_ps(dst + i + 32, _mm512_load_ps(src + i + 32));
-    _mm512_store_ps(dst + i + 48, _mm512_load_ps(src + i + 48));
-  }
+void copy(float* dst, const float* src, size_t n, const MemLoop& loop) {
+  detail::copy<Zmm>(dst, src, n, loop);
 }
 
 float fma_loop(int64_t iters) {
