@@ -1,7 +1,11 @@
 #include "kv/kv_cache.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "tensor/fp16.h"
 
@@ -10,18 +14,10 @@ namespace {
 
 constexpr uint64_t kAlignment = 64;
 
-uint64_t elem_bytes_of(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF16: return 2;
-    case GgmlType::kF32: return 4;
-    default: return 0;
-  }
-}
-
-// Elements of one layer's K (or V); 0 on overflow.
-uint64_t layer_elems(const KvCacheConfig& cfg) {
-  uint64_t n = static_cast<uint64_t>(cfg.n_blocks);
-  for (int64_t f : {cfg.n_head_kv, cfg.block_size, cfg.head_dim}) {
+// Rows (token x head) of one layer's K (or V); 0 on overflow or a non-positive factor.
+uint64_t layer_rows(const KvCacheConfig& cfg) {
+  uint64_t n = 1;
+  for (int64_t f : {cfg.n_blocks, cfg.n_head_kv, cfg.block_size}) {
     if (f <= 0) return 0;
     if (n > UINT64_MAX / static_cast<uint64_t>(f)) return 0;
     n *= static_cast<uint64_t>(f);
@@ -29,17 +25,102 @@ uint64_t layer_elems(const KvCacheConfig& cfg) {
   return n;
 }
 
+void store_q8_0(const float* src, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQ8Block; ++b) {
+    const float* x = src + b * kQ8Block;
+    uint8_t* blk = dst + b * kQ8BlockBytes;
+    float amax = 0.0f;
+    for (int64_t i = 0; i < kQ8Block; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const uint16_t dh = f32_to_fp16(d);
+    std::memcpy(blk, &dh, 2);
+    for (int64_t i = 0; i < kQ8Block; ++i) {
+      const auto q = static_cast<int8_t>(std::round(x[i] * id));  // half away from zero
+      std::memcpy(blk + 2 + i, &q, 1);
+    }
+  }
+}
+
+void load_q8_0(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQ8Block; ++b) {
+    const uint8_t* blk = src + b * kQ8BlockBytes;
+    uint16_t dh;
+    std::memcpy(&dh, blk, 2);
+    const float d = fp16_to_f32(dh);
+    for (int64_t i = 0; i < kQ8Block; ++i) {
+      dst[b * kQ8Block + i] = d * static_cast<float>(static_cast<int8_t>(blk[2 + i]));
+    }
+  }
+}
+
 }  // namespace
 
 void KvCache::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
+Result<GgmlType> kv_type_from_name(std::string_view name) {
+  std::string n(name);
+  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n == "f16") return GgmlType::kF16;
+  if (n == "bf16") return GgmlType::kBF16;
+  if (n == "q8_0") return GgmlType::kQ8_0;
+  if (n == "f32") return GgmlType::kF32;
+  return usage_error("unknown KV type '{}' (f16, bf16, q8_0, f32)", name);
+}
+
+std::string_view kv_type_name(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF16: return "f16";
+    case GgmlType::kBF16: return "bf16";
+    case GgmlType::kQ8_0: return "q8_0";
+    case GgmlType::kF32: return "f32";
+    default: return "unsupported";
+  }
+}
+
+bool kv_type_supported(GgmlType type) {
+  return type == GgmlType::kF16 || type == GgmlType::kBF16 || type == GgmlType::kQ8_0 ||
+         type == GgmlType::kF32;
+}
+
+uint64_t kv_row_bytes(GgmlType type, int64_t head_dim) {
+  if (head_dim <= 0 || head_dim > (int64_t{1} << 20)) return 0;
+  const auto hd = static_cast<uint64_t>(head_dim);
+  switch (type) {
+    case GgmlType::kF32: return hd * 4;
+    case GgmlType::kF16: case GgmlType::kBF16: return hd * 2;
+    case GgmlType::kQ8_0:
+      return head_dim % kQ8Block == 0 ? hd / kQ8Block * kQ8BlockBytes : 0;
+    default: return 0;
+  }
+}
+
+Status kv_check_config(const KvCacheConfig& cfg) {
+  if (cfg.n_layer <= 0 || cfg.n_head_kv <= 0 || cfg.head_dim <= 0 || cfg.block_size <= 0 ||
+      cfg.n_blocks < 0) {
+    return error("kv cache: invalid config (layers {}, kv heads {}, head dim {}, block size {}, "
+                 "blocks {}): all must be positive",
+                 cfg.n_layer, cfg.n_head_kv, cfg.head_dim, cfg.block_size, cfg.n_blocks);
+  }
+  if (!kv_type_supported(cfg.type)) {
+    return usage_error("kv cache: type {} not supported (use f16, bf16, q8_0 or f32)",
+                       static_cast<int>(cfg.type));
+  }
+  if (kv_row_bytes(cfg.type, cfg.head_dim) == 0) {
+    return usage_error("kv cache: type q8_0 needs a head_dim that is a multiple of 32, this model's "
+                       "is {} (use --kv-type f16 or bf16)", cfg.head_dim);
+  }
+  return ok_status();
+}
+
 uint64_t kv_block_bytes(const KvCacheConfig& cfg) {
   KvCacheConfig one = cfg;
   one.n_blocks = 1;
-  const uint64_t eb = elem_bytes_of(cfg.type);
-  const uint64_t per_layer = layer_elems(one);
-  if (eb == 0 || per_layer == 0 || cfg.n_layer <= 0) return 0;
-  const uint64_t per_layer_bytes = per_layer * eb * 2;  // K and V
+  if (!kv_check_config(one).ok()) return 0;
+  const uint64_t rows = layer_rows(one);
+  const uint64_t rb = kv_row_bytes(cfg.type, cfg.head_dim);
+  if (rows == 0 || rows > UINT64_MAX / rb / 2) return 0;
+  const uint64_t per_layer_bytes = rows * rb * 2;  // K and V
   if (per_layer_bytes > UINT64_MAX / static_cast<uint64_t>(cfg.n_layer)) return 0;
   return per_layer_bytes * static_cast<uint64_t>(cfg.n_layer);
 }
@@ -50,25 +131,60 @@ int64_t kv_blocks_for_budget(const KvCacheConfig& cfg, uint64_t budget_bytes) {
   return static_cast<int64_t>(budget_bytes / b);
 }
 
+void kv_store_row(GgmlType type, const float* src, uint8_t* dst, int64_t n) {
+  switch (type) {
+    case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case GgmlType::kF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = f32_to_fp16(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      return;
+    case GgmlType::kBF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = f32_to_bf16(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+      }
+      return;
+    case GgmlType::kQ8_0: store_q8_0(src, dst, n); return;
+    default: RIDGE_CHECK(false && "kv_store_row: type not supported");
+  }
+}
+
+void kv_load_row(GgmlType type, const void* src, float* dst, int64_t n) {
+  const auto* s = static_cast<const uint8_t*>(src);
+  uint16_t h;
+  switch (type) {
+    case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case GgmlType::kF16:
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(&h, s + 2 * i, 2);
+        dst[i] = fp16_to_f32(h);
+      }
+      return;
+    case GgmlType::kBF16:
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(&h, s + 2 * i, 2);
+        dst[i] = bf16_to_f32(h);
+      }
+      return;
+    case GgmlType::kQ8_0: load_q8_0(s, dst, n); return;
+    default: RIDGE_CHECK(false && "kv_load_row: type not supported");
+  }
+}
+
 Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
-  if (cfg.n_layer <= 0 || cfg.n_head_kv <= 0 || cfg.head_dim <= 0 || cfg.block_size <= 0 ||
-      cfg.n_blocks <= 0) {
-    return error("kv cache: invalid config (layers {}, kv heads {}, head dim {}, block size {}, "
-                 "blocks {}): all must be positive",
-                 cfg.n_layer, cfg.n_head_kv, cfg.head_dim, cfg.block_size, cfg.n_blocks);
-  }
-  const uint64_t eb = elem_bytes_of(cfg.type);
-  if (eb == 0) {
-    return error("kv cache: type {} not supported (use f16 or f32)", ggml_type_name(cfg.type));
-  }
-  const uint64_t elems = layer_elems(cfg);
-  if (elems == 0 || elems > UINT64_MAX / eb - kAlignment) {
+  RIDGE_RETURN_IF_ERROR(kv_check_config(cfg));
+  if (cfg.n_blocks <= 0) return error("kv cache: {} blocks: must be positive", cfg.n_blocks);
+  const uint64_t rb = kv_row_bytes(cfg.type, cfg.head_dim);
+  const uint64_t rows = layer_rows(cfg);
+  if (rows == 0 || rows > (UINT64_MAX - kAlignment) / rb) {
     return error("kv cache: {} blocks of {} tokens overflow the address space", cfg.n_blocks,
                  cfg.block_size);
   }
-  const uint64_t bytes = (elems * eb + kAlignment - 1) / kAlignment * kAlignment;
+  const uint64_t bytes = (rows * rb + kAlignment - 1) / kAlignment * kAlignment;
   KvCache cache(cfg);
-  cache.elem_bytes_ = eb;
+  cache.row_bytes_ = rb;
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
     for (auto* list : {&cache.k_, &cache.v_}) {
       auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, bytes));
@@ -89,7 +205,13 @@ uint64_t KvCache::total_bytes() const {
 uint64_t KvCache::block_offset_bytes(int64_t block, int64_t head) const {
   RIDGE_CHECK(block >= 0 && block < cfg_.n_blocks && head >= 0 && head < cfg_.n_head_kv);
   const uint64_t row = static_cast<uint64_t>(block * cfg_.n_head_kv + head);
-  return row * static_cast<uint64_t>(cfg_.block_size * cfg_.head_dim) * elem_bytes_;
+  return row * static_cast<uint64_t>(cfg_.block_size) * row_bytes_;
+}
+
+uint64_t KvCache::slot_offset_bytes(int64_t slot, int64_t head) const {
+  const int64_t block = slot / cfg_.block_size;
+  const int64_t offset = slot % cfg_.block_size;
+  return block_offset_bytes(block, head) + static_cast<uint64_t>(offset) * row_bytes_;
 }
 
 const void* KvCache::k_block(int64_t layer, int64_t block, int64_t head) const {
@@ -100,26 +222,28 @@ const void* KvCache::v_block(int64_t layer, int64_t block, int64_t head) const {
   return v_[static_cast<size_t>(layer)].get() + block_offset_bytes(block, head);
 }
 
-void KvCache::write_row(uint8_t* base, int64_t slot, const float* src) {
-  const int64_t block = slot / cfg_.block_size;
-  const int64_t offset = slot % cfg_.block_size;
+void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
+  RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
   const int64_t hd = cfg_.head_dim;
+  uint8_t* kb = k_[static_cast<size_t>(layer)].get();
+  uint8_t* vb = v_[static_cast<size_t>(layer)].get();
   for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
-    uint8_t* dst = base + block_offset_bytes(block, h) + static_cast<uint64_t>(offset * hd) * elem_bytes_;
-    const float* s = src + h * hd;
-    if (cfg_.type == GgmlType::kF32) {
-      std::memcpy(dst, s, static_cast<size_t>(hd) * sizeof(float));
-    } else {
-      auto* d = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < hd; ++i) d[i] = f32_to_fp16(s[i]);
-    }
+    const uint64_t off = slot_offset_bytes(slot, h);
+    kv_store_row(cfg_.type, k + h * hd, kb + off, hd);
+    kv_store_row(cfg_.type, v + h * hd, vb + off, hd);
   }
 }
 
-void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
+void KvCache::read(int64_t layer, int64_t slot, float* k, float* v) const {
   RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
-  write_row(k_[static_cast<size_t>(layer)].get(), slot, k);
-  write_row(v_[static_cast<size_t>(layer)].get(), slot, v);
+  const int64_t hd = cfg_.head_dim;
+  const uint8_t* kb = k_[static_cast<size_t>(layer)].get();
+  const uint8_t* vb = v_[static_cast<size_t>(layer)].get();
+  for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
+    const uint64_t off = slot_offset_bytes(slot, h);
+    kv_load_row(cfg_.type, kb + off, k + h * hd, hd);
+    kv_load_row(cfg_.type, vb + off, v + h * hd, hd);
+  }
 }
 
 }  // namespace ridge::kv

@@ -3,13 +3,22 @@
 // scheduler); this class only stores tensors and knows nothing about sequences.
 //
 // Layout of one layer's K (V is the same):  [n_blocks, n_head_kv, block_size, head_dim]
-// so that the K rows of one KV head inside one block are contiguous (block_size * head_dim
-// elements): attention converts one block of one head to f32 with a single row conversion.
+// so that the K rows of one KV head inside one block are contiguous (block_size rows of
+// kv_row_bytes(type, head_dim) bytes): attention streams one block of one head in its stored type.
 // A token's slot is block_id * block_size + offset_in_block.
+//
+// Types (KV dtypes, docs/kv.md):
+//   f16  (default, as llama.cpp)  2 bytes per value
+//   bf16                           2 bytes per value (the top half of the f32)
+//   q8_0                           GGUF Q8_0 blocks along head_dim: 32 values in 34 bytes, an fp16
+//                                  scale d = amax / 127 then 32 int8 q = round(x / d); value = d * q.
+//                                  head_dim must be a multiple of 32.
+//   f32                            4 bytes per value (tests)
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -23,17 +32,38 @@ struct KvCacheConfig {
   int64_t head_dim = 0;
   int64_t block_size = 16;   // token slots per block
   int64_t n_blocks = 0;
-  GgmlType type = GgmlType::kF16;  // kF16 (default, as llama.cpp) or kF32
+  GgmlType type = GgmlType::kF16;  // kF16 (default), kBF16, kQ8_0 or kF32
 };
+
+inline constexpr int64_t kQ8Block = 32;        // values per q8_0 block
+inline constexpr int64_t kQ8BlockBytes = 34;   // fp16 scale + 32 int8
+
+// "f16", "bf16", "q8_0", "f32" (case-insensitive) -> type; a usage error naming the choices.
+Result<GgmlType> kv_type_from_name(std::string_view name);
+// "f16", "bf16", "q8_0", "f32", or "unsupported".
+std::string_view kv_type_name(GgmlType type);
+// Whether `type` can be a KV cache type (any head_dim; see kv_check_config for the rest).
+bool kv_type_supported(GgmlType type);
+
+// Bytes of one token's K (or V) row of one head; 0 if the type is not a KV type or head_dim does
+// not suit it (q8_0 needs a multiple of 32).
+uint64_t kv_row_bytes(GgmlType type, int64_t head_dim);
+// The reasons a config cannot make a cache (sizes, type, head_dim vs type), as one-line errors.
+// n_blocks may be 0 here (a budget computation); create() needs it positive.
+Status kv_check_config(const KvCacheConfig& cfg);
 
 // Bytes one block takes across all layers, K and V together; 0 if the config is invalid.
 uint64_t kv_block_bytes(const KvCacheConfig& cfg);
 // The number of blocks that fit in `budget_bytes` (cfg.n_blocks is ignored).
 int64_t kv_blocks_for_budget(const KvCacheConfig& cfg, uint64_t budget_bytes);
 
+// Row conversions in the cache's formats (n values; for q8_0 n is a multiple of 32).
+void kv_store_row(GgmlType type, const float* src, uint8_t* dst, int64_t n);
+void kv_load_row(GgmlType type, const void* src, float* dst, int64_t n);
+
 class KvCache {
  public:
-  // Allocates the storage (validated: positive sizes, supported type, no overflow).
+  // Allocates the storage (validated by kv_check_config, positive n_blocks, no overflow).
   static Result<KvCache> create(const KvCacheConfig& cfg);
 
   KvCache(KvCache&&) noexcept = default;
@@ -44,21 +74,24 @@ class KvCache {
   int64_t block_size() const { return cfg_.block_size; }
   int64_t n_slots() const { return cfg_.n_blocks * cfg_.block_size; }
   GgmlType type() const { return cfg_.type; }
+  uint64_t row_bytes() const { return row_bytes_; }  // one token, one head
   uint64_t total_bytes() const;
 
-  // K (or V) rows of KV head `head` in block `block` of `layer`: [block_size, head_dim] elements
-  // of type(), contiguous.
+  // K (or V) rows of KV head `head` in block `block` of `layer`: block_size rows of row_bytes()
+  // bytes in type(), contiguous.
   const void* k_block(int64_t layer, int64_t block, int64_t head) const;
   const void* v_block(int64_t layer, int64_t block, int64_t head) const;
 
   // Stores one token's K and V (each [n_head_kv * head_dim] f32, head-major) into `slot`,
   // converting to type(). slot < n_slots() is the caller's invariant (CHECKed).
   void write(int64_t layer, int64_t slot, const float* k, const float* v);
+  // The inverse: the stored K and V of `slot` as f32 ([n_head_kv * head_dim] each).
+  void read(int64_t layer, int64_t slot, float* k, float* v) const;
 
  private:
   explicit KvCache(const KvCacheConfig& cfg) : cfg_(cfg) {}
   uint64_t block_offset_bytes(int64_t block, int64_t head) const;
-  void write_row(uint8_t* base, int64_t slot, const float* src);
+  uint64_t slot_offset_bytes(int64_t slot, int64_t head) const;
 
   struct FreeDeleter {
     void operator()(uint8_t* p) const;
@@ -66,7 +99,7 @@ class KvCache {
   using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
 
   KvCacheConfig cfg_;
-  uint64_t elem_bytes_ = 0;
+  uint64_t row_bytes_ = 0;
   std::vector<Buffer> k_;  // per layer
   std::vector<Buffer> v_;  // per layer
 };

@@ -1,6 +1,9 @@
 // Paged attention: each query token attends to positions 0..pos of its own sequence, reading K
-// and V through the sequence's block table (see batch.h). GQA: query head h uses KV head
-// h / (n_head / n_head_kv). The result of a token does not depend on the rest of the batch.
+// and V through the sequence's block table (see batch.h) in the cache's stored type (f32, f16,
+// bf16, q8_0: converted in registers, attention_kernels.h). GQA: query head h uses KV head
+// h / (n_head / n_head_kv); the query heads of one KV head, and up to kAttnTileTokens consecutive
+// tokens of one sequence (prefill), are processed in one pass over each K/V block.
+// The result of a token does not depend on the rest of the batch, its grouping or the threads.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,7 @@ struct AttentionArgs {
   float* out = nullptr;       // [n_tokens, n_head * head_dim]
   const Batch* batch = nullptr;
   const kv::KvCache* cache = nullptr;
-  const kernels::Kernels* kernels = nullptr;  // f16 -> f32 row conversion of K/V blocks
+  const kernels::Kernels* kernels = nullptr;  // its isa picks the attention loops
   int64_t layer = 0;
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
@@ -26,6 +29,9 @@ struct AttentionArgs {
   float* scratch = nullptr;   // [n_threads, attention_scratch_floats(...)]
   int64_t scratch_per_thread = 0;
 };
+
+// Tokens of one sequence processed together (fewer when a KV head has many query heads).
+inline constexpr int64_t kAttnTileTokens = 4;
 
 // Floats of per-thread scratch the attention needs for contexts up to max_context.
 int64_t attention_scratch_floats(int64_t n_head, int64_t n_head_kv, int64_t head_dim,
