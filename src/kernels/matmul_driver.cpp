@@ -101,6 +101,21 @@ void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int
     acts.q8_qs = qs;
     acts.q8_d = d;
     acts.q8_sum = sums;
+  } else if (entry->act == ActFormat::kF32AsF16 || entry->act == ActFormat::kF32AsBf16) {
+    buffer = aligned_alloc64(static_cast<size_t>(m * w.cols) * sizeof(float));
+    auto* xr = static_cast<float*>(buffer.get());
+    const bool bf16 = entry->act == ActFormat::kF32AsBf16;
+    for (int64_t i = 0; i < m; ++i) {
+      const float* xi = x + i * ldx;
+      float* ri = xr + i * w.cols;
+      if (bf16) {
+        for (int64_t k = 0; k < w.cols; ++k) ri[k] = bf16_to_f32(f32_to_bf16(xi[k]));
+      } else {
+        for (int64_t k = 0; k < w.cols; ++k) ri[k] = fp16_to_f32(f32_to_fp16(xi[k]));
+      }
+    }
+    acts.f32 = xr;
+    acts.ldx = w.cols;
   } else if (entry->act == ActFormat::kQ8_K) {
     buffer = aligned_alloc64(acts_q8_k_bytes(m, w.cols));
     quantize_acts_q8_k(x, ldx, m, w.cols, buffer.get(), &acts);

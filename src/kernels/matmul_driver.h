@@ -20,6 +20,11 @@ namespace ridge::kernels {
 // Activation formats a rows routine can ask for; the driver converts x once per matmul.
 enum class ActFormat : uint8_t {
   kF32,   // x as given
+  // x rounded to f16 / bf16 (nearest even) and held as f32: ggml's vec_dot_type for F16 / BF16
+  // weights, so those models give llama.cpp's numbers (each f16 x f16 or bf16 x bf16 product
+  // is then exact in f32; only the summation order differs).
+  kF32AsF16,
+  kF32AsBf16,
   kQ8_0,  // 32-element blocks, d = amax/127 rounded to fp16, q = round(x/d) (ggml's reference)
   kQ8_K,  // 256-element blocks for the K formats (kernels/quant/act_q8_k.h)
 };

@@ -65,6 +65,11 @@ std::vector<Preset> build() {
                make("qwen2", "tiny-qwen2", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-6f, 1e6f, true)});
   p.push_back({"tiny-qwen3", "",
                make("qwen3", "tiny-qwen3", 512, 64, 2, 4, 2, 32, 160, 2048, 1e-6f, 1e6f, true)});
+  // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
+  // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
+  ModelConfig llama3 = make("llama", "tiny-llama3", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false);
+  llama3.rope_scaling = RopeScaling{8.0f, 1.0f, 4.0f, 32};
+  p.push_back({"tiny-llama3", "", llama3});
   return p;
 }
 

@@ -46,8 +46,8 @@ void dequantize_float(const void* src, float* dst, int64_t n) {
 
 void add_float_types(TypeTable& t) {
   t.set(GgmlType::kF32, {rows_float<float>, ActFormat::kF32, 1});
-  t.set(GgmlType::kF16, {rows_float<F16Elem>, ActFormat::kF32, 1});
-  t.set(GgmlType::kBF16, {rows_float<Bf16Elem>, ActFormat::kF32, 1});
+  t.set(GgmlType::kF16, {rows_float<F16Elem>, ActFormat::kF32AsF16, 1});
+  t.set(GgmlType::kBF16, {rows_float<Bf16Elem>, ActFormat::kF32AsBf16, 1});
   t.set_dequantize(GgmlType::kF32, dequantize_float<float>);
   t.set_dequantize(GgmlType::kF16, dequantize_float<F16Elem>);
   t.set_dequantize(GgmlType::kBF16, dequantize_float<Bf16Elem>);

@@ -6,9 +6,9 @@
 // MR x-rows against NR w-rows, but every (i, j) goes through exactly this sequence, so the value
 // does not depend on MR, NR, m, the tiling or the thread count (batch invariance).
 //
-// F16 is widened with F16C (vcvtph2ps); BF16 by a 16-bit left shift, which is exact. BF16 does
-// not use vdpbf16ps: that would round the activations to bf16 (8 bits of mantissa), and the
-// weights stream from memory anyway, so the conversion is free in the bandwidth-bound decode.
+// F16 is widened with F16C (vcvtph2ps); BF16 by a 16-bit left shift, which is exact. For F16 and
+// BF16 weights the driver has already rounded x to f16 / bf16 (as ggml does), so every product
+// is exact and only the summation order below defines the result.
 // GCC 12's _mm512_undefined_*() self-initializes a local, which -Wuninitialized reports when
 // intrinsics such as _mm512_cvtph_ps are inlined at -O3 (a known false positive).
 #pragma GCC diagnostic ignored "-Wuninitialized"
