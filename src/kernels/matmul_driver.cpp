@@ -37,6 +37,19 @@ inline int32_t round_away_clamped(float v) {
   return (frac >= 0.5f || frac <= -0.5f) ? t + step : t;
 }
 
+// ggml's Q8_1 s of each 32-element block of x: fp16(amax/127 * sum), amax and the unrounded
+// scale recomputed here because the Q8_0 quantizers keep only the fp16-rounded d.
+void q8_1_block_terms(const float* x, int64_t n, const int32_t* sums, float* s) {
+  for (int64_t b = 0; b < n / kQ8_0Block; ++b) {
+    float amax = 0.0f;
+    for (int64_t k = 0; k < kQ8_0Block; ++k) {
+      const float a = std::fabs(x[b * kQ8_0Block + k]);
+      amax = a > amax ? a : amax;
+    }
+    s[b] = fp16_to_f32(f32_to_fp16(amax / 127.0f * static_cast<float>(sums[b])));
+  }
+}
+
 }  // namespace
 
 void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums) {
@@ -76,18 +89,21 @@ void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int
   acts.f32 = x;
   acts.ldx = ldx;
   AlignedBuffer buffer;
-  if (entry->act == ActFormat::kQ8_0) {
+  if (entry->act == ActFormat::kQ8_0 || entry->act == ActFormat::kQ8_1) {
     RIDGE_CHECK(w.cols % kQ8_0Block == 0);
     const int64_t nb = w.cols / kQ8_0Block;
     const auto n_qs = static_cast<size_t>(m * w.cols);
     const auto n_blocks = static_cast<size_t>(m * nb);
-    buffer = aligned_alloc64(n_qs + n_blocks * (sizeof(float) + sizeof(int32_t)));
+    const bool q8_1 = entry->act == ActFormat::kQ8_1;
+    buffer = aligned_alloc64(n_qs + n_blocks * (sizeof(float) + sizeof(int32_t) + (q8_1 ? sizeof(float) : 0)));
     auto* qs = static_cast<int8_t*>(buffer.get());
     auto* d = reinterpret_cast<float*>(qs + n_qs);
     auto* sums = reinterpret_cast<int32_t*>(d + n_blocks);
+    auto* s = q8_1 ? reinterpret_cast<float*>(sums + n_blocks) : nullptr;
     auto quantize_rows = [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         table.quantize_q8_0(x + i * ldx, w.cols, qs + i * w.cols, d + i * nb, sums + i * nb);
+        if (q8_1) q8_1_block_terms(x + i * ldx, w.cols, sums + i * nb, s + i * nb);
       }
     };
     if (m < kParallelQuantizeRows || pool.size() == 1) {
@@ -101,6 +117,7 @@ void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int
     acts.q8_qs = qs;
     acts.q8_d = d;
     acts.q8_sum = sums;
+    acts.q8_s = s;
   } else if (entry->act == ActFormat::kF32AsF16 || entry->act == ActFormat::kF32AsBf16) {
     buffer = aligned_alloc64(static_cast<size_t>(m * w.cols) * sizeof(float));
     auto* xr = static_cast<float*>(buffer.get());

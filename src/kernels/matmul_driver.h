@@ -26,6 +26,9 @@ enum class ActFormat : uint8_t {
   kF32AsF16,
   kF32AsBf16,
   kQ8_0,  // 32-element blocks, d = amax/127 rounded to fp16, q = round(x/d) (ggml's reference)
+  // kQ8_0 plus ggml's Q8_1 block term s = fp16(d * sum of q) with d = amax/127 *before* its fp16
+  // rounding: what ggml multiplies the min of a Q4_1 / Q5_1 block by (m * s, not m * d * sum).
+  kQ8_1,
   kQ8_K,  // 256-element blocks for the K formats (kernels/quant/act_q8_k.h)
 };
 
@@ -44,6 +47,8 @@ struct Acts {
   const int8_t* q8_qs = nullptr;
   const float* q8_d = nullptr;
   const int32_t* q8_sum = nullptr;
+  // kQ8_1 only: q8_s[i * nb + b] = s of block b of row i (an fp16 value held as f32).
+  const float* q8_s = nullptr;
   // kQ8_K: q8_qs as above (256-element blocks), scale q8k_d[i * nb + b] (f32), and
   // q8k_bsums[(i * nb + b) * 16 + g] = sum of the g-th 16 qs of the block.
   const float* q8k_d = nullptr;

@@ -2,7 +2,9 @@
 //
 // 1. The reference rows routine against an independent float computation: dequantize the
 //    weights (dequantize_row_quant) and the quantized activations, multiply-add in double.
-//    Tolerance 1e-5 of sum |w x| (f32 accumulation of per-block terms).
+//    Tolerance 1e-5 of sum |w x| (f32 accumulation of per-block terms). Q4_1 / Q5_1 take their
+//    min term as ggml does, m * s with s = fp16(amax / 127 * sum q) from the unrounded scale
+//    (ggml's Q8_1 activations), not m * d * sum q: checked against that formula here.
 // 2. Every ISA's matmul (through kernels_for(isa).matmul, the driver and its activation
 //    quantization) against the reference rows, for m = 1 and m = 3, ragged row counts and
 //    thread counts 1 and 2. Tolerance 2e-5 of sum |w x|: the integers are identical, the float
@@ -18,6 +20,7 @@
 #include "kernels/quant/act_q8_k.h"
 #include "kernels/quant/quant_rows.h"
 #include "kernels/quant/quants.h"
+#include "tensor/fp16.h"
 
 namespace ridge::kernels {
 namespace {
@@ -54,12 +57,20 @@ Problem make_problem(GgmlType type, int64_t rows, int64_t n_blocks, int64_t m, u
 }
 
 bool uses_q8_k(GgmlType t) { return traits(t).block_elems == 256; }
+bool has_min(GgmlType t) { return t == GgmlType::kQ4_1 || t == GgmlType::kQ5_1; }
+
+// The min of block b of a Q4_1 / Q5_1 row (both layouts: fp16 d, fp16 m, ...).
+float block_min(const uint8_t* row, GgmlType t, int64_t b) {
+  const uint8_t* blk = row + b * traits(t).block_bytes;
+  return fp16_to_f32(static_cast<uint16_t>(blk[2] | (blk[3] << 8)));
+}
 
 // Quantized activations as the driver builds them, and their dequantized values.
 struct QuantActs {
   std::vector<int8_t> qs;
   std::vector<float> d;
   std::vector<int32_t> sum;
+  std::vector<float> s;  // Q4_1 / Q5_1: ggml's Q8_1 term per block
   std::vector<uint8_t> k_buffer;
   Acts acts;
   std::vector<float> values;  // [m, cols]
@@ -87,6 +98,14 @@ QuantActs quantize_acts(const Problem& p) {
     q.acts.q8_d = q.d.data();
     q.acts.q8_sum = q.sum.data();
     for (int64_t k = 0; k < p.m * p.cols; ++k) q.values[k] = q.d[k / 32] * q.qs[k];
+    if (has_min(p.type)) {
+      for (size_t b = 0; b < q.d.size(); ++b) {
+        float amax = 0.0f;
+        for (size_t k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(p.x[32 * b + k]));
+        q.s.push_back(fp16_to_f32(f32_to_fp16(amax / 127.0f * static_cast<float>(q.sum[b]))));
+      }
+      q.acts.q8_s = q.s.data();
+    }
   }
   return q;
 }
@@ -112,6 +131,14 @@ TEST(QuantDot, ReferenceMatchesDequantizedFloatDot) {
         for (int64_t k = 0; k < p.cols; ++k) {
           dot += double(wrow[k]) * qa.values[i * p.cols + k];
           mag += std::fabs(double(wrow[k]) * qa.values[i * p.cols + k]);
+        }
+        if (has_min(t)) {  // the min times s instead of times the block's dequantized sum
+          const int64_t nb = p.cols / 32;
+          for (int64_t b = 0; b < nb; ++b) {
+            const auto ib = static_cast<size_t>(i * nb + b);
+            dot += double(block_min(p.wq.data() + j * p.row_bytes, t, b)) *
+                   (double(qa.s[ib]) - double(qa.d[ib]) * qa.sum[ib]);
+          }
         }
         ASSERT_NEAR(y[i * p.rows + j], dot, 1e-5 * mag + 1e-30) << "row " << j << " act " << i;
       }

@@ -17,12 +17,16 @@ struct ActRow {
   const float* d;       // per block
   const int32_t* sum;   // Q8_0: per block sum of q
   const int16_t* bsum;  // Q8_K: per 16 elements
+  const float* s;       // Q8_1 term of each block (Q4_1 / Q5_1 only)
 };
 
 ActRow act_row(const Acts& a, int64_t i, int64_t block) {
   const int64_t nb = a.cols / block;
-  if (block == kQk) return {a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb, nullptr};
-  return {a.q8_qs + i * a.cols, a.q8k_d + i * nb, nullptr, a.q8k_bsums + i * nb * 16};
+  if (block == kQk) {
+    return {a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb, nullptr,
+            a.q8_s != nullptr ? a.q8_s + i * nb : nullptr};
+  }
+  return {a.q8_qs + i * a.cols, a.q8k_d + i * nb, nullptr, a.q8k_bsums + i * nb * 16, nullptr};
 }
 
 int dot_i8(const int8_t* w, const int8_t* x, int n) {
@@ -54,7 +58,8 @@ float dot_legacy(const Block* w, const ActRow& x, int64_t nb) {
     const int isum = dot_i8(q, x.q + kQk * b, kQk);
     const float dd = fp16_to_f32(w[b].d) * x.d[b];
     if constexpr (kHasMin) {
-      acc += dd * static_cast<float>(isum) + fp16_to_f32(w[b].m) * x.d[b] * static_cast<float>(x.sum[b]);
+      // ggml's q4_1 / q5_1 dot: d_w d_x isum + m * s, s the Q8_1 term (matmul_driver.h).
+      acc += dd * static_cast<float>(isum) + fp16_to_f32(w[b].m) * x.s[b];
     } else {
       const int offset = kHasHigh ? 16 : 8;  // q - offset is the signed quant
       acc += dd * static_cast<float>(isum - offset * x.sum[b]);

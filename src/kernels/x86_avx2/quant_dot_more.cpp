@@ -29,7 +29,7 @@ inline __m256i qh_bytes(const uint8_t* qh) {
 // Legacy formats with unsigned quants q (0..15 or 0..31): x = d (q - kOffset) or d q + m.
 template <typename Block, bool kFive, bool kMin>
 float dot_legacy(const Block* w, const int8_t* xq, const float* xd, const int32_t* xsum,
-                 int64_t nb) {
+                 const float* xs, int64_t nb) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
   constexpr float kOffset = kFive ? 16.0f : 8.0f;
@@ -43,7 +43,7 @@ float dot_legacy(const Block* w, const int8_t* xq, const float* xd, const int32_
     const float dd = half(w[b].d) * xd[b];
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones)), _mm256_set1_ps(dd), acc);
     if constexpr (kMin) {
-      acc_sum += half(w[b].m) * xd[b] * static_cast<float>(xsum[b]);
+      acc_sum += half(w[b].m) * xs[b];  // xs: ggml's Q8_1 term of the block
     } else {
       acc_sum -= dd * kOffset * static_cast<float>(xsum[b]);
     }
@@ -151,7 +151,8 @@ void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, 
 template <typename Block, bool kFive, bool kMin>
 void rows_legacy(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<Block, kQk>(w, a, j0, j1, y, ldy, [&](const Block* wr, int64_t i, int64_t nb) {
-    return dot_legacy<Block, kFive, kMin>(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb, nb);
+    return dot_legacy<Block, kFive, kMin>(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb,
+                                          kMin ? a.q8_s + i * nb : nullptr, nb);
   });
 }
 

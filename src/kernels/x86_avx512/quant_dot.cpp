@@ -10,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/quant_rows.h"
@@ -44,27 +45,27 @@ inline __m512i legacy_pair(const Block* w) {
 // of the activation block sum; four blocks per iteration so their fp16 scales convert at once.
 template <typename Block, bool kFive, bool kMin>
 float dot_legacy(const Block* w, const int8_t* xq, const float* xd, const int32_t* xsum,
-                 int64_t nb) {
+                 const float* xs, int64_t nb) {
   constexpr float kOffset = kFive ? 16.0f : 8.0f;
   const __m512i lanes01 = join(_mm256_set1_epi32(0), _mm256_set1_epi32(1));
   const __m512i lanes23 = join(_mm256_set1_epi32(2), _mm256_set1_epi32(3));
   __m512 acc = _mm512_setzero_ps();
-  __m128 acc_sum = _mm_setzero_ps();  // sum over blocks of coef * xsum
+  __m128 acc_sum = _mm_setzero_ps();  // sum over blocks of coef * xsum (kMin: m * xs)
   int64_t b = 0;
   for (; b + 3 < nb; b += 4) {
     const __m128 x_d = _mm_loadu_ps(xd + b);
     const __m128 dd = _mm_mul_ps(_mm_cvtph_ps(_mm_setr_epi16(
         static_cast<short>(w[b].d), static_cast<short>(w[b + 1].d), static_cast<short>(w[b + 2].d),
         static_cast<short>(w[b + 3].d), 0, 0, 0, 0)), x_d);
-    __m128 coef;
-    if constexpr (kMin) {
-      coef = _mm_mul_ps(_mm_cvtph_ps(_mm_setr_epi16(
+    if constexpr (kMin) {  // m * s, s ggml's Q8_1 term of the block
+      const __m128 m = _mm_cvtph_ps(_mm_setr_epi16(
           static_cast<short>(w[b].m), static_cast<short>(w[b + 1].m), static_cast<short>(w[b + 2].m),
-          static_cast<short>(w[b + 3].m), 0, 0, 0, 0)), x_d);
+          static_cast<short>(w[b + 3].m), 0, 0, 0, 0));
+      acc_sum = _mm_fmadd_ps(m, _mm_loadu_ps(xs + b), acc_sum);
     } else {
-      coef = _mm_mul_ps(dd, _mm_set1_ps(-kOffset));
+      const __m128 coef = _mm_mul_ps(dd, _mm_set1_ps(-kOffset));
+      acc_sum = _mm_fmadd_ps(coef, _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xsum + b))), acc_sum);
     }
-    acc_sum = _mm_fmadd_ps(coef, _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xsum + b))), acc_sum);
     const __m512 dd16 = _mm512_zextps128_ps512(dd);
     const __m512i t01 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), legacy_pair<kFive>(w + b), load64(xq + kQk * b));
     const __m512i t23 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), legacy_pair<kFive>(w + b + 2), load64(xq + kQk * b + 64));
@@ -82,9 +83,13 @@ float dot_legacy(const Block* w, const int8_t* xq, const float* xd, const int32_
     }
     const __m256i t = _mm256_dpbusd_epi32(_mm256_setzero_si256(), qq, load32(xq + kQk * b));
     const float dd = half(w[b].d) * xd[b];
-    float coef = -kOffset * dd;
-    if constexpr (kMin) coef = half(w[b].m) * xd[b];
-    tail += hsum8(_mm256_cvtepi32_ps(t)) * dd + coef * static_cast<float>(xsum[b]);
+    float min_term;
+    if constexpr (kMin) {
+      min_term = half(w[b].m) * xs[b];
+    } else {
+      min_term = -kOffset * dd * static_cast<float>(xsum[b]);
+    }
+    tail += hsum8(_mm256_cvtepi32_ps(t)) * dd + min_term;
   }
   __m128 s = _mm_add_ps(acc_sum, _mm_movehl_ps(acc_sum, acc_sum));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -149,9 +154,12 @@ struct NibbleOrderActs {
   NibbleOrderActs& operator=(const NibbleOrderActs&) = delete;
 };
 
-template <bool kFive, typename Block>
-float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t* pair_sums,
-                int64_t nb) {
+// One weight row against MR activation rows (x row r: xq[r], xd[r], the pair sums ps[r]): the
+// weight unpacking is shared, and each x row goes through exactly the operations of MR = 1, so
+// out[r] does not depend on MR (batch invariance).
+template <bool kFive, int MR, typename Block>
+void dot_q45_k(const Block* w, const int8_t* const* xq, const float* const* xd,
+               const int16_t* const* ps, int64_t nb, float* out) {
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   const __m512i bit4 = _mm512_set1_epi8(0x10);
   // vpermw indices for pair (g, g + 1), g even: sel[g] = sub-blocks 2g | 2g + 2 (low nibbles),
@@ -163,20 +171,27 @@ float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t
                          _mm256_set1_epi16(static_cast<short>(2 * g + 2 + hi)));
     }
   }
-  __m512 acc = _mm512_setzero_ps();
-  __m128 accm = _mm_setzero_ps();
+  __m512 acc[MR];
+  __m128 accm[MR];
+  for (int r = 0; r < MR; ++r) {
+    acc[r] = _mm512_setzero_ps();
+    accm[r] = _mm_setzero_ps();
+  }
   for (int64_t b = 0; b < nb; ++b) {
-    const float dx = xd[b];
     const __m128i scm = unpack_k4_scales(w[b].scales);
-    const __m128i pairs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pair_sums + 8 * b));
-    const __m128 msum = _mm_cvtepi32_ps(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(scm, 8)), pairs));
-    accm = _mm_fmadd_ps(msum, _mm_set1_ps(dx * half(w[b].dmin)), accm);
+    const __m128i mins16 = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
+    const float dmin = half(w[b].dmin);
+    const float d = half(w[b].d);
+    for (int r = 0; r < MR; ++r) {
+      const __m128i pairs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ps[r] + 8 * b));
+      const __m128 msum = _mm_cvtepi32_ps(_mm_madd_epi16(mins16, pairs));
+      accm[r] = _mm_fmadd_ps(msum, _mm_set1_ps(xd[r][b] * dmin), accm[r]);
+    }
     const __m512i sc16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(scm));
     __m256i qh;
     if constexpr (kFive) qh = load32(w[b].qh);
-    __m512i sumi = _mm512_setzero_si512();
-    __m512i sumi2 = _mm512_setzero_si512();
-    const int8_t* x = xq + kQkK * b;
+    __m512i sumi[MR], sumi2[MR];
+    for (int r = 0; r < MR; ++r) sumi[r] = sumi2[r] = _mm512_setzero_si512();
     // 64 qs bytes = groups g, g+1: low nibbles are sub-blocks 2g | 2g+2, high 2g+1 | 2g+3,
     // matching the 64-byte runs of the nibble-ordered activations.
     for (int g = 0; g < 4; g += 2) {
@@ -188,21 +203,31 @@ float dot_q45_k(const Block* w, const int8_t* xq, const float* xd, const int16_t
         lo = _mm512_or_si512(lo, _mm512_and_si512(bits_to_4(h2, 2 * g, 2 * g + 2), bit4));
         hi = _mm512_or_si512(hi, _mm512_and_si512(bits_to_4(h2, 2 * g + 1, 2 * g + 3), bit4));
       }
-      const __m512i x_lo = load64(x + 64 * g);
-      const __m512i x_hi = load64(x + 64 * g + 64);
-      sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(lo, x_lo), _mm512_permutexvar_epi16(sel[g], sc16));
-      sumi2 = _mm512_dpwssd_epi32(sumi2, _mm512_maddubs_epi16(hi, x_hi), _mm512_permutexvar_epi16(sel[g + 1], sc16));
+      const __m512i sc_lo = _mm512_permutexvar_epi16(sel[g], sc16);
+      const __m512i sc_hi = _mm512_permutexvar_epi16(sel[g + 1], sc16);
+      for (int r = 0; r < MR; ++r) {
+        const int8_t* x = xq[r] + kQkK * b;
+        sumi[r] = _mm512_dpwssd_epi32(sumi[r], _mm512_maddubs_epi16(lo, load64(x + 64 * g)), sc_lo);
+        sumi2[r] = _mm512_dpwssd_epi32(sumi2[r], _mm512_maddubs_epi16(hi, load64(x + 64 * g + 64)),
+                                       sc_hi);
+      }
     }
-    sumi = _mm512_add_epi32(sumi, sumi2);  // two chains: dpwssd latency, not throughput, bound
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(dx * half(w[b].d)), acc);
+    for (int r = 0; r < MR; ++r) {
+      const __m512i t = _mm512_add_epi32(sumi[r], sumi2[r]);  // two chains: dpwssd latency
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(xd[r][b] * d), acc[r]);
+    }
   }
-  __m128 m = _mm_add_ps(accm, _mm_movehl_ps(accm, accm));
-  m = _mm_add_ss(m, _mm_movehdup_ps(m));
-  return hsum16(acc) - _mm_cvtss_f32(m);
+  for (int r = 0; r < MR; ++r) {
+    __m128 m = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
+    m = _mm_add_ss(m, _mm_movehdup_ps(m));
+    out[r] = hsum16(acc[r]) - _mm_cvtss_f32(m);
+  }
 }
 
-float dot_q6_k(const BlockQ6_K* w, const int8_t* xq, const float* xd, const int16_t* bsums,
-               int64_t nb) {
+// As dot_q45_k: one weight row against MR activation rows, per row the operations of MR = 1.
+template <int MR>
+void dot_q6_k(const BlockQ6_K* w, const int8_t* const* xq, const float* const* xd,
+              const int16_t* const* bsums, int64_t nb, float* out) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i hmask = _mm256_set1_epi8(0x30);
   // vpermw indices: 128-bit lane L of chunk c (64 quants) takes scale 4c + L
@@ -215,15 +240,18 @@ float dot_q6_k(const BlockQ6_K* w, const int8_t* xq, const float* xd, const int1
             _mm_set1_epi16(static_cast<short>(4 * c + 2)), 2),
         _mm_set1_epi16(static_cast<short>(4 * c + 3)), 3);
   }
-  __m512 acc = _mm512_setzero_ps();
+  __m512 acc[MR];
+  for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const __m256i sc16 =
         _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
-    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(bsums + 16 * b)), 5);
-    __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off));
-    __m512i sumi2 = _mm512_setzero_si512();
+    __m512i sumi[MR], sumi2[MR];
+    for (int r = 0; r < MR; ++r) {
+      const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(bsums[r] + 16 * b)), 5);
+      sumi[r] = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off));
+      sumi2[r] = _mm512_setzero_si512();
+    }
     const __m512i sc = _mm512_zextsi256_si512(sc16);
-    const int8_t* x = xq + kQkK * b;
     for (int h = 0; h < 2; ++h) {
       const __m256i ql0 = load32(w[b].ql + 64 * h);
       const __m256i ql1 = load32(w[b].ql + 64 * h + 32);
@@ -233,15 +261,57 @@ float dot_q6_k(const BlockQ6_K* w, const int8_t* xq, const float* xd, const int1
       const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, hmask));
       const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
                                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), hmask));
-      const __m512i p01 = _mm512_maddubs_epi16(join(q0, q1), load64(x + 128 * h));
-      const __m512i p23 = _mm512_maddubs_epi16(join(q2, q3), load64(x + 128 * h + 64));
-      sumi = _mm512_dpwssd_epi32(sumi, p01, _mm512_permutexvar_epi16(sel[2 * h], sc));
-      sumi2 = _mm512_dpwssd_epi32(sumi2, p23, _mm512_permutexvar_epi16(sel[2 * h + 1], sc));
+      const __m512i q01 = join(q0, q1);
+      const __m512i q23 = join(q2, q3);
+      const __m512i sc_a = _mm512_permutexvar_epi16(sel[2 * h], sc);
+      const __m512i sc_b = _mm512_permutexvar_epi16(sel[2 * h + 1], sc);
+      for (int r = 0; r < MR; ++r) {
+        const int8_t* x = xq[r] + kQkK * b;
+        sumi[r] = _mm512_dpwssd_epi32(sumi[r], _mm512_maddubs_epi16(q01, load64(x + 128 * h)), sc_a);
+        sumi2[r] = _mm512_dpwssd_epi32(sumi2[r], _mm512_maddubs_epi16(q23, load64(x + 128 * h + 64)),
+                                       sc_b);
+      }
     }
-    sumi = _mm512_add_epi32(sumi, sumi2);
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(xd[b] * half(w[b].d)), acc);
+    const float d = half(w[b].d);
+    for (int r = 0; r < MR; ++r) {
+      const __m512i t = _mm512_add_epi32(sumi[r], sumi2[r]);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps(xd[r][b] * d), acc[r]);
+    }
   }
-  return hsum16(acc);
+  for (int r = 0; r < MR; ++r) out[r] = hsum16(acc[r]);
+}
+
+// K formats: weight rows in groups of kRowGroup (a few KB, kept in L1) against groups of kMr
+// activation rows, so each unpacked weight block serves kMr rows and each activation row is read
+// from L2 once per group. Dot(wr, i, nb, std::integral_constant<int, MR>, out) computes rows
+// i .. i + MR - 1 of y for weight row wr; its per-row result does not depend on MR.
+constexpr int kMr = 4;
+constexpr int64_t kRowGroup = 16;
+
+template <typename Block, typename Dot>
+void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy,
+            Dot dot) {
+  const int64_t nb = a.cols / kQkK;
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  float out[kMr];
+  for (int64_t jg = j0; jg < j1; jg += kRowGroup) {
+    const int64_t je = jg + kRowGroup < j1 ? jg + kRowGroup : j1;
+    int64_t i = 0;
+    for (; i + kMr <= a.m; i += kMr) {
+      for (int64_t j = jg; j < je; ++j) {
+        dot(reinterpret_cast<const Block*>(base + j * w.row_bytes), i, nb,
+            std::integral_constant<int, kMr>{}, out);
+        for (int r = 0; r < kMr; ++r) y[(i + r) * ldy + j] = out[r];
+      }
+    }
+    for (; i < a.m; ++i) {
+      for (int64_t j = jg; j < je; ++j) {
+        dot(reinterpret_cast<const Block*>(base + j * w.row_bytes), i, nb,
+            std::integral_constant<int, 1>{}, out);
+        y[i * ldy + j] = out[0];
+      }
+    }
+  }
 }
 
 template <typename Block, int kBlock, typename Dot>
@@ -260,7 +330,8 @@ namespace {
 template <typename Block, bool kFive, bool kMin>
 void rows_legacy(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<Block, kQk>(w, a, j0, j1, y, ldy, [&](const Block* wr, int64_t i, int64_t nb) {
-    return dot_legacy<Block, kFive, kMin>(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb, nb);
+    return dot_legacy<Block, kFive, kMin>(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, a.q8_sum + i * nb,
+                                          kMin ? a.q8_s + i * nb : nullptr, nb);
   });
 }
 
@@ -279,23 +350,53 @@ void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
   rows_legacy<BlockQ5_1, true, true>(w, a, j0, j1, y, ldy);
 }
 
-void rows_q4_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+namespace {
+
+// The pointers of x rows i .. i + MR - 1 for the K-format dots.
+template <int MR>
+struct XRows {
+  const int8_t* q[MR];
+  const float* d[MR];
+  const int16_t* s[MR];  // pair sums (Q4_K/Q5_K) or the 16 bsums (Q6_K) of each block
+};
+
+template <bool kFive, typename Block>
+void rows_q45_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
+                int64_t ldy) {
   const NibbleOrderActs x(a);
-  rows<BlockQ4_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ4_K* wr, int64_t i, int64_t nb) {
-    return dot_q45_k<false>(wr, x.x + i * a.cols, a.q8k_d + i * nb, x.pairs + i * nb * 8, nb);
+  rows_k<Block>(w, a, j0, j1, y, ldy, [&](const Block* wr, int64_t i, int64_t nb, auto mr, float* out) {
+    constexpr int MR = decltype(mr)::value;
+    XRows<MR> p;
+    for (int r = 0; r < MR; ++r) {
+      p.q[r] = x.x + (i + r) * a.cols;
+      p.d[r] = a.q8k_d + (i + r) * nb;
+      p.s[r] = x.pairs + (i + r) * nb * 8;
+    }
+    dot_q45_k<kFive, MR>(wr, p.q, p.d, p.s, nb, out);
   });
+}
+
+}  // namespace
+
+void rows_q4_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows_q45_k<false, BlockQ4_K>(w, a, j0, j1, y, ldy);
 }
 
 void rows_q5_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  const NibbleOrderActs x(a);
-  rows<BlockQ5_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ5_K* wr, int64_t i, int64_t nb) {
-    return dot_q45_k<true>(wr, x.x + i * a.cols, a.q8k_d + i * nb, x.pairs + i * nb * 8, nb);
-  });
+  rows_q45_k<true, BlockQ5_K>(w, a, j0, j1, y, ldy);
 }
 
 void rows_q6_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<BlockQ6_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ6_K* wr, int64_t i, int64_t nb) {
-    return dot_q6_k(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
+  rows_k<BlockQ6_K>(w, a, j0, j1, y, ldy,
+                    [&](const BlockQ6_K* wr, int64_t i, int64_t nb, auto mr, float* out) {
+    constexpr int MR = decltype(mr)::value;
+    XRows<MR> p;
+    for (int r = 0; r < MR; ++r) {
+      p.q[r] = a.q8_qs + (i + r) * a.cols;
+      p.d[r] = a.q8k_d + (i + r) * nb;
+      p.s[r] = a.q8k_bsums + (i + r) * nb * 16;
+    }
+    dot_q6_k<MR>(wr, p.q, p.d, p.s, nb, out);
   });
 }
 
