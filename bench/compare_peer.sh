@@ -16,7 +16,7 @@ for t in ${types//,/ }; do
   [ -f "$f" ] || build/ridge synth --preset "$preset" --type "$t" -o "$f" >/dev/null
   r=$(build/ridge bench -m "$f" --batch 1 --ctx 512 -n 64 -t "$threads" --json 2>/dev/null)
   p=$(node "$peer" bench --model "$f" --threads "$threads" -p 512 -n 64 2>/dev/null | tail -n 1)
-  rpp=$(jq -r '.points[0].prompt_tok_s' <<<"$r"); rtg=$(jq -r '.points[0].decode_tok_s' <<<"$r")
+  rpp=$(jq -r '.results[0].points[0].prompt_tok_s' <<<"$r"); rtg=$(jq -r '.results[0].points[0].decode_tok_s' <<<"$r")
   ppp=$(jq -r '.pp_tok_s' <<<"$p"); ptg=$(jq -r '.tg_tok_s' <<<"$p")
   printf '%-8s %12.1f %12.1f %8.2f %12.1f %12.1f %8.2f\n' "$t" "$rpp" "$ppp" "$(echo "$rpp/$ppp" | bc -l)" \
     "$rtg" "$ptg" "$(echo "$rtg/$ptg" | bc -l)"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
 #include "tensor/ggml_type.h"
 
@@ -56,8 +57,14 @@ inline TestWeights random_weights(GgmlType type, int64_t rows, int64_t cols, uin
       }
       break;
     }
-    default:
+    default: {  // the block formats: quantize random floats row by row (kernels/quant)
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        for (auto& v : row) v = val(rng);
+        quantize_row(type, row.data(), w.bytes.data() + r * w.row_bytes, cols);
+      }
       break;
+    }
   }
   return w;
 }

@@ -90,8 +90,16 @@ TEST_P(MatmulIsaTest, MatchesRef) {
 // of the thread count.
 TEST_P(MatmulIsaTest, BatchAndThreadInvariant) {
   uint32_t seed = 100;
-  for (GgmlType type : kTypes) {
-    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{130, 96}, {40, 4096 + 32}}) {
+  const GgmlType block_types[] = {GgmlType::kQ4_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
+                                  GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                                  GgmlType::kQ6_K};
+  std::vector<GgmlType> types(std::begin(kTypes), std::end(kTypes));
+  types.insert(types.end(), std::begin(block_types), std::end(block_types));
+  for (GgmlType type : types) {
+    SCOPED_TRACE(std::string(ggml_type_name(type)));
+    // 256-element blocks need cols % 256 == 0 (the K formats).
+    const int64_t small_cols = traits(type).block_elems == 256 ? 256 : 96;
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{130, small_cols}, {40, 4096 + 256}}) {
       const TestWeights w = random_weights(type, rows, cols, seed++);
       const int64_t m = 17;
       const auto x = random_floats(static_cast<size_t>(m * cols), seed++);
