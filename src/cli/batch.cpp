@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "engine/engine.h"
 #include "kernels/kernels.h"
+#include "kv/kv_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -148,7 +149,7 @@ void add_flags(CLI::App& app, BatchArgs& a) {
   app.add_option("--max-batched-tokens", a.engine.max_batched_tokens, "tokens per step")->capture_default_str();
   app.add_option("--max-model-len", a.engine.max_model_len, "prompt + completion per sequence (0: min(training context, 4096))");
   app.add_option("--kv-size", a.kv_size, "KV pool size, e.g. 512M, 2G (default: a quarter of free RAM, at most what max-seqs need)");
-  app.add_option("--kv-type", a.kv_type, "KV cache type: f16, f32")->capture_default_str();
+  app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--block-size", a.engine.block_size, "KV block size in tokens")->capture_default_str();
   app.add_flag("--no-prefix-caching", [&a](int64_t) { a.engine.prefix_caching = false; }, "disable prefix caching");
   app.add_flag("--ignore-eos", a.ignore_eos, "generate max_tokens whatever the model says (benchmarks)");
@@ -187,8 +188,8 @@ int cmd_batch(int argc, char** argv) {
     if (!i || !kernels::isa_supported(*i)) return report(usage_error("batch: --isa '{}' is unknown or unsupported here", a.isa));
     isa = *i;
   }
-  auto kvt = ggml_type_from_name(a.kv_type);
-  if (!kvt) return report(usage_error("batch: unknown --kv-type '{}'", a.kv_type));
+  auto kvt = kv::kv_type_from_name(a.kv_type);
+  if (!kvt.ok()) return report(kvt.status().with_prefix("batch: --kv-type"));
   a.engine.kv_type = *kvt;
   auto kv_bytes = parse_size(a.kv_size);
   if (!kv_bytes.ok()) return report(kv_bytes.status());

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "kernels/kernels.h"
+#include "kv/kv_cache.h"
 #include "model/cost.h"
 
 namespace ridge::cli {
@@ -53,7 +54,7 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   RIDGE_ASSIGN_OR_RETURN(const kernels::Kernels* k, pick_isa(a.isa));
   RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, *k));
   RIDGE_ASSIGN_OR_RETURN(model::TensorTypeFn types, model::weight_types_from_gguf(m.file()));
-  const model::KvType kv = a.kv_type == "f32" ? model::KvType::kF32 : model::KvType::kF16;
+  const model::KvType kv = model::kv_type_from_name(a.kv_type).value_or(model::KvType::kF16);
   RIDGE_ASSIGN_OR_RETURN(model::ModelCost cost, model::model_cost(m.config(), types, kv));
   const int n_threads = a.n_threads ? *a.n_threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -70,7 +71,7 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   if (probe) r.roof = analysis::roof_from_probe(*probe, types(model::TensorRole::kFfnGate, 0));
   analysis::BenchOptions opt;
   opt.n_decode = a.n_decode;
-  opt.kv_type = a.kv_type == "f32" ? GgmlType::kF32 : GgmlType::kF16;
+  opt.kv_type = *kv::kv_type_from_name(a.kv_type);  // checked by validate()
   for (int64_t c : a.contexts) {
     for (int64_t b : a.batches) {
       RIDGE_ASSIGN_OR_RETURN(analysis::BenchPoint p,
@@ -109,9 +110,7 @@ Status validate(const BenchArgs& a) {
   if (!a.compare_types.empty() && a.synthetic.empty()) {
     return usage_error("bench: --compare-types needs --synthetic PRESET:TYPE (the preset is reused)");
   }
-  if (a.kv_type != "f16" && a.kv_type != "f32") {
-    return usage_error("bench: --kv-type must be f16 or f32, got '{}'", a.kv_type);
-  }
+  if (auto t = kv::kv_type_from_name(a.kv_type); !t.ok()) return t.status().with_prefix("bench: --kv-type");
   if (a.n_decode < 1 || a.n_decode > 100000) {
     return usage_error("bench: -n must be in 1..100000, got {}", a.n_decode);
   }
@@ -143,7 +142,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("-n,--decode", a.n_decode, "decode steps per point")->capture_default_str();
   app.add_option("-t,--threads", a.n_threads, "threads (default: all CPUs)");
   app.add_option("--isa", a.isa, "kernel ISA: ref, avx2, avx512 (default: best)");
-  app.add_option("--kv-type", a.kv_type, "KV cache type: f16 or f32")->capture_default_str();
+  app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--compare-types", a.compare_types,
                  "with --synthetic: two weight types, e.g. q8_0,q4_k_m (speed vs byte ratio)");
   app.add_flag("--json", a.json, "print JSON (schema ridge.bench/1)");

@@ -5,6 +5,7 @@
 #include "base/timer.h"
 #include "gguf/reader.h"
 #include "kernels/kernels.h"
+#include "kv/kv_cache.h"
 #include "sampling/stop_matcher.h"
 
 namespace ridge::cli {
@@ -17,7 +18,7 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("-b,--batch-size", o.n_batch, "prompt tokens per forward step")->capture_default_str();
   app.add_option("-n,--n-predict", o.n_predict, "most tokens to generate")->capture_default_str();
   app.add_option("--isa", o.isa, "kernel ISA: ref, avx2, avx512 (default: best for this CPU)");
-  app.add_option("--kv-type", o.kv_type, "KV cache type: f16 or f32")->capture_default_str();
+  app.add_option("--kv-type", o.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--temp", s.temperature, "temperature (0: greedy)")->capture_default_str();
   app.add_option("--top-k", s.top_k, "top-k (0: off)")->capture_default_str();
   app.add_option("--top-p", s.top_p, "top-p (1: off)")->capture_default_str();
@@ -39,9 +40,7 @@ Status validate(const GenerationOptions& o) {
   if (o.n_ctx < 0) return usage_error("-c must be positive, got {}", o.n_ctx);
   if (o.n_batch < 1) return usage_error("-b must be at least 1, got {}", o.n_batch);
   if (o.n_predict < 0) return usage_error("-n must be 0 or more, got {}", o.n_predict);
-  if (o.kv_type != "f16" && o.kv_type != "f32") {
-    return usage_error("--kv-type must be f16 or f32, got '{}'", o.kv_type);
-  }
+  if (auto t = kv::kv_type_from_name(o.kv_type); !t.ok()) return t.status().with_prefix("--kv-type");
   for (const auto& stop : o.sampling.stop) {
     if (stop.empty()) return usage_error("--stop: empty stop string");
   }
@@ -75,7 +74,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   l.pool = std::make_unique<ThreadPool>(n_threads);
   model::SessionOptions so;
   so.n_ctx = o.n_ctx;
-  so.kv_type = o.kv_type == "f32" ? GgmlType::kF32 : GgmlType::kF16;
+  so.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
   so.max_batch = o.n_batch;
   so.n_threads = n_threads;
   RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(*l.model, so));

@@ -27,7 +27,7 @@ struct GenerationOptions {
   int64_t n_batch = 256;        // prompt tokens per forward step
   int64_t n_predict = 256;      // most tokens to generate (per turn in chat)
   std::string isa;              // "", ref, avx2, avx512
-  std::string kv_type = "f16";  // f16 or f32
+  std::string kv_type = "f16";  // f16, bf16, q8_0 or f32
   sampling::SamplingParams sampling;
   std::optional<uint64_t> seed;
 };

@@ -67,7 +67,7 @@ int cmd_run(int argc, char** argv) {
   // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.
   auto types = model::weight_types_from_gguf(l.model->file());
   auto cost = types.ok() ? model::model_cost(l.model->config(), *types,
-                                             o.kv_type == "f32" ? model::KvType::kF32 : model::KvType::kF16)
+                                             model::kv_type_from_name(o.kv_type).value_or(model::KvType::kF16))
                          : Result<model::ModelCost>(types.status());
   if (n_dec > 0 && cost.ok()) {
     const model::StepCost c = model::cost_of_step(*cost, 1, static_cast<int64_t>(n_prompt + n_dec / 2) + 1);

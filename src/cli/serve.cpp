@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "gguf/reader.h"
 #include "kernels/kernels.h"
+#include "kv/kv_cache.h"
 #include "model/model.h"
 #include "server/server.h"
 #include "tokenizer/chat_template.h"
@@ -47,7 +48,7 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("--max-seqs", a.engine.max_seqs, "running sequences at most")->capture_default_str();
   app.add_option("--max-batched-tokens", a.engine.max_batched_tokens, "tokens per engine step")->capture_default_str();
   app.add_option("--kv-mem", a.kv_mib, "KV cache size in MiB (0: automatic)");
-  app.add_option("--kv-type", a.kv_type, "KV cache type: f16, f32")->capture_default_str();
+  app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--block-size", a.engine.block_size, "KV block size in tokens")->capture_default_str();
   app.add_flag("--no-prefix-caching", [&a](int64_t) { a.engine.prefix_caching = false; }, "disable prefix caching");
   app.add_option("-t,--threads", a.engine.n_threads, "engine compute threads")->capture_default_str();
@@ -89,11 +90,9 @@ int cmd_serve(int argc, char** argv) {
   if (auto rc = parse(app, argc, argv)) return *rc;
   auto isa = pick_isa(a.isa);
   if (!isa.ok()) return report(isa.status());
-  if (a.kv_type == "f32") {
-    a.engine.kv_type = GgmlType::kF32;
-  } else if (a.kv_type != "f16") {
-    return report(usage_error("serve: --kv-type '{}' is not one of f16, f32", a.kv_type));
-  }
+  auto kvt = kv::kv_type_from_name(a.kv_type);
+  if (!kvt.ok()) return report(kvt.status().with_prefix("serve: --kv-type"));
+  a.engine.kv_type = *kvt;
   a.engine.kv_bytes = static_cast<uint64_t>(a.kv_mib * 1024 * 1024);
   if (a.model_name.empty()) a.model_name = std::filesystem::path(a.model_path).stem().string();
 

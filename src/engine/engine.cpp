@@ -106,6 +106,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   EngineOptions o = opts;
   const model::ModelConfig& cfg = model.config();
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(cfg.n_ctx_train > 0 ? cfg.n_ctx_train : 4096, 4096));
+  RIDGE_RETURN_IF_ERROR(kv::kv_check_config(model.kv_config(1, o.kv_type, o.block_size)).with_prefix("engine"));
   const uint64_t block_bytes = kv::kv_block_bytes(model.kv_config(1, o.kv_type, o.block_size));
   if (block_bytes == 0) return usage_error("engine: KV type {} is not supported", ggml_type_name(o.kv_type));
   const int64_t per_seq = (int64_t{o.max_model_len} + o.block_size - 1) / o.block_size;

@@ -1,10 +1,11 @@
 // Batch invariance on a real (tiny, synthetic) model: a sequence's logits, step by step, are
 // bit-identical whether it runs alone or among 31 other sequences, with its prompt in one step
-// or in chunks, on 1 or 2 threads, and wherever its KV blocks are.
+// or in chunks, on 1 or 2 threads, and wherever its KV blocks are; for every KV cache type.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
+#include <tuple>
 
 #include "base/thread_pool.h"
 #include "kv/kv_cache.h"
@@ -33,9 +34,10 @@ int32_t argmax(std::span<const float> row) {
 // Returns the target's logits rows, one per step that produced them.
 std::vector<std::vector<float>> run(const model::Model& m, const std::vector<int32_t>& prompt,
                                     const std::vector<std::vector<int32_t>>& others, int32_t chunk,
-                                    int n_threads, int32_t target_block0, int n_decode) {
+                                    int n_threads, int32_t target_block0, int n_decode,
+                                    GgmlType kv_type) {
   const auto n_seqs = static_cast<int64_t>(others.size() + 1);
-  auto kv = kv::KvCache::create(m.kv_config(n_seqs * kBlocksPerSeq + 8, GgmlType::kF16, kBlockSize));
+  auto kv = kv::KvCache::create(m.kv_config(n_seqs * kBlocksPerSeq + 8, kv_type, kBlockSize));
   EXPECT_TRUE(kv.ok());
   model::WorkspaceLimits lim;
   lim.max_tokens = 1024;
@@ -101,10 +103,12 @@ bool bit_equal(const std::vector<std::vector<float>>& a, const std::vector<std::
   return true;
 }
 
-class BatchInvariance : public ::testing::TestWithParam<const char*> {};
+// (weight type, KV cache type)
+class BatchInvariance : public ::testing::TestWithParam<std::tuple<const char*, GgmlType>> {};
 
 TEST_P(BatchInvariance, LogitsBitIdentical) {
-  const model::Model& m = *testing::tiny_model("tiny-qwen3", GetParam()).model;
+  const auto [weights, kvt] = GetParam();
+  const model::Model& m = *testing::tiny_model("tiny-qwen3", weights).model;
   const auto n_vocab = static_cast<uint32_t>(m.config().n_vocab);
   std::mt19937 rng(11);
   std::vector<int32_t> prompt(37);
@@ -115,16 +119,23 @@ TEST_P(BatchInvariance, LogitsBitIdentical) {
     for (auto& t : o) t = static_cast<int32_t>(rng() % n_vocab);
   }
   constexpr int kDecode = 12;
-  const auto alone = run(m, prompt, {}, 1000, 1, 0, kDecode);
+  const auto alone = run(m, prompt, {}, 1000, 1, 0, kDecode, kvt);
   ASSERT_EQ(alone.size(), static_cast<size_t>(kDecode + 1));
-  EXPECT_TRUE(bit_equal(alone, run(m, prompt, others, 1000, 1, 40, kDecode))) << "in a batch of 32";
-  EXPECT_TRUE(bit_equal(alone, run(m, prompt, {}, 5, 1, 0, kDecode))) << "chunked prefill";
-  EXPECT_TRUE(bit_equal(alone, run(m, prompt, others, 7, 1, 96, kDecode))) << "chunked, in a batch of 32";
-  EXPECT_TRUE(bit_equal(alone, run(m, prompt, {}, 1000, 2, 0, kDecode))) << "2 threads";
-  EXPECT_TRUE(bit_equal(alone, run(m, prompt, others, 7, 2, 8, kDecode))) << "2 threads, chunked, batch of 32";
+  EXPECT_TRUE(bit_equal(alone, run(m, prompt, others, 1000, 1, 40, kDecode, kvt))) << "in a batch of 32";
+  EXPECT_TRUE(bit_equal(alone, run(m, prompt, {}, 5, 1, 0, kDecode, kvt))) << "chunked prefill";
+  EXPECT_TRUE(bit_equal(alone, run(m, prompt, others, 7, 1, 96, kDecode, kvt))) << "chunked, in a batch of 32";
+  EXPECT_TRUE(bit_equal(alone, run(m, prompt, {}, 1000, 2, 0, kDecode, kvt))) << "2 threads";
+  EXPECT_TRUE(bit_equal(alone, run(m, prompt, others, 7, 2, 8, kDecode, kvt))) << "2 threads, chunked, batch of 32";
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, BatchInvariance, ::testing::Values("f32", "f16", "q8_0"));
+INSTANTIATE_TEST_SUITE_P(
+    Types, BatchInvariance,
+    ::testing::Values(std::tuple{"f32", GgmlType::kF16}, std::tuple{"f16", GgmlType::kF16},
+                      std::tuple{"q8_0", GgmlType::kF16}, std::tuple{"q8_0", GgmlType::kBF16},
+                      std::tuple{"q8_0", GgmlType::kQ8_0}, std::tuple{"f32", GgmlType::kF32}),
+    [](const auto& p) {
+      return std::string(std::get<0>(p.param)) + "_kv_" + std::string(kv::kv_type_name(std::get<1>(p.param)));
+    });
 
 }  // namespace
 }  // namespace ridge::engine
