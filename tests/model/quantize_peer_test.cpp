@@ -1,5 +1,6 @@
 // llama.cpp loads what `ridge quantize` writes, and on the same quantized file its next-token
-// probabilities match ridge's (top-1 equal, max |p - p_llama.cpp| <= 1e-2 over the peer's top 10).
+// probabilities match ridge's: to 1e-5 at position 0 (no attention yet: every matmul and its
+// activation quantization as ggml defines them) and, over all 64 positions, to 4e-2 (see below).
 // Runs the peer live (node + the harness of ../shared/peer) when RIDGE_PEER names the harness,
 // as scripts/test.sh exports it; skipped otherwise.
 #include <gtest/gtest.h>
@@ -71,7 +72,7 @@ class QuantizePeer : public ::testing::Test {
     auto logits = s->eval(tokens, pool, /*all_logits=*/true);
     ASSERT_TRUE(logits.ok()) << logits.status().message();
     const int64_t n_vocab = m->config().n_vocab;
-    double max_diff = 0;
+    double max_diff = 0, first_diff = 0;
     int near_ties = 0, top1_swaps = 0;
     for (size_t pos = 0; pos < tokens.size(); ++pos) {
       std::vector<float> p(logits->begin() + static_cast<int64_t>(pos) * n_vocab,
@@ -86,15 +87,30 @@ class QuantizePeer : public ::testing::Test {
         ++(gap < 2e-3 ? near_ties : top1_swaps);
       }
       for (const auto& e : top) {
-        max_diff = std::max(max_diff, std::fabs(p[e.at(0).get<size_t>()] - e.at(1).get<double>()));
+        const double d = std::fabs(p[e.at(0).get<size_t>()] - e.at(1).get<double>());
+        max_diff = std::max(max_diff, d);
+        if (pos == 0) first_diff = std::max(first_diff, d);
       }
     }
-    std::printf("[ figures  ] %-28s max |p - p_llama.cpp| = %.2e over %zu positions (top-1 swaps %d, near ties %d)\n",
-                label.c_str(), max_diff, tokens.size(), top1_swaps, near_ties);
-    // The target is 1e-2 and top-1 equal; measured 1e-2..4e-2 on quantized files while f32 files
-    // agree to 1e-5..1e-3, and llama.cpp alone differs by 2e-2 between 48- and 64-token batches
-    // of the same q8_0 file. Open question (docs/quantize.md); this bound only catches gross errors.
-    EXPECT_LE(max_diff, 6e-2);
+    std::printf("[ figures  ] %-28s max |p - p_llama.cpp| = %.2e over %zu positions, %.2e at position 0 "
+                "(top-1 swaps %d, near ties %d)\n",
+                label.c_str(), max_diff, tokens.size(), first_diff, top1_swaps, near_ties);
+    // Position 0: measured <= 8.4e-7 on every file here and on stories260K q4_0 / q4_1; a rule
+    // that differs from ggml's shows far above (Q4_1 with the min term of Q8_0 instead of ggml's
+    // Q8_1: 8.1e-3 on stories260K).
+    EXPECT_LE(first_diff, 1e-5);
+    // All positions: measured 1e-6..3.8e-2 (q2_K worst), moving with any last-bit change in
+    // ridge. Not a format error: both engines agree to 1e-6 up to some position, then differ by
+    // 1e-3..1e-2 from there on. The activation
+    // quantization (127 steps per block) turns any last-bit difference upstream (summation order,
+    // rope angles, exp) into a whole-step difference now and then, and that difference reaches
+    // every later position through the KV cache. Measured: ridge against itself with rope angles
+    // computed as ggml does (no other change) moves 1.8e-2..2.1e-2 on llama q4_1 / q4_K_M (3e-5 on
+    // f16); llama.cpp's own AVX2 and AVX-512 builds differ by 2.3e-2..4.1e-2 on stories260K and
+    // by 2.1e-2 between 48- and 64-token batches of wide-qwen3 q8_0 (its CPU flash attention
+    // accumulates V in f16 below 64 query rows, and whenever head_dim is not a multiple of the
+    // SIMD width). Reaching 1e-2 would need ggml's float operations reproduced bit for bit.
+    EXPECT_LE(max_diff, 4e-2);
   }
 
   std::string peer_;
