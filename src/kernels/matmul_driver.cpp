@@ -24,17 +24,14 @@ AlignedBuffer aligned_alloc64(size_t bytes) {
   return AlignedBuffer(::operator new[](bytes == 0 ? 64 : bytes, std::align_val_t(64)));
 }
 
-// Round half away from zero, exactly like C's roundf, in plain arithmetic that the compiler
-// vectorizes (std::round is a libm call per element). v is first clamped to [-127, 127] (NaN to
-// 0, so non-finite activations give defined, if meaningless, blocks); in range |v| <= 127 + ulps
-// the clamp changes nothing and the truncate / exact-difference test below equals roundf.
-inline int32_t round_away_clamped(float v) {
+// Round half to even, as the x86 SIMD round of ggml's quantizer, in plain arithmetic (adding and
+// subtracting 1.5 * 2^23 rounds |v| < 2^22 to an integer in the default rounding mode). v is
+// first clamped to [-127, 127] (NaN to 0, so non-finite activations give defined, if
+// meaningless, blocks); in range |v| <= 127 + ulps the clamp changes nothing.
+inline int32_t round_even_clamped(float v) {
   v = v == v ? v : 0.0f;
   v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);
-  const auto t = static_cast<int32_t>(v);           // toward zero
-  const float frac = v - static_cast<float>(t);     // exact
-  const int32_t step = v < 0.0f ? -1 : 1;
-  return (frac >= 0.5f || frac <= -0.5f) ? t + step : t;
+  return static_cast<int32_t>((v + 12582912.0f) - 12582912.0f);
 }
 
 // ggml's Q8_1 s of each 32-element block of x: fp16(amax/127 * sum), amax and the unrounded
@@ -62,10 +59,10 @@ void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int3
       amax = a > amax ? a : amax;  // NaN never wins, as with fmaxf
     }
     const float db = amax / 127.0f;
-    const float id = db != 0.0f ? 1.0f / db : 0.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;  // ggml's x86 path: not 1 / db
     int32_t sum = 0;
     for (int64_t k = 0; k < kQ8_0Block; ++k) {
-      const auto q = static_cast<int8_t>(round_away_clamped(xb[k] * id));
+      const auto q = static_cast<int8_t>(round_even_clamped(xb[k] * id));
       qs[b * kQ8_0Block + k] = q;
       sum += q;
     }

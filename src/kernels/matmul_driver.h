@@ -25,7 +25,7 @@ enum class ActFormat : uint8_t {
   // is then exact in f32; only the summation order differs).
   kF32AsF16,
   kF32AsBf16,
-  kQ8_0,  // 32-element blocks, d = amax/127 rounded to fp16, q = round(x/d) (ggml's reference)
+  kQ8_0,  // 32-element blocks, d = amax/127 rounded to fp16, q = round(x*127/amax) (ggml, x86)
   // kQ8_0 plus ggml's Q8_1 block term s = fp16(d * sum of q) with d = amax/127 *before* its fp16
   // rounding: what ggml multiplies the min of a Q4_1 / Q5_1 block by (m * s, not m * d * sum).
   kQ8_1,
@@ -68,8 +68,10 @@ struct TypeMatmul {
 
 constexpr size_t kTypeIdCount = 40;  // ggml type ids are < 40 (see tensor/ggml_type.h)
 
-// ggml's reference Q8_0 quantization of one activation row of n (multiple of 32) elements:
-// per block d = amax/127, q = round-half-away(x * (1/d)); d is stored rounded to fp16 (as f32).
+// ggml's Q8_0 quantization of one activation row of n (multiple of 32) elements as llama.cpp
+// runs it on x86 (the AVX path of quantize_row_q8_0, also its Q8_1 and repacked 4-row forms):
+// per block d = amax/127, q = round-half-even(x * (127/amax)); d is stored rounded to fp16 (as
+// f32). ggml's portable C reference differs in the last bit: 1/d and roundf.
 // ISAs may install a faster routine in TypeTable::quantize_q8_0 that gives the same bytes.
 void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
 using QuantizeActRowFn = void (*)(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);

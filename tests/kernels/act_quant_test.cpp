@@ -1,5 +1,6 @@
-// The Q8_0 activation quantizer against a direct transcription of ggml's reference rule
-// (d = amax/127, q = roundf(x * (1/d)), d stored as fp16), including exact .5 ties.
+// The Q8_0 activation quantizer against a direct transcription of ggml's rule as llama.cpp runs
+// it on x86 (quantize_row_q8_0's AVX path: d = amax/127 stored as fp16, q = x * (127/amax)
+// rounded half to even), including exact .5 ties.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,8 +18,8 @@ void reference_quantize(const float* x, int8_t* q, float* d) {
   float amax = 0.0f;
   for (int k = 0; k < 32; ++k) amax = std::fmax(amax, std::fabs(x[k]));
   const float db = amax / 127.0f;
-  const float id = db != 0.0f ? 1.0f / db : 0.0f;
-  for (int k = 0; k < 32; ++k) q[k] = static_cast<int8_t>(std::roundf(x[k] * id));
+  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  for (int k = 0; k < 32; ++k) q[k] = static_cast<int8_t>(std::nearbyint(x[k] * id));  // to even
   *d = fp16_to_f32(f32_to_fp16(db));
 }
 
@@ -55,8 +56,9 @@ TEST_P(ActQuantQ8_0, MatchesGgmlRule) {
     EXPECT_EQ(f32_to_bits(d[b]), f32_to_bits(want_d)) << b;
     EXPECT_EQ(sums[b], want_sum) << b;
   }
-  EXPECT_EQ(qs[0], -16);  // -15.5 rounds away from zero
-  EXPECT_EQ(qs[16], 1);   // 0.5 -> 1
+  EXPECT_EQ(qs[0], -16);  // -15.5 rounds to even
+  EXPECT_EQ(qs[1], -14);  // -14.5 too
+  EXPECT_EQ(qs[16], 0);   // 0.5 -> 0
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, ActQuantQ8_0,

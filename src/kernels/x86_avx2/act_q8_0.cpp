@@ -11,13 +11,7 @@ inline __m256i quantize8(__m256 x, __m256 id) {
   __m256 v = _mm256_mul_ps(x, id);
   v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
   v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __m256 frac = _mm256_sub_ps(v, t);
-  const __m256 abs_frac = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), frac);
-  const __m256 up = _mm256_cmp_ps(abs_frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-  const __m256 sign_one =
-      _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_and_ps(v, _mm256_set1_ps(-0.0f)));
-  return _mm256_cvttps_epi32(_mm256_add_ps(t, _mm256_and_ps(up, sign_one)));
+  return _mm256_cvttps_epi32(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 inline float hmax8(__m256 v) {
@@ -40,7 +34,7 @@ void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int3
     }
     const float amax = hmax8(m);
     const float db = amax / 127.0f;
-    const float id = db != 0.0f ? 1.0f / db : 0.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
     __m256i q[4];
     for (int h = 0; h < 4; ++h) q[h] = quantize8(xv[h], _mm256_set1_ps(id));
     // int32 -> int8 (values in [-127, 127]: the saturating packs are exact), then undo the
