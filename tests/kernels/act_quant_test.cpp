@@ -3,6 +3,7 @@
 // rounded half to even), including exact .5 ties.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "kernels/isa_tables.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_driver.h"
+#include "kernels/quant/act_q8_k.h"
 
 namespace ridge::kernels {
 namespace {
@@ -59,6 +61,39 @@ TEST_P(ActQuantQ8_0, MatchesGgmlRule) {
   EXPECT_EQ(qs[0], -16);  // -15.5 rounds to even
   EXPECT_EQ(qs[1], -14);  // -14.5 too
   EXPECT_EQ(qs[16], 0);   // 0.5 -> 0
+}
+
+// Q8_K (K formats) against a transcription of ggml's quantize_row_q8_K_ref: iscale = -127 / max
+// with max the element of largest magnitude (first one on ties), q = nearest-even(iscale * x)
+// capped at 127, d = 1 / iscale. Ridge keeps the signs positive: its q and bsums are ggml's
+// negated when max > 0 and its d * q equal ggml's exactly.
+TEST(ActQuantQ8_K, MatchesGgmlRuleUpToSign) {
+  std::vector<float> x = testing::random_floats(256 * 8, 11, 2.0f);
+  for (int k = 0; k < 256; ++k) x[k] = static_cast<float>(k % 64) - 31.5f;  // ties at every half
+  x[300] = -50.0f;                                                           // negative max
+  std::vector<uint8_t> buffer(acts_q8_k_bytes(1, static_cast<int64_t>(x.size())));
+  Acts acts;
+  quantize_acts_q8_k(x.data(), static_cast<int64_t>(x.size()), 1, static_cast<int64_t>(x.size()),
+                     buffer.data(), &acts);
+  for (size_t b = 0; b < x.size() / 256; ++b) {
+    const float* xb = x.data() + 256 * b;
+    float max = 0.0f, amax = 0.0f;
+    for (int k = 0; k < 256; ++k) {
+      if (std::fabs(xb[k]) > amax) {
+        amax = std::fabs(xb[k]);
+        max = xb[k];
+      }
+    }
+    const float iscale = -127.0f / max;
+    const float d = 1.0f / iscale;
+    for (int k = 0; k < 256; ++k) {
+      const int q = std::min(127, static_cast<int>(std::nearbyint(iscale * xb[k])));
+      const float want = d * static_cast<float>(q);
+      const float got = acts.q8k_d[b] * static_cast<float>(acts.q8_qs[256 * b + k]);
+      ASSERT_EQ(got, want) << "block " << b << " k " << k;  // (+0 and -0 for q = 0)
+      ASSERT_EQ(std::abs(acts.q8_qs[256 * b + k]), std::abs(q)) << "block " << b << " k " << k;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, ActQuantQ8_0,

@@ -15,8 +15,11 @@ void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int1
       const float a = std::fabs(xb[k]);
       amax = a > amax ? a : amax;
     }
-    d[b] = amax / 127.0f;
+    // ggml (quantize_row_q8_K_ref) takes iscale = -127 / max for the signed max and d = 1 / iscale,
+    // negating every q; in magnitude that is id = 127 / amax and d = 1 / id (not amax / 127, which
+    // differs in the last bit now and then), and products d * q are the same floats.
     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    d[b] = amax > 0.0f ? 1.0f / id : 0.0f;
     for (int64_t k = 0; k < kQ8_KBlock; ++k) {
       float v = xb[k] * id;
       v = v < 127.0f ? v : 127.0f;  // x * id may round past 127; NaN (inf input) -> 127

@@ -1,5 +1,6 @@
 // Q8_K activations for the K-format dot kernels: per 256-element block a float scale
-// d = amax / 127, int8 q = round(x / d) in [-127, 127], and the sums of each 16 q (the mins and
+// d = 1 / (127 / amax), int8 q = round-half-even(x * 127 / amax) in [-127, 127] (ggml's rule up to
+// the sign of q and d), and the sums of each 16 q (the mins and
 // offsets of the weight formats multiply those instead of every element).
 #pragma once
 
