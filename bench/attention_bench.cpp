@@ -1,0 +1,88 @@
+// Paged attention of one decode token (qwen3-0.6b shapes: 16 query heads, 8 KV heads, head_dim
+// 128, one layer) and of a 512-token prefill chunk, against contexts of 512..4096, per KV type.
+// ./bench_attention --benchmark_filter=Decode   (counters: KV bytes read per second)
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kv/kv_cache.h"
+#include "model/attention.h"
+#include "model/batch.h"
+
+namespace ridge::model {
+namespace {
+
+constexpr int64_t kHead = 16, kHeadKv = 8, kHd = 128, kBs = 16;
+
+struct Setup {
+  kv::KvCache kv;
+  std::vector<int32_t> table;
+};
+
+Setup make(GgmlType type, int64_t n_ctx) {
+  const int64_t n_blocks = (n_ctx + kBs - 1) / kBs;
+  auto kv = kv::KvCache::create(kv::KvCacheConfig{1, kHeadKv, kHd, kBs, n_blocks, type});
+  Setup s{std::move(kv).value(), {}};
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> k(kHeadKv * kHd), v(k.size());
+  for (int64_t p = 0; p < n_blocks * kBs; ++p) {
+    for (auto& x : k) x = nd(rng);
+    for (auto& x : v) x = nd(rng);
+    s.kv.write(0, p, k.data(), v.data());
+  }
+  for (int64_t b = 0; b < n_blocks; ++b) s.table.push_back(static_cast<int32_t>(b));
+  return s;
+}
+
+void run(benchmark::State& state, GgmlType type, bool prefill) {
+  const int64_t n_ctx = state.range(0);
+  const int64_t n_tok = prefill ? 512 : 1;
+  Setup s = make(type, n_ctx);
+  Batch b;
+  b.add_seq(s.table, static_cast<int32_t>(n_ctx));
+  for (int64_t t = n_ctx - n_tok; t < n_ctx; ++t) b.add_token(0, static_cast<int32_t>(t), 0, true, kBs);
+  std::vector<float> q(static_cast<size_t>(n_tok * kHead * kHd), 0.1f), out(q.size());
+  const int64_t per = attention_scratch_floats(kHead, kHeadKv, kHd, kBs, n_ctx);
+  std::vector<float> scratch(static_cast<size_t>(per));
+  AttentionArgs a;
+  a.q = q.data();
+  a.out = out.data();
+  a.batch = &b;
+  a.cache = &s.kv;
+  a.kernels = &kernels::kernels_for(kernels::best_isa());
+  a.n_head = kHead;
+  a.n_head_kv = kHeadKv;
+  a.head_dim = kHd;
+  a.scale = 0.088f;
+  a.scratch = scratch.data();
+  a.scratch_per_thread = per;
+  ThreadPool pool(1);
+  for (auto _ : state) {
+    paged_attention(a, pool);
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double kv_bytes = 2.0 * static_cast<double>(s.kv.row_bytes()) * kHeadKv * static_cast<double>(n_ctx);
+  state.counters["kv_bytes/s"] = benchmark::Counter(kv_bytes, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Decode_f16(benchmark::State& st) { run(st, GgmlType::kF16, false); }
+void BM_Decode_bf16(benchmark::State& st) { run(st, GgmlType::kBF16, false); }
+void BM_Decode_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, false); }
+void BM_Decode_f32(benchmark::State& st) { run(st, GgmlType::kF32, false); }
+void BM_Prefill512_f16(benchmark::State& st) { run(st, GgmlType::kF16, true); }
+void BM_Prefill512_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, true); }
+BENCHMARK(BM_Decode_f16)->Arg(512)->Arg(2048)->Arg(4096);
+BENCHMARK(BM_Decode_bf16)->Arg(512)->Arg(2048)->Arg(4096);
+BENCHMARK(BM_Decode_q8_0)->Arg(512)->Arg(2048)->Arg(4096);
+BENCHMARK(BM_Decode_f32)->Arg(2048);
+BENCHMARK(BM_Prefill512_f16)->Arg(2048)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Prefill512_q8_0)->Arg(2048)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace ridge::model
+
+BENCHMARK_MAIN();
