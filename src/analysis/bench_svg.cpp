@@ -121,8 +121,9 @@ std::string bench_svg(const std::vector<BenchReport>& reports) {
   std::string s = svg::begin_document(1120, 800 + 16 * n_legend);
   if (!reports.empty()) {
     const BenchReport& r = reports.front();
-    s += svg::text(80, 22, fmt::format("ridge bench · {} ({}) · {} kernels · {} threads · roof: {}",
-                                       r.model, r.weight_type, r.isa, r.n_threads, r.roof.source),
+    s += svg::text(80, 22, fmt::format("ridge bench · {} ({}) · {} kernels · {} thread{} · roof: {}",
+                                       r.model, r.weight_type, r.isa, r.n_threads,
+                                       r.n_threads == 1 ? "" : "s", r.roof.source),
                    13);
   }
   svg::draw_axes(s, tok, "decode throughput", "batch size (sequences)", "tokens/s (all sequences)");

@@ -3,8 +3,8 @@
 //
 // Memory loops: the probe must report the best read rate this machine sustains, or ridge's own
 // kernels (which read several weight rows at once and prefetch the next panel into L2) come out
-// above "100% of measured bandwidth". So the read loop comes in variants: 1, 2 or 4 concurrent
-// streams per thread (each stream a contiguous quarter/half of the thread's slice, read
+// above "100% of measured bandwidth". So the read loop comes in variants: 1, 2, 4 or 8 concurrent
+// streams per thread (each stream a contiguous 1/S of the thread's slice, read
 // interleaved, full-width aligned loads into independent accumulators), with or without a
 // software prefetch into L2 (`prefetcht1`) a given distance ahead of every stream. The probe
 // times each variant and keeps the best. Copy likewise: plain or non-temporal stores, with or
@@ -23,11 +23,11 @@ namespace ridge::analysis::probe_kernels {
 // Elements per step of one stream of the memory loops (64 floats = 256 bytes, 4 cache lines).
 inline constexpr size_t kMemStep = 64;
 // Most streams a read loop splits its range into: n must be a multiple of kMemStep * kMaxStreams.
-inline constexpr int kMaxStreams = 4;
+inline constexpr int kMaxStreams = 8;
 
 // One variant of the read or copy loop.
 struct MemLoop {
-  int n_streams = 1;          // read: 1, 2 or 4 concurrent streams (copy: 1)
+  int n_streams = 1;          // read: 1, 2, 4 or 8 concurrent streams (copy: 1)
   size_t prefetch_bytes = 0;  // 0: no software prefetch; else prefetcht1 this far ahead
   bool nontemporal = false;   // copy: streaming stores (bypass the cache, no read-for-ownership)
 };

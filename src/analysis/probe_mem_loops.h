@@ -23,7 +23,9 @@ inline void prefetch_l2(const float* p, size_t bytes_ahead) {
 template <typename V, int S, bool kPrefetch>
 float read_streams(const float* p, size_t n, size_t ahead) {
   constexpr int kLoads = static_cast<int>(kMemStep / V::kFloats);  // loads per step per stream
-  constexpr int kAcc = kLoads < 4 ? kLoads : 4;
+  // At most 16 accumulator registers in all (AVX2 has 16 ymm, AVX-512 32 zmm).
+  constexpr int kAccMax = 16 / S < 4 ? 16 / S : 4;
+  constexpr int kAcc = kLoads < kAccMax ? kLoads : kAccMax;
   const size_t len = n / S;
   typename V::Vec acc[S][kAcc];
   for (auto& a : acc) {
@@ -72,6 +74,7 @@ float read_prefetch_or_not(const float* p, size_t n, size_t ahead) {
 template <typename V>
 float read_sum(const float* p, size_t n, const MemLoop& loop) {
   switch (loop.n_streams) {
+    case 8: return read_prefetch_or_not<V, 8>(p, n, loop.prefetch_bytes);
     case 4: return read_prefetch_or_not<V, 4>(p, n, loop.prefetch_bytes);
     case 2: return read_prefetch_or_not<V, 2>(p, n, loop.prefetch_bytes);
     default: return read_prefetch_or_not<V, 1>(p, n, loop.prefetch_bytes);
