@@ -1,8 +1,10 @@
 // AVX2 attention loops (see attention_kernels.h): K/V rows are converted 8 values at a time
 // in registers (f16: vcvtph2ps (F16C), bf16: shift, q8_0: int8 -> f32 times the block scale, which is
-// exactly the dequantized value) and used at once by up to 4 queries.
+// exactly the dequantized value) and used at once by up to 4 queries; several K rows per pass,
+// V sums held in registers over the rows.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kv/kv_cache.h"
@@ -38,23 +40,38 @@ inline float hsum8(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// Queries [q0, q0 + N) against every row; each query has its own accumulator, so its score is
-// the same whatever N is.
-template <GgmlType T, int N>
+// Queries [q0, q0 + NQ) against rows [j0, j0 + R): every (query, row) pair has its own
+// accumulator, so a score is the same whatever NQ and R are (they only interleave the chains).
+template <GgmlType T, int NQ, int R>
+inline void qk_tile(const uint8_t* k, uint64_t rb, int64_t j0, const float* const* x, int64_t hd,
+                    float scale, float* scores, int64_t ld) {
+  __m256 acc[NQ][R];
+  for (int n = 0; n < NQ; ++n) {
+    for (int r = 0; r < R; ++r) acc[n][r] = _mm256_setzero_ps();
+  }
+  for (int64_t i = 0; i < hd; i += 8) {
+    __m256 kv[R];
+    for (int r = 0; r < R; ++r) kv[r] = load8<T>(k + static_cast<uint64_t>(j0 + r) * rb, i);
+    for (int n = 0; n < NQ; ++n) {
+      const __m256 xq = _mm256_loadu_ps(x[n] + i);
+      for (int r = 0; r < R; ++r) acc[n][r] = _mm256_fmadd_ps(xq, kv[r], acc[n][r]);
+    }
+  }
+  for (int n = 0; n < NQ; ++n) {
+    for (int r = 0; r < R; ++r) scores[n * ld + j0 + r] = hsum8(acc[n][r]) * scale;
+  }
+}
+
+template <GgmlType T, int NQ>
 void qk_rows(const uint8_t* k, uint64_t rb, int64_t n_rows, const AttnQueries& qs, int64_t q0,
              float scale, float* scores, int64_t ld) {
-  const float* x[N];
-  for (int n = 0; n < N; ++n) x[n] = qs.q_at(q0 + n);
-  for (int64_t j = 0; j < n_rows; ++j) {
-    const uint8_t* row = k + static_cast<uint64_t>(j) * rb;
-    __m256 acc[N];
-    for (int n = 0; n < N; ++n) acc[n] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < qs.hd; i += 8) {
-      const __m256 kv = load8<T>(row, i);
-      for (int n = 0; n < N; ++n) acc[n] = _mm256_fmadd_ps(_mm256_loadu_ps(x[n] + i), kv, acc[n]);
-    }
-    for (int n = 0; n < N; ++n) scores[(q0 + n) * ld + j] = hsum8(acc[n]) * scale;
-  }
+  const float* x[NQ];
+  for (int n = 0; n < NQ; ++n) x[n] = qs.q_at(q0 + n);
+  const int64_t hd = qs.hd;
+  float* s = scores + q0 * ld;
+  int64_t j = 0;
+  for (; j + 2 <= n_rows; j += 2) qk_tile<T, NQ, 2>(k, rb, j, x, hd, scale, s, ld);
+  for (; j < n_rows; ++j) qk_tile<T, NQ, 1>(k, rb, j, x, hd, scale, s, ld);
 }
 
 template <GgmlType T>
@@ -64,28 +81,69 @@ void qk_t(const void* k, int64_t n_rows, const AttnQueries& qs, float scale, flo
   const uint64_t rb = kv::kv_row_bytes(T, qs.hd);
   int64_t q = 0;
   for (; q + 4 <= qs.n_q; q += 4) qk_rows<T, 4>(kb, rb, n_rows, qs, q, scale, scores, ld);
-  for (; q < qs.n_q; ++q) qk_rows<T, 1>(kb, rb, n_rows, qs, q, scale, scores, ld);
+  switch (qs.n_q - q) {
+    case 3: return qk_rows<T, 3>(kb, rb, n_rows, qs, q, scale, scores, ld);
+    case 2: return qk_rows<T, 2>(kb, rb, n_rows, qs, q, scale, scores, ld);
+    case 1: return qk_rows<T, 1>(kb, rb, n_rows, qs, q, scale, scores, ld);
+    default: return;
+  }
+}
+
+// out[n][i0, i0 + 8 NV) += p[n][j] * V_j[i0, ...) for rows j in [0, n_rows), ascending, with
+// the sums held in registers over the rows (the same operations as one row at a time).
+template <GgmlType T, int NQ, int NV>
+inline void pv_tile(const uint8_t* v, uint64_t rb, int64_t n_rows, const float* const* p,
+                    float* const* out, int64_t i0) {
+  __m256 acc[NQ][NV];
+  for (int n = 0; n < NQ; ++n) {
+    for (int c = 0; c < NV; ++c) acc[n][c] = _mm256_loadu_ps(out[n] + i0 + 8 * c);
+  }
+  for (int64_t j = 0; j < n_rows; ++j) {
+    const uint8_t* row = v + static_cast<uint64_t>(j) * rb;
+    __m256 vv[NV];
+    for (int c = 0; c < NV; ++c) vv[c] = load8<T>(row, i0 + 8 * c);
+    for (int n = 0; n < NQ; ++n) {
+      const __m256 w = _mm256_set1_ps(p[n][j]);
+      for (int c = 0; c < NV; ++c) acc[n][c] = _mm256_fmadd_ps(w, vv[c], acc[n][c]);
+    }
+  }
+  for (int n = 0; n < NQ; ++n) {
+    for (int c = 0; c < NV; ++c) _mm256_storeu_ps(out[n] + i0 + 8 * c, acc[n][c]);
+  }
+}
+
+template <GgmlType T, int NQ>
+void pv_queries(const uint8_t* v, uint64_t rb, int64_t n_rows, const float* const* p,
+                float* const* out, int64_t hd) {
+  int64_t i = 0;
+  for (; i + 16 <= hd; i += 16) pv_tile<T, NQ, 2>(v, rb, n_rows, p, out, i);
+  for (; i < hd; i += 8) pv_tile<T, NQ, 1>(v, rb, n_rows, p, out, i);
 }
 
 template <GgmlType T>
 void pv_t(const void* v, int64_t n_rows, const float* p, int64_t ld, int64_t skip,
           const AttnQueries& qs) {
+  const auto* vb = static_cast<const uint8_t*>(v);
   const uint64_t rb = kv::kv_row_bytes(T, qs.hd);
-  const int64_t n_tok = qs.n_q / qs.group;
-  for (int64_t j = 0; j < n_rows; ++j) {
-    const int64_t t0 = attn_first_query(j, skip, qs.group) / qs.group;
-    if (t0 >= n_tok) break;
-    const uint8_t* row = static_cast<const uint8_t*>(v) + static_cast<uint64_t>(j) * rb;
-    for (int64_t i = 0; i < qs.hd; i += 8) {
-      const __m256 vv = load8<T>(row, i);
-      for (int64_t t = t0; t < n_tok; ++t) {
-        for (int64_t h = 0; h < qs.group; ++h) {
-          const int64_t q = t * qs.group + h;
-          float* y = qs.out + t * qs.tok_stride + h * qs.hd + i;
-          _mm256_storeu_ps(y, _mm256_fmadd_ps(_mm256_set1_ps(p[q * ld + j]), vv, _mm256_loadu_ps(y)));
-        }
+  for (int64_t q = 0; q < qs.n_q;) {
+    // Query q sees rows j with q / group >= j + skip (causal within the tile).
+    const int64_t rows = std::min(n_rows, q / qs.group - skip + 1);
+    const int64_t n = std::min<int64_t>(4, qs.group - q % qs.group);  // same token: same rows
+    if (rows > 0) {
+      const float* pp[4];
+      float* oo[4];
+      for (int64_t m = 0; m < n; ++m) {
+        pp[m] = p + (q + m) * ld;
+        oo[m] = qs.out_at(q + m);
+      }
+      switch (n) {
+        case 4: pv_queries<T, 4>(vb, rb, rows, pp, oo, qs.hd); break;
+        case 3: pv_queries<T, 3>(vb, rb, rows, pp, oo, qs.hd); break;
+        case 2: pv_queries<T, 2>(vb, rb, rows, pp, oo, qs.hd); break;
+        default: pv_queries<T, 1>(vb, rb, rows, pp, oo, qs.hd); break;
       }
     }
+    q += n;
   }
 }
 

@@ -1,6 +1,7 @@
 // AVX-512 attention loops (see attention_kernels.h): K/V rows are converted 16 values at a time
 // in registers (f16: vcvtph2ps, bf16: shift, q8_0: int8 -> f32 times the block scale, which is
-// exactly the dequantized value) and used at once by up to 4 queries.
+// exactly the dequantized value) and used at once by up to 4 queries; several K rows per pass,
+// V sums held in registers over the rows.
 // GCC 12's AVX-512 headers leave the pass-through operand of many intrinsics undefined (GCC bug
 // 105593); -Wmaybe-uninitialized then fires inside our functions.
 #pragma GCC diagnostic ignored "-Wuninitialized"
