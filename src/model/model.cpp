@@ -21,8 +21,9 @@ Result<Model> Model::from_file(std::shared_ptr<const gguf::File> file,
   WeightBinder binder(*m.file_, kernels, m.w_);
   RIDGE_RETURN_IF_ERROR(bind_common(binder, m.cfg_, m.w_).with_prefix(path));
   RIDGE_RETURN_IF_ERROR(m.arch_->bind_extra(binder, m.cfg_, m.w_).with_prefix(path));
-  m.inv_freq_.resize(static_cast<size_t>(m.cfg_.rope_dims / 2));
-  rope_inv_freq(m.cfg_, m.w_.rope_freqs ? m.w_.rope_freqs.data : nullptr, m.inv_freq_.data());
+  m.rope_factors_.resize(static_cast<size_t>(m.cfg_.rope_dims / 2));
+  rope_freq_factors(m.cfg_, m.w_.rope_freqs ? m.w_.rope_freqs.data : nullptr,
+                    m.rope_factors_.data());
   return m;
 }
 

@@ -66,7 +66,7 @@ class Model {
   Weights w_;
   const kernels::Kernels* kernels_ = nullptr;
   const Architecture* arch_ = nullptr;
-  std::vector<float> inv_freq_;  // [rope_dims / 2]
+  std::vector<float> rope_factors_;  // [rope_dims / 2]
 };
 
 }  // namespace ridge::model

@@ -21,8 +21,15 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
 }
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
-  const float ss = dot_f32(x, x, n);
-  const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  // The sum of squares as llama.cpp forms it (f32 products added in order in double, the mean
+  // rounded to f32): a float sum moves the scale by an ulp now and then, which the f16/bf16/q8_0
+  // rounding of the next matmul's input or the f16 KV cache can turn into a visible difference
+  // (tiny-qwen3 f32, whose per-head Q/K norms feed the cache: 5.7e-5 -> 3.8e-6 against
+  // llama.cpp). Sequential: any other order rounds differently now and then.
+  double ss = 0.0;
+  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i] * x[i]);
+  const auto mean = static_cast<float>(ss / static_cast<double>(n));
+  const float scale = 1.0f / std::sqrt(mean + eps);
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
 
@@ -58,16 +65,16 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const 
   }
 }
 
-void rope_inv_freq(const ModelConfig& cfg, const float* freq_factors, float* inv_freq) {
+void rope_freq_factors(const ModelConfig& cfg, const float* freq_factors, float* factors) {
   const int64_t half = cfg.rope_dims / 2;
   const RopeScaling& s = cfg.rope_scaling;
   for (int64_t i = 0; i < half; ++i) {
-    const double f = std::pow(static_cast<double>(cfg.rope_theta),
-                              -2.0 * static_cast<double>(i) / static_cast<double>(cfg.rope_dims));
     double factor = 1.0;
     if (freq_factors != nullptr) {
       factor = freq_factors[i];
     } else if (s.factor > 0.0f) {  // Llama 3: scale only the long wavelengths, blend in between
+      const double f = std::pow(static_cast<double>(cfg.rope_theta),
+                                -2.0 * static_cast<double>(i) / static_cast<double>(cfg.rope_dims));
       const double wavelen = 2.0 * std::numbers::pi / f;
       const double ctx = static_cast<double>(s.original_context);
       const double high_wavelen = ctx / s.high_freq_factor;
@@ -82,7 +89,16 @@ void rope_inv_freq(const ModelConfig& cfg, const float* freq_factors, float* inv
         factor = 1.0 / ((1.0 - smooth) / s.factor + smooth);
       }
     }
-    inv_freq[i] = static_cast<float>(f / factor * cfg.rope_freq_scale);
+    factors[i] = static_cast<float>(factor);
+  }
+}
+
+void rope_angles(const ModelConfig& cfg, const float* factors, int64_t pos, float* angles) {
+  const float step = std::pow(cfg.rope_theta, -2.0f / static_cast<float>(cfg.rope_dims));
+  float theta = static_cast<float>(pos);
+  for (int64_t i = 0; i < cfg.rope_dims / 2; ++i) {
+    angles[i] = cfg.rope_freq_scale * (theta / factors[i]);
+    theta *= step;
   }
 }
 

@@ -27,9 +27,16 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n);
 void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const float* cs,
           const float* sn, RopeLayout layout);
 
-// Inverse frequencies theta_i = base^(-2i/rope_dims) / factor_i, i < rope_dims/2, where the
-// factors come from a rope_freqs tensor (may be null) or Llama 3 scaling in cfg.rope_scaling.
-void rope_inv_freq(const ModelConfig& cfg, const float* freq_factors, float* inv_freq);
+// The divisors factor_i of the rotary angles, i < rope_dims/2: a rope_freqs tensor (may be
+// null), else Llama 3 scaling from cfg.rope_scaling, else 1.
+void rope_freq_factors(const ModelConfig& cfg, const float* freq_factors, float* factors);
+
+// Rotary angles of one position: freq_scale * (theta_i / factor_i), theta_i = pos * s^i with
+// s = base^(-2/rope_dims), in f32 and built as llama.cpp builds them: theta_0 = pos, then one
+// multiplication by s per pair. pow(base, -2i/d) per pair differs in the last bits, more so at
+// later positions, which flips f16/bf16/q8_0 roundings downstream now and then (tiny-llama with
+// head_dim 32, bf16: 1.2e-3 -> 4e-7 against llama.cpp).
+void rope_angles(const ModelConfig& cfg, const float* factors, int64_t pos, float* angles);
 
 // Numerically stable in-place softmax of n values.
 void softmax(float* x, int64_t n);

@@ -71,12 +71,14 @@ void Model::embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const {
     const auto tok = static_cast<uint64_t>(batch.tokens[static_cast<size_t>(t)]);
     kernels_->dequantize_row(e.type, static_cast<const uint8_t*>(e.data) + tok * e.row_bytes,
                              ws.x.data() + t * d, d);
-    // Rope angles of this token, shared by all layers and heads.
-    const auto pos = static_cast<float>(batch.positions[static_cast<size_t>(t)]);
+    // Rope cosines/sines of this token, shared by all layers and heads.
+    float* cs = ws.rope_cos.data() + t * half;
+    float* sn = ws.rope_sin.data() + t * half;
+    rope_angles(cfg_, rope_factors_.data(), batch.positions[static_cast<size_t>(t)], sn);
     for (int64_t i = 0; i < half; ++i) {
-      const float angle = pos * inv_freq_[static_cast<size_t>(i)];
-      ws.rope_cos[static_cast<size_t>(t * half + i)] = std::cos(angle);
-      ws.rope_sin[static_cast<size_t>(t * half + i)] = std::sin(angle);
+      const float angle = sn[i];
+      cs[i] = std::cos(angle);
+      sn[i] = std::sin(angle);
     }
   });
 }
