@@ -29,7 +29,11 @@ scaling() {  # steady decode throughput at batch 1..64 (prompt 32, 64 new tokens
   for b in 1 2 4 8 16 32 64; do
     $gen fixed "$b" 32 64 > "$tmp/fixed.jsonl"
     "$RIDGE" batch -q -m "$MODEL" --prompts "$tmp/fixed.jsonl" -t "$THREADS" --max-seqs 64 --max-model-len 128 \
-      --out "$tmp/fixed.out" | sed -n "s/^steady decode: /batch $b: /p"
+      --out "$tmp/fixed.out" | sed -n "s/^steady decode: /ridge batch $b: /p"
+    if [ -f "$PEER" ]; then  # llama.cpp, same shape, same run
+      node "$PEER" batch --model "$MODEL" --threads "$THREADS" --seqs "$b" -p 32 -n 64 2>/dev/null |
+        tail -n 1 | sed "s/^/llama.cpp batch $b: /"
+    fi
   done
 }
 
