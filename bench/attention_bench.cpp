@@ -3,6 +3,7 @@
 // ./bench_attention --benchmark_filter=Decode   (counters: KV bytes read per second)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "kv/kv_cache.h"
 #include "model/attention.h"
 #include "model/batch.h"
+#include "model/ops.h"
 
 namespace ridge::model {
 namespace {
@@ -69,12 +71,50 @@ void run(benchmark::State& state, GgmlType type, bool prefill) {
   state.counters["kv_bytes/s"] = benchmark::Counter(kv_bytes, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The attention before KV dtypes (commit ea670d9), for comparison: every (token, KV head)
+// converts each K and V block to f32 into a buffer, then dot_f32 / axpy_f32 per query head.
+void BM_DecodeOldConvert_f16(benchmark::State& state) {
+  const int64_t n_ctx = state.range(0);
+  Setup s = make(GgmlType::kF16, n_ctx);
+  const kernels::Kernels& k = kernels::kernels_for(kernels::best_isa());
+  const int64_t group = kHead / kHeadKv;
+  std::vector<float> q(kHead * kHd, 0.1f), out(q.size()), buf(kBs * kHd), scores(static_cast<size_t>(group * n_ctx));
+  const int64_t n_blocks = (n_ctx + kBs - 1) / kBs;
+  for (auto _ : state) {
+    for (int64_t g = 0; g < kHeadKv; ++g) {
+      for (int64_t blk = 0; blk < n_blocks; ++blk) {
+        const int64_t n = std::min(kBs, n_ctx - blk * kBs);
+        k.dequantize_row(GgmlType::kF16, s.kv.k_block(0, s.table[static_cast<size_t>(blk)], g), buf.data(), n * kHd);
+        for (int64_t h = 0; h < group; ++h) {
+          for (int64_t j = 0; j < n; ++j) {
+            scores[static_cast<size_t>(h * n_ctx + blk * kBs + j)] =
+                dot_f32(q.data() + (g * group + h) * kHd, buf.data() + j * kHd, kHd) * 0.088f;
+          }
+        }
+      }
+      for (int64_t h = 0; h < group; ++h) softmax(scores.data() + h * n_ctx, n_ctx);
+      for (int64_t blk = 0; blk < n_blocks; ++blk) {
+        const int64_t n = std::min(kBs, n_ctx - blk * kBs);
+        k.dequantize_row(GgmlType::kF16, s.kv.v_block(0, s.table[static_cast<size_t>(blk)], g), buf.data(), n * kHd);
+        for (int64_t h = 0; h < group; ++h) {
+          for (int64_t j = 0; j < n; ++j) {
+            axpy_f32(scores[static_cast<size_t>(h * n_ctx + blk * kBs + j)], buf.data() + j * kHd,
+                     out.data() + (g * group + h) * kHd, kHd);
+          }
+        }
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
 void BM_Decode_f16(benchmark::State& st) { run(st, GgmlType::kF16, false); }
 void BM_Decode_bf16(benchmark::State& st) { run(st, GgmlType::kBF16, false); }
 void BM_Decode_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, false); }
 void BM_Decode_f32(benchmark::State& st) { run(st, GgmlType::kF32, false); }
 void BM_Prefill512_f16(benchmark::State& st) { run(st, GgmlType::kF16, true); }
 void BM_Prefill512_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, true); }
+BENCHMARK(BM_DecodeOldConvert_f16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_f16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_bf16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_q8_0)->Arg(512)->Arg(2048)->Arg(4096);
