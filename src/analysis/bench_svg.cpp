@@ -89,10 +89,12 @@ svg::Axis batch_axis(const std::vector<Series>& series) {
   return a;
 }
 
-}  // namespace
+// The four panels (2 x 2), their value ranges from every series and its roof.
+struct Panels {
+  svg::Panel tok, gbs, itl, pct;
+};
 
-std::string bench_svg(const std::vector<BenchReport>& reports) {
-  const std::vector<Series> series = make_series(reports);
+Panels make_panels(const std::vector<Series>& series) {
   const svg::Axis bx = batch_axis(series);
   double tok_lo = 1e300, tok_hi = 0, gbs_hi = 0, itl_hi = 0;
   for (const Series& s : series) {
@@ -112,11 +114,83 @@ std::string bench_svg(const std::vector<BenchReport>& reports) {
     tok_lo = 1;
     tok_hi = 10;
   }
-  const svg::Panel tok{80, 60, 440, 300, bx, svg::log_axis(tok_lo / 1.5, tok_hi * 1.5)};
-  const svg::Panel gbs{640, 60, 440, 300, bx, svg::linear_axis(gbs_hi * 1.05)};
-  const svg::Panel itl{80, 440, 440, 300, bx, svg::linear_axis(itl_hi * 1.05)};
-  const svg::Panel pct{640, 440, 440, 300, bx, svg::linear_axis(100)};
+  return {{80, 60, 440, 300, bx, svg::log_axis(tok_lo / 1.5, tok_hi * 1.5)},
+          {640, 60, 440, 300, bx, svg::linear_axis(gbs_hi * 1.05)},
+          {80, 440, 440, 300, bx, svg::linear_axis(itl_hi * 1.05)},
+          {640, 440, 440, 300, bx, svg::linear_axis(100)}};
+}
 
+// One series' lines and markers in every panel.
+void draw_series(std::string& s, const Panels& pn, const Series& se) {
+  const BenchRoof& roof = se.report->roof;
+  Points measured, ceiling, bw, p50, p99, bw_pct, fl_pct;
+  for (const BenchPoint* p : se.points) {
+    const double b = static_cast<double>(p->batch);
+    measured.emplace_back(b, p->decode_tok_s);
+    if (double c = ceiling_tok_s(*p, roof); c > 0) ceiling.emplace_back(b, c);
+    bw.emplace_back(b, p->verdict.achieved_bytes_per_s / 1e9);
+    p50.emplace_back(b, p->itl_p50_ms);
+    p99.emplace_back(b, p->itl_p99_ms);
+    // A miscount has no valid fraction (never drawn above 100%).
+    if (roof.bandwidth_bytes_per_s > 0 && !p->miscount) bw_pct.emplace_back(b, 100 * p->bandwidth_fraction);
+    if (roof.peak_flops > 0 && !p->miscount) fl_pct.emplace_back(b, 100 * p->compute_fraction);
+  }
+  const char* c = se.color;
+  s += svg::polyline(pn.tok, measured, c, "", 2, "series tok-s");
+  s += svg::polyline(pn.tok, ceiling, c, "6,3", 1.5, "roof tok-s-roof");
+  s += svg::polyline(pn.gbs, bw, c, "", 2, "series gbs");
+  s += svg::polyline(pn.itl, p50, c, "", 2, "series itl-p50");
+  s += svg::polyline(pn.itl, p99, c, "6,3", 1.5, "series itl-p99");
+  s += svg::polyline(pn.pct, bw_pct, c, "", 2, "series pct-bw");
+  s += svg::polyline(pn.pct, fl_pct, c, "2,3", 1.5, "series pct-flops");
+  for (const BenchPoint* p : se.points) {
+    const double b = static_cast<double>(p->batch);
+    const double gb = p->verdict.achieved_bytes_per_s / 1e9;
+    s += svg::marker(pn.tok, b, p->decode_tok_s, c, true,
+                     fmt::format("batch {} ctx {}: {:.1f} tok/s, {}", p->batch, p->context,
+                                 p->decode_tok_s, p->verdict.text));
+    s += svg::marker(pn.gbs, b, gb, c, true, fmt::format("batch {}: {:.2f} GB/s", p->batch, gb));
+  }
+}
+
+// Marks the series' knee on the throughput panel when it lies inside; returns the legend note.
+std::string draw_knee(std::string& s, const svg::Panel& tok, const Series& se) {
+  const BenchRoof& roof = se.report->roof;
+  const auto k = knee_batch(se);
+  if (!k) {
+    return roof.bandwidth_bytes_per_s > 0 && roof.peak_flops > 0
+               ? "knee: none (per-sequence KV traffic outweighs its arithmetic)"
+               : "knee: unknown (no roof)";
+  }
+  std::string note = fmt::format("knee (decode turns compute-bound) at batch {}", *k);
+  const double kb = static_cast<double>(*k);
+  if (tok.x.fraction(kb) < 0 || tok.x.fraction(kb) > 1) return note + " (beyond the sweep)";
+  s += fmt::format("<line class='knee' x1='{:.1f}' y1='{}' x2='{:.1f}' y2='{}' stroke='{}' "
+                   "stroke-dasharray='2,3'/>\n", tok.px(kb), tok.y0, tok.px(kb), tok.y0 + tok.h,
+                   se.color);
+  s += svg::text(tok.px(kb) + 3, tok.y0 + 12, fmt::format("knee {}", *k), 10, se.color);
+  return note;
+}
+
+// The probed read bandwidth on the GB/s panel, once per distinct roof.
+void draw_bandwidth_roofs(std::string& s, const svg::Panel& gbs, const std::vector<Series>& series) {
+  std::map<double, bool> drawn;
+  for (const Series& se : series) {
+    const double r = se.report->roof.bandwidth_bytes_per_s / 1e9;
+    if (r <= 0 || drawn[r]) continue;
+    drawn[r] = true;
+    s += svg::polyline(gbs, {{std::pow(10, gbs.x.lo), r}, {std::pow(10, gbs.x.hi), r}}, "#000",
+                       "6,3", 1.5, "roof gbs-roof");
+    s += svg::text(gbs.x0 + gbs.w - 4, gbs.py(r) - 4, fmt::format("probed read {:.1f} GB/s", r),
+                   10, "#000", "end");
+  }
+}
+
+}  // namespace
+
+std::string bench_svg(const std::vector<BenchReport>& reports) {
+  const std::vector<Series> series = make_series(reports);
+  const Panels pn = make_panels(series);
   const int n_legend = static_cast<int>(series.size()) + 3;
   std::string s = svg::begin_document(1120, 800 + 16 * n_legend);
   if (!reports.empty()) {
@@ -126,70 +200,19 @@ std::string bench_svg(const std::vector<BenchReport>& reports) {
                                        r.n_threads == 1 ? "" : "s", r.roof.source),
                    13);
   }
-  svg::draw_axes(s, tok, "decode throughput", "batch size (sequences)", "tokens/s (all sequences)");
-  svg::draw_axes(s, gbs, "achieved bandwidth", "batch size (sequences)", "GB/s (ideal bytes)");
-  svg::draw_axes(s, itl, "inter-token latency", "batch size (sequences)", "ms per step");
-  svg::draw_axes(s, pct, "fraction of the roof", "batch size (sequences)", "% of probed roof");
-
+  const char* batch = "batch size (sequences)";
+  svg::draw_axes(s, pn.tok, "decode throughput", batch, "tokens/s (all sequences)");
+  svg::draw_axes(s, pn.gbs, "achieved bandwidth", batch, "GB/s (ideal bytes)");
+  svg::draw_axes(s, pn.itl, "inter-token latency", batch, "ms per step");
+  svg::draw_axes(s, pn.pct, "fraction of the roof", batch, "% of probed roof");
   double ly = 800;
   for (const Series& se : series) {
-    const BenchRoof& roof = se.report->roof;
-    Points measured, ceiling, bw, p50, p99, bw_pct, fl_pct;
-    for (const BenchPoint* p : se.points) {
-      const double b = static_cast<double>(p->batch);
-      measured.emplace_back(b, p->decode_tok_s);
-      if (double c = ceiling_tok_s(*p, roof); c > 0) ceiling.emplace_back(b, c);
-      bw.emplace_back(b, p->verdict.achieved_bytes_per_s / 1e9);
-      p50.emplace_back(b, p->itl_p50_ms);
-      p99.emplace_back(b, p->itl_p99_ms);
-      // A miscount has no valid fraction (never drawn above 100%).
-      if (roof.bandwidth_bytes_per_s > 0 && !p->miscount) bw_pct.emplace_back(b, 100 * p->bandwidth_fraction);
-      if (roof.peak_flops > 0 && !p->miscount) fl_pct.emplace_back(b, 100 * p->compute_fraction);
-    }
-    const char* c = se.color;
-    s += svg::polyline(tok, measured, c, "", 2, "series tok-s");
-    s += svg::polyline(tok, ceiling, c, "6,3", 1.5, "roof tok-s-roof");
-    s += svg::polyline(gbs, bw, c, "", 2, "series gbs");
-    s += svg::polyline(itl, p50, c, "", 2, "series itl-p50");
-    s += svg::polyline(itl, p99, c, "6,3", 1.5, "series itl-p99");
-    s += svg::polyline(pct, bw_pct, c, "", 2, "series pct-bw");
-    s += svg::polyline(pct, fl_pct, c, "2,3", 1.5, "series pct-flops");
-    for (const BenchPoint* p : se.points) {
-      const double b = static_cast<double>(p->batch);
-      s += svg::marker(tok, b, p->decode_tok_s, c, true,
-                       fmt::format("batch {} ctx {}: {:.1f} tok/s, {}", p->batch, p->context,
-                                   p->decode_tok_s, p->verdict.text));
-      s += svg::marker(gbs, b, p->verdict.achieved_bytes_per_s / 1e9, c, true,
-                       fmt::format("batch {}: {:.2f} GB/s", p->batch, p->verdict.achieved_bytes_per_s / 1e9));
-    }
-    std::string knee_note = "knee: unknown (no roof)";
-    if (auto k = knee_batch(se)) {
-      knee_note = fmt::format("knee (decode turns compute-bound) at batch {}", *k);
-      const double kb = static_cast<double>(*k);
-      if (tok.x.fraction(kb) >= 0 && tok.x.fraction(kb) <= 1) {
-        s += fmt::format("<line class='knee' x1='{:.1f}' y1='{}' x2='{:.1f}' y2='{}' stroke='{}' "
-                         "stroke-dasharray='2,3'/>\n", tok.px(kb), tok.y0, tok.px(kb), tok.y0 + tok.h, c);
-        s += svg::text(tok.px(kb) + 3, tok.y0 + 12, fmt::format("knee {}", *k), 10, c);
-      } else {
-        knee_note += " (beyond the sweep)";
-      }
-    } else if (roof.bandwidth_bytes_per_s > 0 && roof.peak_flops > 0) {
-      knee_note = "knee: none (per-sequence KV traffic outweighs its arithmetic)";
-    }
-    s += svg::legend_entry(80, ly, c, "", fmt::format("{} · {}", se.label, knee_note));
+    draw_series(s, pn, se);
+    const std::string knee = draw_knee(s, pn.tok, se);
+    s += svg::legend_entry(80, ly, se.color, "", fmt::format("{} · {}", se.label, knee));
     ly += 16;
   }
-  // The probed read bandwidth, once per distinct roof.
-  std::map<double, bool> roofs;
-  for (const Series& se : series) {
-    const double r = se.report->roof.bandwidth_bytes_per_s / 1e9;
-    if (r <= 0 || roofs[r]) continue;
-    roofs[r] = true;
-    s += svg::polyline(gbs, {{std::pow(10, bx.lo), r}, {std::pow(10, bx.hi), r}}, "#000", "6,3",
-                       1.5, "roof gbs-roof");
-    s += svg::text(gbs.x0 + gbs.w - 4, gbs.py(r) - 4, fmt::format("probed read {:.1f} GB/s", r),
-                   10, "#000", "end");
-  }
+  draw_bandwidth_roofs(s, pn.gbs, series);
   s += svg::legend_entry(80, ly, "#555", "6,3",
                          "dashed: roofline ceiling of the same bytes and FLOPs (throughput), p99 "
                          "(latency), probed read bandwidth (GB/s)");
