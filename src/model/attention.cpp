@@ -70,7 +70,7 @@ void attend_tile(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   }
   for (int64_t q = 0; q < qs.n_q; ++q) {
     std::memset(qs.out_at(q), 0, static_cast<size_t>(hd) * sizeof(float));
-    softmax(scores + q * ld, p0 + q / group + 1);  // query q sees positions 0..its own
+    ak.softmax(scores + q * ld, p0 + q / group + 1);  // query q sees positions 0..its own
   }
   for (int64_t blk = 0; blk < n_blocks; ++blk) {
     const int64_t n_rows = std::min(bs, n_ctx - blk * bs);

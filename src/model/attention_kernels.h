@@ -39,6 +39,8 @@ struct AttnKernels {
   // q >= attn_first_query(j, skip, group) (the tile's later tokens see more rows: causal).
   void (*pv)(GgmlType type, const void* v, int64_t n_rows, const float* p, int64_t ld,
              int64_t skip, const AttnQueries& qs);
+  // In-place softmax of n scores (numerically stable: exp(x - max) / sum).
+  void (*softmax)(float* x, int64_t n);
 };
 
 // The implementation for this ISA, type and head_dim (the scalar one where the SIMD loops do not

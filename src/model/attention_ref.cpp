@@ -4,6 +4,7 @@
 
 #include "kv/kv_cache.h"
 #include "model/attention_kernels.h"
+#include "model/ops.h"
 
 namespace ridge::model {
 namespace {
@@ -62,7 +63,7 @@ void pv_ref(GgmlType type, const void* v, int64_t n_rows, const float* p, int64_
 }  // namespace
 
 const AttnKernels& attn_kernels_ref() {
-  static const AttnKernels k{qk_ref, pv_ref};
+  static const AttnKernels k{qk_ref, pv_ref, softmax};
   return k;
 }
 

@@ -9,6 +9,7 @@
 
 #include "kv/kv_cache.h"
 #include "model/attention_kernels.h"
+#include "model/ops.h"
 
 namespace ridge::model {
 namespace {
@@ -170,7 +171,7 @@ void pv(GgmlType type, const void* v, int64_t n_rows, const float* p, int64_t ld
 }  // namespace
 
 const AttnKernels& attn_kernels_avx2() {
-  static const AttnKernels k{qk, pv};
+  static const AttnKernels k{qk, pv, softmax};
   return k;
 }
 

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "kv/kv_cache.h"
@@ -143,6 +144,45 @@ void pv_t(const void* v, int64_t n_rows, const float* p, int64_t ld, int64_t ski
   }
 }
 
+// e^x for x <= 0 (scores minus their max): 2^n * e^r with n = round(x / ln 2), |r| <= ln 2 / 2,
+// e^r by its degree-7 Taylor polynomial (relative error < 1e-8 before rounding).
+inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));  // below: 0 after scaling
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f}) {
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
+  }
+  return _mm512_scalef_ps(p, n);
+}
+
+// Softmax over n values, 16 lanes with a masked tail; the sums reduce in a fixed order.
+void softmax16(float* x, int64_t n) {
+  const int64_t n16 = n / 16 * 16;
+  const auto tail = static_cast<__mmask16>((1u << (n - n16)) - 1u);
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  for (int64_t i = 0; i < n16; i += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
+  mx = _mm512_mask_max_ps(mx, tail, mx, _mm512_maskz_loadu_ps(tail, x + n16));
+  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n16; i += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), m));
+    _mm512_storeu_ps(x + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (tail != 0) {
+    const __m512 e = _mm512_maskz_mov_ps(tail, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + n16), m)));
+    _mm512_mask_storeu_ps(x + n16, tail, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  for (int64_t i = 0; i < n16; i += 16) _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
+  _mm512_mask_storeu_ps(x + n16, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, x + n16), inv));
+}
+
 void qk(GgmlType type, const void* k, int64_t n_rows, const AttnQueries& qs, float scale,
         float* scores, int64_t ld) {
   switch (type) {
@@ -166,7 +206,7 @@ void pv(GgmlType type, const void* v, int64_t n_rows, const float* p, int64_t ld
 }  // namespace
 
 const AttnKernels& attn_kernels_avx512() {
-  static const AttnKernels k{qk, pv};
+  static const AttnKernels k{qk, pv, softmax16};
   return k;
 }
 
