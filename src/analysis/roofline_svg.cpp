@@ -105,10 +105,10 @@ std::string roofline_svg(const std::vector<RooflineResult>& results) {
     s += fmt::format("<polyline fill='none' stroke='{}' stroke-width='2' stroke-dasharray='{}' points='{}'/>\n",
                      color_of(r), kDashes[d], pts);
     for (const auto& p : r.decode) {
-      s += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='3' fill='{}'><title>batch {}: {:.1f} tok/s{}</title>"
-                       "</circle>\n", t.px(static_cast<double>(p.batch)), t.py(p.tok_s_total),
-                       p.compute_bound ? color_of(r) : "white", p.batch, p.tok_s_total,
-                       p.compute_bound ? " (compute-bound)" : " (memory-bound)");
+      // Filled where compute-bound, hollow (outlined) where memory-bound.
+      s += svg::marker(t, static_cast<double>(p.batch), p.tok_s_total, color_of(r), p.compute_bound,
+                       fmt::format("batch {}: {:.1f} tok/s{}", p.batch, p.tok_s_total,
+                                   p.compute_bound ? " (compute-bound)" : " (memory-bound)"));
     }
     const int ly = 440 + 16 * static_cast<int>(i);
     s += fmt::format("<line x1='80' y1='{}' x2='110' y2='{}' stroke='{}' stroke-width='2' "
