@@ -46,12 +46,12 @@ prefix() {  # 32 requests sharing a 1000-token system prompt: TTFT with the pref
   done
 }
 
-chunked() {  # 8 sequences decoding; a 4000-token prompt arrives after 2 s
+chunked() {  # 8 sequences decoding; a 4000-token prompt arrives after 2 s (serve's prompt cap)
   $gen chunked 8 32 "${DECODE_TOKENS:-96}" 4000 2.0 > "$tmp/chunked.jsonl"
   for budget in ${BUDGETS:-16 64 512}; do
     echo "== max-batched-tokens $budget"
     "$RIDGE" batch -q -m "$MODEL" --prompts "$tmp/chunked.jsonl" -t "$THREADS" --max-seqs 16 --max-model-len 4096 \
-      --max-batched-tokens "$budget" --out "$tmp/chunked.out" | grep -E "inter-token|TTFT"
+      --max-batched-tokens "$budget" ${EXTRA_FLAGS:---max-prefill-with-decodes 16} --out "$tmp/chunked.out" | grep -E "inter-token|TTFT"
     python3 - "$tmp/chunked.out" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])][:-1]  # the 8 decoding requests

@@ -47,6 +47,8 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("--max-model-len", a.engine.max_model_len, "prompt + completion tokens per sequence (0: min(training context, 4096))");
   app.add_option("--max-seqs", a.engine.max_seqs, "running sequences at most")->capture_default_str();
   app.add_option("--max-batched-tokens", a.engine.max_batched_tokens, "tokens per engine step")->capture_default_str();
+  app.add_option("--max-prefill-with-decodes", a.engine.max_prefill_with_decodes,
+                 "prompt tokens per step while others decode (0: no cap)")->capture_default_str();
   app.add_option("--kv-mem", a.kv_mib, "KV cache size in MiB (0: automatic)");
   app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--block-size", a.engine.block_size, "KV block size in tokens")->capture_default_str();

@@ -37,6 +37,10 @@ std::optional<model::KvType> cost_kv_type(GgmlType t) {
 
 Status check_options(const EngineOptions& o) {
   if (o.max_batched_tokens < 1) return usage_error("engine: max-batched-tokens must be at least 1, got {}", o.max_batched_tokens);
+  if (o.max_prefill_with_decodes < 0) {
+    return usage_error("engine: max-prefill-with-decodes must be 0 (off) or positive, got {}",
+                       o.max_prefill_with_decodes);
+  }
   if (o.max_seqs < 1) return usage_error("engine: max-seqs must be at least 1, got {}", o.max_seqs);
   if (o.max_model_len < 0 || o.max_model_len > (1 << 24)) return usage_error("engine: max-model-len {} is outside 1..{}", o.max_model_len, 1 << 24);
   if (o.block_size < 1 || o.block_size > 1024) return usage_error("engine: block size {} is outside 1..1024", o.block_size);
@@ -71,7 +75,7 @@ Engine::Engine(std::unique_ptr<Runner> runner, const tokenizer::Tokenizer* token
                const EngineOptions& opts)
     : opts_(opts), runner_(std::move(runner)), tokenizer_(tokenizer), inbox_(std::make_unique<Inbox>()) {
   scheduler_ = std::make_unique<Scheduler>(
-      SchedulerOptions{opts_.max_batched_tokens, opts_.max_seqs},
+      SchedulerOptions{opts_.max_batched_tokens, opts_.max_seqs, opts_.max_prefill_with_decodes},
       kv::BlockManager(runner_->n_blocks(), runner_->block_size(), opts_.prefix_caching));
 }
 

@@ -40,6 +40,7 @@ struct SchedulerOutput;
 struct EngineOptions {
   int32_t max_batched_tokens = 512;  // tokens per step (decodes + prompt chunks)
   int32_t max_seqs = 64;             // running sequences at most
+  int32_t max_prefill_with_decodes = 16;  // prompt tokens per step while others decode (0: off)
   int32_t max_model_len = 0;         // prompt + completion; 0: min(training context, 4096)
   uint64_t kv_bytes = 0;             // KV pool size; 0: kv_ram_fraction of available memory,
                                      // at most what max_seqs sequences of max_model_len need

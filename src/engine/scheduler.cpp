@@ -92,9 +92,19 @@ void Scheduler::preempt(Sequence* victim, SchedulerOutput& out, int32_t& budget)
 void Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
   // Decodes first so a long prompt chunk never delays them; stable within each group.
   std::vector<Sequence*> order = running_;
-  std::stable_partition(order.begin(), order.end(),
-                        [](const Sequence* s) { return s->n_uncomputed() == 1; });
+  const auto is_decode = [](const Sequence* s) { return s->n_uncomputed() == 1; };
+  const auto first_prompt = std::stable_partition(order.begin(), order.end(), is_decode);
+  const bool any_decode = first_prompt != order.begin();
+  bool capped = false;
+  // Once the decodes are placed, prompt chunks (running ones here, new ones in schedule_waiting)
+  // share at most max_prefill_with_decodes tokens.
+  const auto cap_prompt_budget = [&] {
+    if (capped || !any_decode || opts_.max_prefill_with_decodes <= 0) return;
+    capped = true;
+    budget = std::min(budget, opts_.max_prefill_with_decodes);
+  };
   for (Sequence* seq : order) {
+    if (!is_decode(seq)) cap_prompt_budget();
     if (budget <= 0) break;
     if (seq->state != SeqState::kRunning) continue;  // preempted by an earlier one
     const int32_t n_new = std::min(seq->n_uncomputed(), budget);
@@ -115,6 +125,7 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
     out.n_tokens += n_new;
     budget -= n_new;
   }
+  cap_prompt_budget();
 }
 
 void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {

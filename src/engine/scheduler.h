@@ -27,6 +27,11 @@ namespace ridge::engine {
 struct SchedulerOptions {
   int32_t max_batched_tokens = 512;
   int32_t max_seqs = 64;
+  // Prompt tokens per step while sequences are decoding (0: no cap beyond max_batched_tokens).
+  // A step's time grows with its prompt tokens, and every decoding sequence waits for the whole
+  // step: the cap bounds their inter-token latency while an idle engine still prefills with the
+  // full budget.
+  int32_t max_prefill_with_decodes = 0;
 };
 
 // Tokens [start, start + n_new) of seq run in this step.

@@ -25,8 +25,9 @@ struct Sim {
   std::map<RequestId, int32_t> finished;  // id -> generated tokens
   std::vector<RequestId> scheduled;       // id of every chunk, in order
 
-  Sim(int32_t n_blocks, int32_t block_size, int32_t budget, int32_t max_seqs_, bool caching = true)
-      : sched({budget, max_seqs_}, kv::BlockManager(n_blocks, block_size, caching)),
+  Sim(int32_t n_blocks, int32_t block_size, int32_t budget, int32_t max_seqs_, bool caching = true,
+      int32_t prefill_cap = 0)
+      : sched({budget, max_seqs_, prefill_cap}, kv::BlockManager(n_blocks, block_size, caching)),
         store(static_cast<size_t>(n_blocks * block_size)),
         max_batched_tokens(budget),
         max_seqs(max_seqs_) {}
@@ -107,6 +108,29 @@ TEST(Scheduler, DecodesFirstThenPromptChunks) {
     EXPECT_LE(out.chunks.back().n_new, 13);
   }
   EXPECT_EQ(steps, 8);  // ceil(100 / 13)
+}
+
+// With sequences decoding, prompt chunks share at most max_prefill_with_decodes tokens a step;
+// with nothing decoding a prompt gets the whole budget.
+TEST(Scheduler, PromptTokensCappedWhileOthersDecode) {
+  Sim sim(256, 4, 64, 8, true, /*prefill_cap=*/6);
+  const RequestId first = sim.add(iota_prompt(40, 0), 100);
+  SchedulerOutput out = sim.step();  // alone: the whole 40-token prompt in one chunk
+  ASSERT_EQ(out.chunks.size(), 1u);
+  EXPECT_EQ(out.chunks[0].seq->id, first);
+  EXPECT_EQ(out.chunks[0].n_new, 40);
+  const RequestId a = sim.add(iota_prompt(30, 100), 5);
+  const RequestId b = sim.add(iota_prompt(30, 200), 5);
+  for (int step = 0; step < 4; ++step) {
+    out = sim.step();
+    int32_t prompt_tokens = 0;
+    for (const ScheduledChunk& c : out.chunks) {
+      if (c.seq->id == a || c.seq->id == b) prompt_tokens += c.n_new;
+    }
+    EXPECT_EQ(out.chunks.front().seq->id, first);  // the decode goes first
+    EXPECT_EQ(out.chunks.front().n_new, 1);
+    EXPECT_EQ(prompt_tokens, 6) << "step " << step;
+  }
 }
 
 TEST(Scheduler, MaxSeqsAndBudget) {
