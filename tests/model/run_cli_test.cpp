@@ -6,28 +6,16 @@
 #include <filesystem>
 #include <string>
 
+#include "run_binary.h"
 #include "test_util.h"
 
 namespace ridge::model {
 namespace {
 
-struct Out {
-  int rc = -1;
-  std::string text;  // stdout and stderr together
-};
+using Out = ::ridge::testing::CmdOutput;
 
 Out sh(const std::string& args, const std::string& stdin_text = "") {
-  std::string cmd = std::string(RIDGE_BINARY) + " " + args + " 2>&1";
-  if (!stdin_text.empty()) cmd = "printf '" + stdin_text + "' | " + cmd;
-  Out o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  const int status = pclose(p);
-  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return ::ridge::testing::run_ridge(args, stdin_text);
 }
 
 class RunCli : public ::testing::Test {
