@@ -1,23 +1,46 @@
 #!/usr/bin/env bash
 # Side-by-side speed on synthetic Qwen3-shaped models: ridge bench vs llama.cpp (peer `bench`), same
-# files, same thread count, in one run.  usage: bench/compare_peer.sh [PRESET] [TYPES] [THREADS]
+# files, same thread count, in one run, alternating the two engines REPEATS times (medians).
+#   usage: bench/compare_peer.sh [PRESETS] [TYPES] [THREADS]      (comma-separated lists)
+# Prompt: 512 tokens in one sequence. Decode: 128 tokens after a 4-token prompt (ridge) / a
+# 1-token prompt (llama.cpp's harness), so neither pays for a long KV cache. GB/s = the bytes a
+# decode step must read (weights + KV, ridge's cost model, the same for both engines on the same
+# file) x tokens/s; % = that over `ridge probe`'s measured read bandwidth.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-preset=${1:-qwen3-0.6b}
-types=${2:-f16,q8_0,q4_k_m}
+presets=${1:-qwen3-0.6b}
+types=${2:-f16,q8_0,q6_k,q4_k_m,q4_0}
 threads=${3:-2}
+repeats=${REPEATS:-3}
 models=${RIDGE_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/ridge/models}
 peer=${RIDGE_PEER:-$(../shared/peer/install.sh 2>/dev/null)}
 mkdir -p "$models"
 build/ridge probe >/dev/null
-printf '%-8s %12s %12s %8s %12s %12s %8s\n' type ridge_pp peer_pp ratio ridge_tg peer_tg ratio
-for t in ${types//,/ }; do
-  f="$models/$preset-$t.gguf"
-  [ -f "$f" ] || build/ridge synth --preset "$preset" --type "$t" -o "$f" >/dev/null
-  r=$(build/ridge bench -m "$f" --batch 1 --ctx 512 -n 64 -t "$threads" --json 2>/dev/null)
-  p=$(node "$peer" bench --model "$f" --threads "$threads" -p 512 -n 64 2>/dev/null | tail -n 1)
-  rpp=$(jq -r '.results[0].points[0].prompt_tok_s' <<<"$r"); rtg=$(jq -r '.results[0].points[0].decode_tok_s' <<<"$r")
-  ppp=$(jq -r '.pp_tok_s' <<<"$p"); ptg=$(jq -r '.tg_tok_s' <<<"$p")
-  printf '%-8s %12.1f %12.1f %8.2f %12.1f %12.1f %8.2f\n' "$t" "$rpp" "$ppp" "$(echo "$rpp/$ppp" | bc -l)" \
-    "$rtg" "$ptg" "$(echo "$rtg/$ptg" | bc -l)"
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+printf '%-12s %-7s %9s %9s %6s | %8s %8s %6s | %8s %6s %8s %6s\n' preset type ridge_pp peer_pp ratio \
+  ridge_tg peer_tg ratio ridge_GB/s "%bw" peer_GB/s "%bw"
+for preset in ${presets//,/ }; do
+  for t in ${types//,/ }; do
+    f="$models/$preset-$t.gguf"
+    [ -f "$f" ] || build/ridge synth --preset "$preset" --type "$t" -o "$f" >/dev/null 2>&1
+    rpp="" rtg="" ppp="" ptg="" bytes=0 bw=0
+    for _ in $(seq "$repeats"); do
+      r=$(build/ridge bench -m "$f" --batch 1 --ctx 512 -n 1 -t "$threads" --json 2>/dev/null)
+      rpp+=" $(jq -r '.results[0].points[0].prompt_tok_s' <<<"$r")"
+      r=$(build/ridge bench -m "$f" --batch 1 --ctx 4 -n 128 -t "$threads" --json 2>/dev/null)
+      rtg+=" $(jq -r '.results[0].points[0].decode_tok_s' <<<"$r")"
+      bytes=$(jq -r '.results[0].points[0].step_cost.bytes' <<<"$r")
+      bw=$(jq -r '.results[0].points[0].achieved_bytes_per_s / .results[0].points[0].bandwidth_fraction' <<<"$r")
+      p=$(node "$peer" bench --model "$f" --threads "$threads" -p 512 -n 128 2>/dev/null | tail -n 1)
+      ppp+=" $(jq -r '.pp_tok_s' <<<"$p")"
+      ptg+=" $(jq -r '.tg_tok_s' <<<"$p")"
+    done
+    rpp=$(median <<<"$rpp") rtg=$(median <<<"$rtg") ppp=$(median <<<"$ppp") ptg=$(median <<<"$ptg")
+    awk -v preset="$preset" -v t="$t" -v rpp="$rpp" -v ppp="$ppp" -v rtg="$rtg" -v ptg="$ptg" \
+        -v bytes="$bytes" -v bw="$bw" 'BEGIN {
+      printf "%-12s %-7s %9.1f %9.1f %6.2f | %8.1f %8.1f %6.2f | %8.1f %5.0f%% %8.1f %5.0f%%\n",
+        preset, t, rpp, ppp, rpp / ppp, rtg, ptg, rtg / ptg,
+        rtg * bytes / 1e9, 100 * rtg * bytes / bw, ptg * bytes / 1e9, 100 * ptg * bytes / bw }'
+  done
 done
+awk -v r="$repeats" -v bw="$bw" 'BEGIN { printf "medians of %d alternating runs; read bandwidth %.1f GB/s (ridge probe)\n", r, bw / 1e9 }'
