@@ -254,8 +254,8 @@ void register_all() {
     }
   }
   // Qwen3-0.6B prefill shapes: ffn_gate/up [3072 x 1024], ffn_down [1024 x 3072].
-  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K,
-                        GgmlType::kQ6_K}) {
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
+                        GgmlType::kQ4_K, GgmlType::kQ6_K}) {
     for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
       for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3072, 1024}, {1024, 3072}}) {
         const std::string name = "BM_Gemm/" + std::string(ggml_type_name(type)) + "/" +
