@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -169,8 +170,8 @@ double compute_peak(Loop loop, double ops_per_iter, int n, const ProbeOptions& o
   return best;
 }
 
-// Read and copy bandwidth on n threads: every loop variant's median over `reps` passes, the best
-// variant kept. `data` holds n_floats; copies go from its first half to its second.
+// Read and copy bandwidth on n threads: every loop variant's median over `reps` interleaved
+// passes, the best variant kept. `data` holds n_floats; copies go from its first half to its second.
 struct BandwidthRun {
   BandwidthSample best;
   std::vector<LoopSample> read_loops, copy_loops;
@@ -185,26 +186,31 @@ BandwidthRun measure_bandwidth(const Loops& loops, int n, float* data, size_t n_
   BandwidthRun out;
   out.best.n_threads = n;
   std::vector<float> sums(un);
-  for (const pk::MemLoop& v : kReadVariants) {
-    std::vector<double> rates;
-    for (int rep = 0; rep < reps; ++rep) {
+  // Round-robin over the variants, pass after pass: a burst of traffic from elsewhere on a shared
+  // machine then lands on every variant alike instead of deciding which one "wins".
+  std::vector<std::vector<double>> read_rates(std::size(kReadVariants));
+  std::vector<std::vector<double>> copy_rates(std::size(kCopyVariants));
+  for (int rep = 0; rep < reps; ++rep) {
+    for (size_t k = 0; k < std::size(kReadVariants); ++k) {
       const double t = timed_parallel(n, [&](int i) {
-        sums[static_cast<size_t>(i)] += loops.read(data + per * static_cast<size_t>(i), per, v);
+        sums[static_cast<size_t>(i)] +=
+            loops.read(data + per * static_cast<size_t>(i), per, kReadVariants[k]);
       });
-      rates.push_back(static_cast<double>(per * un * sizeof(float)) / t / 1e9);
+      read_rates[k].push_back(static_cast<double>(per * un * sizeof(float)) / t / 1e9);
     }
-    out.read_loops.push_back({loop_name(v, false), probe_median(rates)});
-  }
-  for (const pk::MemLoop& v : kCopyVariants) {
-    std::vector<double> rates;
-    for (int rep = 0; rep < reps; ++rep) {
+    for (size_t k = 0; k < std::size(kCopyVariants); ++k) {
       const double t = timed_parallel(n, [&](int i) {
         const size_t off = half * static_cast<size_t>(i);
-        loops.copy(data + n_floats / 2 + off, data + off, half, v);
+        loops.copy(data + n_floats / 2 + off, data + off, half, kCopyVariants[k]);
       });
-      rates.push_back(static_cast<double>(half * un * 2 * sizeof(float)) / t / 1e9);
+      copy_rates[k].push_back(static_cast<double>(half * un * 2 * sizeof(float)) / t / 1e9);
     }
-    out.copy_loops.push_back({loop_name(v, true), probe_median(rates)});
+  }
+  for (size_t k = 0; k < std::size(kReadVariants); ++k) {
+    out.read_loops.push_back({loop_name(kReadVariants[k], false), probe_median(read_rates[k])});
+  }
+  for (size_t k = 0; k < std::size(kCopyVariants); ++k) {
+    out.copy_loops.push_back({loop_name(kCopyVariants[k], true), probe_median(copy_rates[k])});
   }
   for (float x : sums) *sink += x;
   auto by_rate = [](const LoopSample& a, const LoopSample& b) { return a.gbs < b.gbs; };
