@@ -16,6 +16,13 @@ constexpr int64_t kFloatRowGrain = 4;
 void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
 constexpr int64_t kQ8_0RowGrain = 16;
 
+// Q4_0 / Q5_0 weights with Q8_0 activations, Q4_1 / Q5_1 with Q8_1 (legacy_q.cpp): the Q8_0
+// panel kernel (panel_q8.h) with each format's block loader; row grain kQ8_0RowGrain.
+void rows_q4_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+void rows_q4_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+void rows_q5_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+
 // The Q8_0 activation quantizer (act_q8_0.cpp): same bytes as kernels::quantize_act_row_q8_0.
 void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
 

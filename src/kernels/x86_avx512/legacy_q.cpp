@@ -1,0 +1,109 @@
+// AVX-512 VNNI matmul for the legacy 32-element formats Q4_0, Q4_1, Q5_0, Q5_1: their block
+// loaders for the shared panel kernel (panel_q8.h: layout, f32 accumulation, decode / prefill).
+//
+// Per block, ggml's rule (what llama.cpp's x86 dot products compute, up to f32 summation order):
+//   Q4_0 / Q5_0: d_w d_x * sum (q - 8 | q - 16) x            (Q8_0 activations)
+//   Q4_1 / Q5_1: d_w d_x * sum q x + m_w s_x, s_x ggml's Q8_1 block term (Q8_1 activations)
+// The loaders give the unsigned quants q (0..15, or 0..31 with bit 4 from qh); the kernel starts
+// the integer sum at -8 (-16) * sum(x_b) for the symmetric formats (kOffset), so isum_b is the
+// exact signed dot, then adds fma(isum, d_w d_x) and, with a min, fma(m_w, s_x) per lane.
+//
+// GCC 12's _mm512_undefined_*() self-initializes a local, which -Wuninitialized reports when
+// intrinsics such as _mm512_cvtph_ps are inlined at -O3 (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "kernels/x86_avx512/avx512.h"
+#include "kernels/x86_avx512/panel_q8.h"
+
+namespace ridge::kernels::avx512 {
+namespace {
+
+// Block layouts (kernels/quant/blocks.h): d at 0; m at 2 (formats with a min); qh (5-bit formats)
+// at kQh; the 16 qs bytes at kQs, element j < 16 in the low nibble of qs[j], j + 16 in the high.
+template <int64_t kBytes, int64_t kQsAt, int64_t kQhAt, bool kHasMin>
+struct LegacyFormat {
+  static constexpr int64_t kBlockBytes = kBytes;
+  static constexpr bool kFive = kQhAt >= 0;
+  static constexpr bool kMin = kHasMin;
+  static constexpr int32_t kOffset = kHasMin ? 0 : (kFive ? 16 : 8);
+  static constexpr int64_t kPrefetchEvery = 64 / kBytes;
+
+  static void load(const uint8_t* const* row, int64_t off, __m512i d_offsets,
+                   PanelBlock<kMin>* out) {
+    // z[q], 128-bit lane L = the 16 qs bytes (4 dwords) of row q + 4L.
+    __m512i z[4];
+    for (int q = 0; q < 4; ++q) {
+      const auto* p = reinterpret_cast<const __m128i*>(row[q] + off + kQsAt);
+      __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(p));
+      for (int l = 1; l < 4; ++l) {
+        const auto* pl = reinterpret_cast<const __m128i*>(row[q + 4 * l] + off + kQsAt);
+        v = _mm512_inserti32x4(v, _mm_loadu_si128(pl), l);
+      }
+      z[q] = v;
+    }
+    // 4 x 4 dword transpose in each 128-bit lane: t[k] lane r = dword k (qs 4k..4k+3) of row r.
+    const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]);
+    const __m512i a1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]);
+    const __m512i a3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    const __m512i t[4] = {_mm512_unpacklo_epi64(a0, a2), _mm512_unpackhi_epi64(a0, a2),
+                          _mm512_unpacklo_epi64(a1, a3), _mm512_unpackhi_epi64(a1, a3)};
+    // Elements 4k..4k+3 are the low nibbles of qs 4k..4k+3, elements 16 + 4k.. the high ones.
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int k = 0; k < 4; ++k) {
+      out->w[k] = _mm512_and_si512(t[k], low4);
+      out->w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4);
+    }
+    if constexpr (kFive) add_high_bits(row[0], off, d_offsets, out);
+    if constexpr (kMin) {  // d and m are the two halves of the block's first dword
+      const __m512i dm = _mm512_i32gather_epi32(d_offsets, row[0] + off, 1);
+      out->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm));
+      out->m = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
+    } else {
+      out->d = gather_halves(row[0], off, d_offsets);
+    }
+  }
+
+  // Bit 4 of element e is bit e of the row's 32-bit qh: for group g (elements 4g..4g+3), byte
+  // g / 2 of qh is spread over the lane's 4 bytes (vpshufb) and byte t tests bit 4 (g % 2) + t.
+  static void add_high_bits(const uint8_t* row0, int64_t off, __m512i d_offsets,
+                            PanelBlock<kMin>* out) {
+    const __m512i qh = _mm512_i32gather_epi32(d_offsets, row0 + off + (kQhAt > 0 ? kQhAt : 0), 1);
+    const __m512i lane_base = _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0);
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    const __m512i sel[2] = {_mm512_set1_epi32(0x08040201), _mm512_set1_epi32(static_cast<int32_t>(0x80402010u))};
+    for (int h = 0; h < 4; ++h) {
+      const __m512i spread =
+          _mm512_shuffle_epi8(qh, _mm512_add_epi8(lane_base, _mm512_set1_epi8(static_cast<char>(h))));
+      for (int p = 0; p < 2; ++p) {
+        const int g = 2 * h + p;
+        const __mmask64 k = _mm512_test_epi8_mask(spread, sel[p]);
+        out->w[g] = _mm512_mask_add_epi8(out->w[g], k, out->w[g], bit4);
+      }
+    }
+  }
+};
+
+using Q4_0Format = LegacyFormat<18, 2, -1, false>;
+using Q4_1Format = LegacyFormat<20, 4, -1, true>;
+using Q5_0Format = LegacyFormat<22, 6, 2, false>;
+using Q5_1Format = LegacyFormat<24, 8, 4, true>;
+
+}  // namespace
+
+void rows_q4_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  panel_matmul_rows<Q4_0Format>(w, a, j0, j1, y, ldy);
+}
+void rows_q4_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  panel_matmul_rows<Q4_1Format>(w, a, j0, j1, y, ldy);
+}
+void rows_q5_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  panel_matmul_rows<Q5_0Format>(w, a, j0, j1, y, ldy);
+}
+void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  panel_matmul_rows<Q5_1Format>(w, a, j0, j1, y, ldy);
+}
+
+}  // namespace ridge::kernels::avx512

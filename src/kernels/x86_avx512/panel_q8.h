@@ -1,0 +1,296 @@
+// The AVX-512 VNNI panel matmul shared by the 32-element block formats (Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1) against Q8_0 / Q8_1 activations. Include only from x86_avx512/ files (AVX-512 flags);
+// everything is in an anonymous namespace (no ISA-flagged copy can leak to other code).
+//
+// Layout: output rows are taken 16 at a time (a panel), one per 32-bit lane. For block b, a
+// format's loader (`Format::load`) turns the panel's 16 x 32 quants into 8 registers, register g
+// holding elements 4g..4g+3 of every row as unsigned bytes u = q + kOffset (q the signed quant
+// of a symmetric format, or the unsigned quant of a format with a min, kOffset = 0), plus the 16
+// block scales d (and mins m). vpdpbusd with the four activation bytes broadcast from memory
+// then accumulates, in lane l, the dot of row l with x over the block; starting the integer sum at
+// -kOffset * sum(x_b) (the quantizer's block sum) leaves the exact integer dot isum_b.
+//
+// The f32 accumulation, one lane per output row, block after block from 0:
+//   acc = fma(float(isum_b), dw_b * dx_b, acc)            (ggml's d_w d_x isum)
+//   acc = fma(mw_b, sx_b, acc)           formats with a min (ggml's m_w * s_x, s the Q8_1 term)
+// For Q8_0 this is the specification of kernels/ref/ref_q8_0.cpp exactly (bit-identical to ref);
+// for the others it is ggml's per-block rule with the terms summed in this order. Either way
+// each output depends only on its weight row and activation row: independent of m, tiling and
+// threads (batch invariance).
+//
+// m <= 8 (decode) loads each block straight from the GGUF rows and uses it at once for all m
+// rows; larger m (prefill) packs two panels' blocks into a buffer that every group of 6 x rows
+// then reuses, each activation broadcast feeding 32 output rows.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "kernels/matmul_driver.h"
+
+#ifndef RIDGE_PF_HINT
+#define RIDGE_PF_HINT _MM_HINT_T1
+#endif
+
+namespace ridge::kernels::avx512 {
+namespace {
+
+constexpr int kPanel = 16;  // weight rows per panel (one per lane)
+constexpr int kMr = 8;      // decode: up to 8 x rows share one loaded block
+
+// One block of a panel as the kernel consumes it: 8 x 64 bytes of u, the 16 scales and, for
+// formats with a min, the 16 mins.
+template <bool kMin>
+struct alignas(64) PanelBlock {
+  __m512i w[8];
+  __m512 d;
+};
+template <>
+struct alignas(64) PanelBlock<true> {
+  __m512i w[8];
+  __m512 d;
+  __m512 m;
+};
+
+// Block b of a panel's 16 rows straight from the GGUF rows, through Format::load(row, offset,
+// d_offsets, out). A Format has kBlockBytes, kOffset, kMin, kPrefetchEvery (blocks per
+// prefetched line, about 64 / kBlockBytes) and load.
+template <typename Format>
+struct DirectBlocks {
+  const uint8_t* row[kPanel];  // rows past the matrix repeat the last row (results discarded)
+  __m512i d_offsets;           // byte offset of each row from row[0]
+  int64_t prefetch_ahead = 0;  // bytes from a row to the same row of the next panel
+
+  void load(int64_t b, PanelBlock<Format::kMin>* out) const {
+    const int64_t off = b * Format::kBlockBytes;
+    // The panel's 16 rows are one contiguous region read column-wise, a pattern the hardware
+    // prefetcher does not follow; so the same lines of the next panel are prefetched while this
+    // one is read (one line per row about every 64 bytes of row), a whole panel ahead.
+    if (prefetch_ahead != 0 && b % Format::kPrefetchEvery == 0) {
+      for (int r = 0; r < kPanel; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + prefetch_ahead, RIDGE_PF_HINT);
+      }
+    }
+    Format::load(row, off, d_offsets, out);
+  }
+};
+
+template <bool kMin>
+struct PackedBlocks {
+  const PanelBlock<kMin>* blocks;
+  void load(int64_t b, PanelBlock<kMin>* out) const { *out = blocks[b]; }
+};
+
+// The 16 fp16 values at byte `at` of each row's block (lane r: row r), as f32.
+inline __m512 gather_halves(const uint8_t* row0, int64_t at, __m512i d_offsets) {
+  const __m512i v = _mm512_i32gather_epi32(d_offsets, row0 + at, 1);
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+}
+
+// acc += dot(w bytes (unsigned), 4 bytes at p broadcast (signed)) per 32-bit lane. GCC does not
+// fold the broadcast into vpdpbusd's memory operand ({1to16}); a separate vpbroadcastd costs a
+// vector uop per dot instruction, so the instruction is written out.
+inline __m512i dpbusd_bcst(__m512i acc, __m512i w, const int8_t* p) {
+  using Unaligned32 = int32_t __attribute__((may_alias, aligned(1)));
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0"
+          : "+v"(acc)
+          : "v"(w), "m"(*reinterpret_cast<const Unaligned32*>(p)));
+  return acc;
+}
+
+// The f32 step of one block (see the top of the file); the same ops in decode and prefill.
+template <bool kMin>
+inline __m512 block_step(__m512 acc, __m512i isum, const PanelBlock<kMin>& blk, float dx,
+                         const Acts& a, int64_t at) {
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(blk.d, _mm512_set1_ps(dx)), acc);
+  if constexpr (kMin) acc = _mm512_fmadd_ps(blk.m, _mm512_set1_ps(a.q8_s[at]), acc);
+  return acc;
+}
+
+// The integer sum's start: -kOffset * sum(x_b) (0 for the formats with a min).
+template <typename Format>
+inline __m512i isum_start(const Acts& a, int64_t at) {
+  if constexpr (Format::kOffset == 0) {
+    return _mm512_setzero_si512();
+  } else {
+    return _mm512_set1_epi32(-Format::kOffset * a.q8_sum[at]);
+  }
+}
+
+// acc[i] (16 output rows) for MR x rows starting at x row i0; stores the `valid` lanes.
+template <typename Format, int MR, typename Blocks>
+void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float* y, int64_t ldy,
+                __mmask16 valid) {
+  __m512 acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
+  const int8_t* xq = a.q8_qs + i0 * a.cols;
+  for (int64_t b = 0; b < nb; ++b) {
+    PanelBlock<Format::kMin> blk;
+    src.load(b, &blk);
+    // g outer, i inner: MR independent vpdpbusd chains in flight instead of one serial chain;
+    // with few rows, a second chain per row (g >= 4), added at the end (integers: exact).
+    constexpr int kChains = MR >= 4 ? 1 : 2;
+    __m512i isum[kChains][MR];
+    for (int i = 0; i < MR; ++i) {
+      isum[0][i] = isum_start<Format>(a, (i0 + i) * nb + b);
+      if (kChains == 2) isum[kChains - 1][i] = _mm512_setzero_si512();
+    }
+    for (int g = 0; g < 8; ++g) {
+      const int c = kChains == 2 && g >= 4 ? 1 : 0;
+      for (int i = 0; i < MR; ++i) {
+        isum[c][i] = dpbusd_bcst(isum[c][i], blk.w[g], xq + i * a.cols + b * 32 + 4 * g);
+      }
+    }
+    if (kChains == 2) {
+      for (int i = 0; i < MR; ++i) isum[0][i] = _mm512_add_epi32(isum[0][i], isum[kChains - 1][i]);
+    }
+    for (int i = 0; i < MR; ++i) {
+      const int64_t at = (i0 + i) * nb + b;
+      acc[i] = block_step<Format::kMin>(acc[i], isum[0][i], blk, a.q8_d[at], a, at);
+    }
+  }
+  for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
+}
+
+template <typename Format, typename Blocks>
+void panel_all_rows(const Blocks& src, const Acts& a, int64_t nb, float* y, int64_t ldy,
+                    __mmask16 valid) {
+  int64_t i = 0;
+  for (; i + kMr <= a.m; i += kMr) panel_rows<Format, kMr>(src, a, i, nb, y, ldy, valid);
+  switch (a.m - i) {
+    case 1: return panel_rows<Format, 1>(src, a, i, nb, y, ldy, valid);
+    case 2: return panel_rows<Format, 2>(src, a, i, nb, y, ldy, valid);
+    case 3: return panel_rows<Format, 3>(src, a, i, nb, y, ldy, valid);
+    case 4: return panel_rows<Format, 4>(src, a, i, nb, y, ldy, valid);
+    case 5: return panel_rows<Format, 5>(src, a, i, nb, y, ldy, valid);
+    case 6: return panel_rows<Format, 6>(src, a, i, nb, y, ldy, valid);
+    case 7: return panel_rows<Format, 7>(src, a, i, nb, y, ldy, valid);
+    default: return;
+  }
+}
+
+// The prefill micro-kernel: two packed panels (32 output rows) against MR x rows, so that each
+// activation broadcast feeds two vpdpbusd (the broadcast costs a vector uop of its own). Per
+// lane it performs exactly the operations of panel_rows: the same bits.
+constexpr int kWideMr = 6;  // 6 x (2 isum + 2 acc) + 2 weights + broadcast + 2 scales <= 32 regs
+
+template <typename Format, int MR>
+void wide_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin>* p1,
+               const Acts& a, int64_t i0, int64_t nb, float* y, int64_t ldy, __mmask16 valid0,
+               __mmask16 valid1) {
+  __m512 acc[MR][2];
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  const int8_t* xq = a.q8_qs + i0 * a.cols;
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i isum[MR][2];
+    for (int i = 0; i < MR; ++i) {
+      isum[i][0] = isum[i][1] = isum_start<Format>(a, (i0 + i) * nb + b);
+    }
+    for (int g = 0; g < 8; ++g) {
+      const __m512i w0 = _mm512_load_si512(&p0[b].w[g]);
+      const __m512i w1 = _mm512_load_si512(&p1[b].w[g]);
+      for (int i = 0; i < MR; ++i) {
+        int32_t x4;
+        std::memcpy(&x4, xq + i * a.cols + b * 32 + 4 * g, 4);
+        const __m512i xb = _mm512_set1_epi32(x4);
+        isum[i][0] = _mm512_dpbusd_epi32(isum[i][0], w0, xb);
+        isum[i][1] = _mm512_dpbusd_epi32(isum[i][1], w1, xb);
+      }
+    }
+    for (int i = 0; i < MR; ++i) {
+      const int64_t at = (i0 + i) * nb + b;
+      acc[i][0] = block_step<Format::kMin>(acc[i][0], isum[i][0], p0[b], a.q8_d[at], a, at);
+      acc[i][1] = block_step<Format::kMin>(acc[i][1], isum[i][1], p1[b], a.q8_d[at], a, at);
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid0, acc[i][0]);
+    _mm512_mask_storeu_ps(y + (i0 + i) * ldy + kPanel, valid1, acc[i][1]);
+  }
+}
+
+template <typename Format>
+void wide_all_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin>* p1,
+                   const Acts& a, int64_t nb, float* y, int64_t ldy, __mmask16 valid0,
+                   __mmask16 valid1) {
+  int64_t i = 0;
+  for (; i + kWideMr <= a.m; i += kWideMr) {
+    wide_rows<Format, kWideMr>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+  }
+  switch (a.m - i) {
+    case 1: return wide_rows<Format, 1>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 2: return wide_rows<Format, 2>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 3: return wide_rows<Format, 3>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 4: return wide_rows<Format, 4>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    case 5: return wide_rows<Format, 5>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
+    default: return;
+  }
+}
+
+template <typename T>
+struct PackBuffer {
+  T* p = nullptr;
+  explicit PackBuffer(int64_t n) {
+    p = static_cast<T*>(::operator new(static_cast<size_t>(n) * sizeof(T), std::align_val_t(64)));
+  }
+  ~PackBuffer() { ::operator delete(p, std::align_val_t(64)); }
+  PackBuffer(const PackBuffer&) = delete;
+  PackBuffer& operator=(const PackBuffer&) = delete;
+};
+
+// The panel of 16 rows starting at j (rows past j1 repeat the last valid row).
+template <typename Format>
+DirectBlocks<Format> panel_at(const WeightView& w, int64_t j, int64_t j1) {
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
+  DirectBlocks<Format> direct;
+  alignas(64) int32_t offsets[kPanel];
+  for (int r = 0; r < kPanel; ++r) {
+    const int64_t row = j + (r < n_valid ? r : n_valid - 1);
+    direct.row[r] = base + static_cast<uint64_t>(row) * w.row_bytes;
+    offsets[r] = static_cast<int32_t>(static_cast<uint64_t>(row - j) * w.row_bytes);
+  }
+  direct.d_offsets = _mm512_load_si512(offsets);
+  direct.prefetch_ahead = static_cast<int64_t>(kPanel * w.row_bytes);
+  return direct;
+}
+
+inline __mmask16 valid_mask(int64_t j, int64_t j1) {
+  const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
+  return n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// The rows routine of a format (MatmulRowsFn; row grain kPanel).
+template <typename Format>
+void panel_matmul_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
+                       int64_t ldy) {
+  const int64_t nb = a.cols / 32;
+  if (a.m <= kMr) {  // decode: load each block in registers, stream the weights once
+    for (int64_t j = j0; j < j1; j += kPanel) {
+      panel_all_rows<Format>(panel_at<Format>(w, j, j1), a, nb, y + j, ldy, valid_mask(j, j1));
+    }
+    return;
+  }
+  // Prefill: pack two panels, then run every x row over them.
+  using Block = PanelBlock<Format::kMin>;
+  PackBuffer<Block> buffer(2 * nb);
+  Block* p0 = buffer.p;
+  Block* p1 = buffer.p + nb;
+  for (int64_t j = j0; j < j1; j += 2 * kPanel) {
+    const DirectBlocks<Format> d0 = panel_at<Format>(w, j, j1);
+    for (int64_t b = 0; b < nb; ++b) d0.load(b, &p0[b]);
+    if (j + kPanel >= j1) {
+      panel_all_rows<Format>(PackedBlocks<Format::kMin>{p0}, a, nb, y + j, ldy, valid_mask(j, j1));
+      continue;
+    }
+    const DirectBlocks<Format> d1 = panel_at<Format>(w, j + kPanel, j1);
+    for (int64_t b = 0; b < nb; ++b) d1.load(b, &p1[b]);
+    wide_all_rows<Format>(p0, p1, a, nb, y + j, ldy, valid_mask(j, j1), valid_mask(j + kPanel, j1));
+  }
+}
+
+}  // namespace
+}  // namespace ridge::kernels::avx512
