@@ -1,0 +1,283 @@
+// The panel GEMM shared by the AVX-512 K-format kernels (kquant_q45k.cpp: Q4_K, Q5_K;
+// kquant_q6k.cpp: Q6_K), in the style of q8_0.cpp. Include only from files compiled with the
+// AVX-512 flags (internal linkage).
+//
+// Layout. Output rows are taken 16 at a time (a panel), one per 32-bit lane. A panel's super-block
+// b is unpacked once (Format::pack) into a `Packed` block: per sub-block s and 4-element group t
+// one register whose lane r holds the 4 quants of row r as unsigned bytes, the sub-block scales as
+// int32 lanes, the super-block scales as f32 lanes (plus, for Q4_K / Q5_K, the 6-bit mins as int16
+// pairs). step() then streams activation rows over it: per sub-block, vpdpbusd of the quants with
+// the activation's 4 bytes broadcast gives each lane's exact integer partial; it is multiplied by
+// the lane's scale (vpmulld) and summed into the super-block total (exact int32: |total| < 2^28).
+//
+// Canonical order (batch invariance, matmul_driver.h). Every output y[i][j] is, per super-block
+// in order, acc = Format::finish(acc, integer totals of (row j, x row i, block b)), the same few
+// f32 vector operations in lane j whatever the number of x rows, panels and threads. Decode
+// (m <= kDirectRows) packs one super-block at a time into a stack block and runs all m rows over
+// it (one pass over the weights); prefill packs two whole panels into a buffer that every group of
+// kMr x rows then reuses (each broadcast feeds both panels). Same integers, same float operations:
+// the same bits.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "kernels/matmul_driver.h"
+
+namespace ridge::kernels::kquant_avx512 {
+namespace {
+
+constexpr int kPanel = 16;          // weight rows per panel (one per lane)
+constexpr int64_t kSuperBlock = 256;
+constexpr int kMr = 4;              // x rows per prefill micro-kernel (2 panels x 4 rows)
+constexpr int64_t kDirectRows = 4;  // m up to this: decode path (pack per super-block)
+
+// The 16 rows of a panel (rows past the matrix repeat the last one; their results are masked).
+struct Panel {
+  const uint8_t* row[kPanel];
+  __m512i offsets;             // byte offset of each row from row[0] (gathers)
+  int64_t prefetch_ahead = 0;  // bytes from a row to the same row of the next panel (0: none)
+};
+
+inline Panel panel_at(const WeightView& w, int64_t j, int64_t j1) {
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
+  Panel p;
+  alignas(64) int32_t offsets[kPanel];
+  for (int r = 0; r < kPanel; ++r) {
+    const int64_t row = j + (r < n_valid ? r : n_valid - 1);
+    p.row[r] = base + static_cast<uint64_t>(row) * w.row_bytes;
+    offsets[r] = static_cast<int32_t>(static_cast<uint64_t>(row - j) * w.row_bytes);
+  }
+  p.offsets = _mm512_load_si512(offsets);
+  p.prefetch_ahead = static_cast<int64_t>(kPanel * w.row_bytes);
+  return p;
+}
+
+inline __mmask16 valid_mask(int64_t j, int64_t j1) {
+  const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
+  return n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// out[t] lane r = the 4 bytes at row[r] + off + 4t, t < 8 (a 16 x 8 dword transpose).
+inline void transpose_32(const Panel& p, int64_t off, __m512i out[8]) {
+  __m512i z[8];  // z[r] = [row r (8 dwords) | row r + 8]
+  for (int r = 0; r < 8; ++r) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.row[r] + off));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.row[r + 8] + off));
+    z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  }
+  __m512i t[8];
+  for (int r = 0; r < 8; r += 2) {
+    t[r] = _mm512_unpacklo_epi32(z[r], z[r + 1]);
+    t[r + 1] = _mm512_unpackhi_epi32(z[r], z[r + 1]);
+  }
+  __m512i u[8];
+  for (int r = 0; r < 8; r += 4) {
+    u[r] = _mm512_unpacklo_epi64(t[r], t[r + 2]);
+    u[r + 1] = _mm512_unpackhi_epi64(t[r], t[r + 2]);
+    u[r + 2] = _mm512_unpacklo_epi64(t[r + 1], t[r + 3]);
+    u[r + 3] = _mm512_unpackhi_epi64(t[r + 1], t[r + 3]);
+  }
+  // 128-bit lane L of u[g] (g < 4) holds dword g (L even) or g + 4 (L odd) of rows 0-3 (L < 2)
+  // or 8-11; u[g + 4] the same for rows 4-7 / 12-15.
+  const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const __m512i hi_idx = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  for (int g = 0; g < 4; ++g) {
+    out[g] = _mm512_permutex2var_epi64(u[g], lo_idx, u[g + 4]);
+    out[g + 4] = _mm512_permutex2var_epi64(u[g], hi_idx, u[g + 4]);
+  }
+}
+
+// Lane r = the 4 bytes at row[r] + off (off + 4 must stay inside the row).
+inline __m512i gather_dword(const Panel& p, int64_t off) {
+  return _mm512_i32gather_epi32(p.offsets, p.row[0] + off, 1);
+}
+
+// Prefetches the next panel's copy of bytes [off, off + n) of every row (decode stream).
+inline void prefetch_next(const Panel& p, int64_t off, int64_t n) {
+  if (p.prefetch_ahead == 0) return;
+  for (int r = 0; r < kPanel; ++r) {
+    const char* q = reinterpret_cast<const char*>(p.row[r] + off + p.prefetch_ahead);
+    for (int64_t k = 0; k < n; k += 64) _mm_prefetch(q + k, _MM_HINT_T0);
+    _mm_prefetch(q + n - 1, _MM_HINT_T0);
+  }
+}
+
+// acc += dot(w bytes (unsigned), 4 bytes at p broadcast (signed)) per lane, the broadcast folded
+// into the instruction (GCC does not fold _mm512_set1_epi32 into vpdpbusd's {1to16} operand).
+inline __m512i dpbusd_bcst(__m512i acc, __m512i w, const int8_t* p) {
+  using Unaligned32 = int32_t __attribute__((may_alias, aligned(1)));
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0"
+          : "+v"(acc)
+          : "v"(w), "m"(*reinterpret_cast<const Unaligned32*>(p)));
+  return acc;
+}
+
+inline __m512i bcst32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// The activations as the kernels read them: Q8_K quants and scales (Acts) plus one int32 per
+// (row, block, slot) prepared once per rows call (Format::prepare_extra): Q4_K / Q5_K the mins'
+// pair sums (4 slots: int16 pairs), Q6_K -32 * bsum of each sub-block (16 slots).
+struct KActs {
+  const int8_t* q = nullptr;  // [m, cols]
+  const float* d = nullptr;   // [m, nb]
+  int32_t* extra = nullptr;   // [m, nb, kExtra]
+  int64_t cols = 0, nb = 0;
+};
+
+// One super-block b of NP panels (p[k]) against x rows i0 .. i0 + MR - 1, accumulated into
+// acc[i][k]. Per lane, the operations do not depend on NP or MR.
+template <typename F, int NP, int MR>
+inline void step(const typename F::Packed* const* p, const KActs& x, int64_t i0, int64_t b,
+                 __m512 (&acc)[MR][NP]) {
+  constexpr int kG = F::kGroups;
+  __m512i tot[MR][NP];
+  for (int i = 0; i < MR; ++i) {
+    for (int k = 0; k < NP; ++k) tot[i][k] = _mm512_setzero_si512();
+  }
+  const int8_t* xb = x.q + i0 * x.cols + kSuperBlock * b;
+  for (int s = 0; s < F::kSubs; ++s) {
+    __m512i part[MR][NP];
+    for (int i = 0; i < MR; ++i) {
+      const __m512i init = F::part_init(x, i0 + i, b, s);
+      for (int k = 0; k < NP; ++k) part[i][k] = init;
+    }
+    for (int t = 0; t < kG; ++t) {
+      __m512i w[NP];
+      for (int k = 0; k < NP; ++k) w[k] = _mm512_load_si512(&p[k]->q[s * kG + t]);
+      for (int i = 0; i < MR; ++i) {
+        const int8_t* xp = xb + i * x.cols + 4 * (s * kG + t);
+        if constexpr (NP == 1) {
+          part[i][0] = dpbusd_bcst(part[i][0], w[0], xp);
+        } else {
+          const __m512i xv = bcst32(xp);
+          for (int k = 0; k < NP; ++k) part[i][k] = _mm512_dpbusd_epi32(part[i][k], w[k], xv);
+        }
+      }
+    }
+    for (int k = 0; k < NP; ++k) {
+      const __m512i sc = _mm512_load_si512(&p[k]->sc[s]);
+      for (int i = 0; i < MR; ++i) {
+        tot[i][k] = _mm512_add_epi32(tot[i][k], _mm512_mullo_epi32(part[i][k], sc));
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int k = 0; k < NP; ++k) acc[i][k] = F::finish(*p[k], x, i0 + i, b, tot[i][k], acc[i][k]);
+  }
+}
+
+template <typename F, int NP, int MR>
+inline void rows_over_blocks(const typename F::Packed* const* p, const KActs& x, int64_t i0,
+                             float* y, int64_t ldy, const __mmask16* valid) {
+  __m512 acc[MR][NP];
+  for (int i = 0; i < MR; ++i) {
+    for (int k = 0; k < NP; ++k) acc[i][k] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < x.nb; ++b) {
+    const typename F::Packed* pb[NP];
+    for (int k = 0; k < NP; ++k) pb[k] = p[k] + b;
+    step<F, NP, MR>(pb, x, i0, b, acc);
+  }
+  for (int i = 0; i < MR; ++i) {
+    for (int k = 0; k < NP; ++k) {
+      _mm512_mask_storeu_ps(y + (i0 + i) * ldy + kPanel * k, valid[k], acc[i][k]);
+    }
+  }
+}
+
+// Every x row over NP packed panels: groups of kMr, then the rest.
+template <typename F, int NP>
+void all_rows(const typename F::Packed* const* p, const KActs& x, int64_t m, float* y,
+              int64_t ldy, const __mmask16* valid) {
+  int64_t i = 0;
+  for (; i + kMr <= m; i += kMr) rows_over_blocks<F, NP, kMr>(p, x, i, y, ldy, valid);
+  switch (m - i) {
+    case 1: return rows_over_blocks<F, NP, 1>(p, x, i, y, ldy, valid);
+    case 2: return rows_over_blocks<F, NP, 2>(p, x, i, y, ldy, valid);
+    case 3: return rows_over_blocks<F, NP, 3>(p, x, i, y, ldy, valid);
+    default: return;
+  }
+}
+
+// Decode: each super-block of the panel is packed into one stack block and used at once by all
+// MR (= m) rows, so the weights are read once, in order.
+template <typename F, int MR>
+void direct_panel(const Panel& panel, const KActs& x, float* y, int64_t ldy, __mmask16 valid) {
+  __m512 acc[MR][1];
+  for (int i = 0; i < MR; ++i) acc[i][0] = _mm512_setzero_ps();
+  typename F::Packed block;
+  const typename F::Packed* pb[1] = {&block};
+  for (int64_t b = 0; b < x.nb; ++b) {
+    F::pack(panel, b, &block);
+    step<F, 1, MR>(pb, x, 0, b, acc);
+  }
+  for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + i * ldy, valid, acc[i][0]);
+}
+
+template <typename T>
+struct AlignedArray {
+  T* p = nullptr;
+  explicit AlignedArray(int64_t n) {
+    p = static_cast<T*>(::operator new(static_cast<size_t>(n) * sizeof(T), std::align_val_t(64)));
+  }
+  ~AlignedArray() { ::operator delete(p, std::align_val_t(64)); }
+  AlignedArray(const AlignedArray&) = delete;
+  AlignedArray& operator=(const AlignedArray&) = delete;
+};
+
+// The rows routine of a format F (see the file comment).
+template <typename F>
+void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  KActs x;
+  x.q = a.q8_qs;
+  x.d = a.q8k_d;
+  x.cols = a.cols;
+  x.nb = a.cols / kSuperBlock;
+  AlignedArray<int32_t> extra(a.m * x.nb * F::kExtra);
+  x.extra = extra.p;
+  F::prepare_extra(a, x);
+  if (a.m <= kDirectRows) {
+    for (int64_t j = j0; j < j1; j += kPanel) {
+      const Panel panel = panel_at(w, j, j1);
+      const __mmask16 valid = valid_mask(j, j1);
+      switch (a.m) {
+        case 1: direct_panel<F, 1>(panel, x, y + j, ldy, valid); break;
+        case 2: direct_panel<F, 2>(panel, x, y + j, ldy, valid); break;
+        case 3: direct_panel<F, 3>(panel, x, y + j, ldy, valid); break;
+        case 4: direct_panel<F, 4>(panel, x, y + j, ldy, valid); break;
+        default: break;
+      }
+    }
+    return;
+  }
+  // Prefill: pack two panels (their whole rows), then run every x row over them.
+  AlignedArray<typename F::Packed> buffer(2 * x.nb);
+  typename F::Packed* const p[2] = {buffer.p, buffer.p + x.nb};
+  for (int64_t j = j0; j < j1; j += 2 * kPanel) {
+    const int np = j + kPanel < j1 ? 2 : 1;
+    for (int k = 0; k < np; ++k) {
+      Panel panel = panel_at(w, j + kPanel * k, j1);
+      panel.prefetch_ahead = 0;
+      for (int64_t b = 0; b < x.nb; ++b) F::pack(panel, b, p[k] + b);
+    }
+    const __mmask16 valid[2] = {valid_mask(j, j1), valid_mask(j + kPanel, j1)};
+    const typename F::Packed* const cp[2] = {p[0], p[1]};
+    if (np == 2) {
+      all_rows<F, 2>(cp, x, a.m, y + j, ldy, valid);
+    } else {
+      all_rows<F, 1>(cp, x, a.m, y + j, ldy, valid);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ridge::kernels::kquant_avx512
