@@ -30,8 +30,8 @@ struct LegacyFormat {
   static constexpr int32_t kOffset = kHasMin ? 0 : (kFive ? 16 : 8);
   static constexpr int64_t kPrefetchEvery = 64 / kBytes;
 
-  static void load(const uint8_t* const* row, int64_t off, __m512i d_offsets,
-                   PanelBlock<kMin>* out) {
+  RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off,
+                                      PanelBlock<kMin>* out) {
     // z[q], 128-bit lane L = the 16 qs bytes (4 dwords) of row q + 4L.
     __m512i z[4];
     for (int q = 0; q < 4; ++q) {
@@ -56,21 +56,19 @@ struct LegacyFormat {
       out->w[k] = _mm512_and_si512(t[k], low4);
       out->w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4);
     }
-    if constexpr (kFive) add_high_bits(row[0], off, d_offsets, out);
+    if constexpr (kFive) add_high_bits(load_dwords(row, off + kQhAt), out);
     if constexpr (kMin) {  // d and m are the two halves of the block's first dword
-      const __m512i dm = _mm512_i32gather_epi32(d_offsets, row[0] + off, 1);
+      const __m512i dm = load_dwords(row, off);
       out->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm));
       out->m = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
     } else {
-      out->d = gather_halves(row[0], off, d_offsets);
+      out->d = load_halves(row, off);
     }
   }
 
-  // Bit 4 of element e is bit e of the row's 32-bit qh: for group g (elements 4g..4g+3), byte
+  // qh: lane r = the 32-bit qh of row r. Bit 4 of element e is bit e of the row's qh: for group g (elements 4g..4g+3), byte
   // g / 2 of qh is spread over the lane's 4 bytes (vpshufb) and byte t tests bit 4 (g % 2) + t.
-  static void add_high_bits(const uint8_t* row0, int64_t off, __m512i d_offsets,
-                            PanelBlock<kMin>* out) {
-    const __m512i qh = _mm512_i32gather_epi32(d_offsets, row0 + off + (kQhAt > 0 ? kQhAt : 0), 1);
+  RIDGE_PANEL_INLINE static void add_high_bits(__m512i qh, PanelBlock<kMin>* out) {
     const __m512i lane_base = _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0);
     const __m512i bit4 = _mm512_set1_epi8(0x10);
     const __m512i sel[2] = {_mm512_set1_epi32(0x08040201), _mm512_set1_epi32(static_cast<int32_t>(0x80402010u))};

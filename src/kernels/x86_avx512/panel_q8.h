@@ -31,6 +31,10 @@
 
 #include "kernels/matmul_driver.h"
 
+// Loaders are forced inline: called, they pass the block through memory (9-10 zmm stores and
+// loads per block), which costs the decode loop more than the loads from the weight rows.
+#define RIDGE_PANEL_INLINE inline __attribute__((always_inline))
+
 #ifndef RIDGE_PF_HINT
 #define RIDGE_PF_HINT _MM_HINT_T1
 #endif
@@ -56,15 +60,14 @@ struct alignas(64) PanelBlock<true> {
 };
 
 // Block b of a panel's 16 rows straight from the GGUF rows, through Format::load(row, offset,
-// d_offsets, out). A Format has kBlockBytes, kOffset, kMin, kPrefetchEvery (blocks per
+// out). A Format has kBlockBytes, kOffset, kMin, kPrefetchEvery (blocks per
 // prefetched line, about 64 / kBlockBytes) and load.
 template <typename Format>
 struct DirectBlocks {
   const uint8_t* row[kPanel];  // rows past the matrix repeat the last row (results discarded)
-  __m512i d_offsets;           // byte offset of each row from row[0]
   int64_t prefetch_ahead = 0;  // bytes from a row to the same row of the next panel
 
-  void load(int64_t b, PanelBlock<Format::kMin>* out) const {
+  RIDGE_PANEL_INLINE void load(int64_t b, PanelBlock<Format::kMin>* out) const {
     const int64_t off = b * Format::kBlockBytes;
     // The panel's 16 rows are one contiguous region read column-wise, a pattern the hardware
     // prefetcher does not follow; so the same lines of the next panel are prefetched while this
@@ -74,20 +77,45 @@ struct DirectBlocks {
         _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + prefetch_ahead, RIDGE_PF_HINT);
       }
     }
-    Format::load(row, off, d_offsets, out);
+    Format::load(row, off, out);
   }
 };
 
 template <bool kMin>
 struct PackedBlocks {
   const PanelBlock<kMin>* blocks;
-  void load(int64_t b, PanelBlock<kMin>* out) const { *out = blocks[b]; }
+  RIDGE_PANEL_INLINE void load(int64_t b, PanelBlock<kMin>* out) const { *out = blocks[b]; }
 };
 
-// The 16 fp16 values at byte `at` of each row's block (lane r: row r), as f32.
-inline __m512 gather_halves(const uint8_t* row0, int64_t at, __m512i d_offsets) {
-  const __m512i v = _mm512_i32gather_epi32(d_offsets, row0 + at, 1);
-  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+// The 16-bit / 32-bit field at byte `at` of each row's block (lane r: row r). Scalar loads
+// assembled in general registers: Zen 4's vpgatherdd costs about as much as the rest of a
+// Q4_0 block together, while these loads and shifts run on ports the vector work leaves idle.
+RIDGE_PANEL_INLINE __m512 load_halves(const uint8_t* const* row, int64_t at) {
+  uint64_t q[4];
+  for (int k = 0; k < 4; ++k) {
+    q[k] = 0;
+    for (int i = 0; i < 4; ++i) {
+      uint16_t h;
+      std::memcpy(&h, row[4 * k + i] + at, 2);
+      q[k] |= static_cast<uint64_t>(h) << (16 * i);
+    }
+  }
+  const __m256i v = _mm256_set_epi64x(static_cast<long long>(q[3]), static_cast<long long>(q[2]),
+                                      static_cast<long long>(q[1]), static_cast<long long>(q[0]));
+  return _mm512_cvtph_ps(v);
+}
+
+RIDGE_PANEL_INLINE __m512i load_dwords(const uint8_t* const* row, int64_t at) {
+  uint64_t q[8];
+  for (int k = 0; k < 8; ++k) {
+    uint32_t lo, hi;
+    std::memcpy(&lo, row[2 * k] + at, 4);
+    std::memcpy(&hi, row[2 * k + 1] + at, 4);
+    q[k] = lo | static_cast<uint64_t>(hi) << 32;
+  }
+  auto ll = [](uint64_t v) { return static_cast<long long>(v); };
+  return _mm512_set_epi64(ll(q[7]), ll(q[6]), ll(q[5]), ll(q[4]), ll(q[3]), ll(q[2]), ll(q[1]),
+                          ll(q[0]));
 }
 
 // acc += dot(w bytes (unsigned), 4 bytes at p broadcast (signed)) per 32-bit lane. GCC does not
@@ -247,13 +275,10 @@ DirectBlocks<Format> panel_at(const WeightView& w, int64_t j, int64_t j1) {
   const auto* base = static_cast<const uint8_t*>(w.data);
   const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
   DirectBlocks<Format> direct;
-  alignas(64) int32_t offsets[kPanel];
   for (int r = 0; r < kPanel; ++r) {
     const int64_t row = j + (r < n_valid ? r : n_valid - 1);
     direct.row[r] = base + static_cast<uint64_t>(row) * w.row_bytes;
-    offsets[r] = static_cast<int32_t>(static_cast<uint64_t>(row - j) * w.row_bytes);
   }
-  direct.d_offsets = _mm512_load_si512(offsets);
   direct.prefetch_ahead = static_cast<int64_t>(kPanel * w.row_bytes);
   return direct;
 }

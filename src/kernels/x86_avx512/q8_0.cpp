@@ -21,8 +21,8 @@ struct Q8_0Format {
   static constexpr bool kMin = false;
   static constexpr int64_t kPrefetchEvery = 2;
 
-  static void load(const uint8_t* const* row, int64_t off, __m512i d_offsets,
-                   PanelBlock<false>* out) {
+  RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off,
+                                      PanelBlock<false>* out) {
     // z[r] = [row r qs (8 dwords) | row r + 8 qs (8 dwords)]
     __m512i z[8];
     for (int r = 0; r < 8; ++r) {
@@ -53,7 +53,7 @@ struct Q8_0Format {
       out->w[g] = _mm512_xor_si512(_mm512_permutex2var_epi64(u[g], lo_idx, u[g + 4]), flip);
       out->w[g + 4] = _mm512_xor_si512(_mm512_permutex2var_epi64(u[g], hi_idx, u[g + 4]), flip);
     }
-    out->d = gather_halves(row[0], off, d_offsets);
+    out->d = load_halves(row, off);
   }
 };
 
