@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "base/thread_pool.h"
@@ -31,12 +32,32 @@ struct WeightView {
 };
 
 
+// One output of a group matmul: y[m, w->rows] with leading dimension ldy.
+struct MatmulTarget {
+  const WeightView* w = nullptr;
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+constexpr size_t kMaxGroup = 4;
+
+// Called by each thread on the output rows [j0, j1) it computed (see matmul_group).
+struct MatmulEpilogue {
+  void (*fn)(void* ctx, int64_t j0, int64_t j1) = nullptr;
+  void* ctx = nullptr;
+};
+
 struct Kernels {
   Isa isa;
   // y[m, rows] = x[m, cols] · W^T  for every supported weight type (see supports_matmul).
   // x and y are row-major f32 with leading dimensions ldx and ldy (in elements).
   void (*matmul)(const WeightView& w, const float* x, int64_t ldx, int64_t m, float* y, int64_t ldy,
                  ThreadPool& pool);
+  // The same x against 1..kMaxGroup matrices of equal cols in one parallel region, activations
+  // converted once; each output bit-identical to matmul's. An epilogue (may be null) needs all
+  // matrices of the same rows; it runs per thread on the rows that thread computed, inside the
+  // region, so it may only touch those rows.
+  void (*matmul_group)(std::span<const MatmulTarget> targets, const float* x, int64_t ldx,
+                       int64_t m, ThreadPool& pool, const MatmulEpilogue* epilogue);
   // Whether matmul accepts weights of this type.
   bool (*supports_matmul)(GgmlType type);
   // Row conversions (dst/src have n elements); any supported type to f32.

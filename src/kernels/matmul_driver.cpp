@@ -1,8 +1,10 @@
 #include "kernels/matmul_driver.h"
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <new>
+#include <numeric>
 
 #include "base/check.h"
 #include "kernels/quant/act_q8_k.h"
@@ -71,36 +73,37 @@ void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int3
   }
 }
 
-void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int64_t ldx,
-                int64_t m, float* y, int64_t ldy, ThreadPool& pool) {
-  const TypeMatmul* entry = table.find(w.type);
-  RIDGE_CHECK(entry != nullptr);
-  const int64_t block = traits(w.type).block_elems;
-  RIDGE_CHECK(m >= 0 && w.rows >= 0 && w.cols >= 0 && w.cols % block == 0);
-  RIDGE_CHECK(m == 0 || (ldx >= w.cols && ldy >= w.rows));
-  if (m == 0 || w.rows == 0) return;
+namespace {
 
+// Activations converted once into the format a rows routine reads; owns the converted copy.
+struct PreparedActs {
   Acts acts;
+  AlignedBuffer buffer;
+};
+
+PreparedActs prepare_acts(const TypeTable& table, ActFormat format, const float* x, int64_t ldx,
+                          int64_t m, int64_t cols, ThreadPool& pool) {
+  PreparedActs p;
+  Acts& acts = p.acts;
   acts.m = m;
-  acts.cols = w.cols;
+  acts.cols = cols;
   acts.f32 = x;
   acts.ldx = ldx;
-  AlignedBuffer buffer;
-  if (entry->act == ActFormat::kQ8_0 || entry->act == ActFormat::kQ8_1) {
-    RIDGE_CHECK(w.cols % kQ8_0Block == 0);
-    const int64_t nb = w.cols / kQ8_0Block;
-    const auto n_qs = static_cast<size_t>(m * w.cols);
+  if (format == ActFormat::kQ8_0 || format == ActFormat::kQ8_1) {
+    RIDGE_CHECK(cols % kQ8_0Block == 0);
+    const int64_t nb = cols / kQ8_0Block;
+    const auto n_qs = static_cast<size_t>(m * cols);
     const auto n_blocks = static_cast<size_t>(m * nb);
-    const bool q8_1 = entry->act == ActFormat::kQ8_1;
-    buffer = aligned_alloc64(n_qs + n_blocks * (sizeof(float) + sizeof(int32_t) + (q8_1 ? sizeof(float) : 0)));
-    auto* qs = static_cast<int8_t*>(buffer.get());
+    const bool q8_1 = format == ActFormat::kQ8_1;
+    p.buffer = aligned_alloc64(n_qs + n_blocks * (sizeof(float) + sizeof(int32_t) + (q8_1 ? sizeof(float) : 0)));
+    auto* qs = static_cast<int8_t*>(p.buffer.get());
     auto* d = reinterpret_cast<float*>(qs + n_qs);
     auto* sums = reinterpret_cast<int32_t*>(d + n_blocks);
     auto* s = q8_1 ? reinterpret_cast<float*>(sums + n_blocks) : nullptr;
     auto quantize_rows = [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        table.quantize_q8_0(x + i * ldx, w.cols, qs + i * w.cols, d + i * nb, sums + i * nb);
-        if (q8_1) q8_1_block_terms(x + i * ldx, w.cols, sums + i * nb, s + i * nb);
+        table.quantize_q8_0(x + i * ldx, cols, qs + i * cols, d + i * nb, sums + i * nb);
+        if (q8_1) q8_1_block_terms(x + i * ldx, cols, sums + i * nb, s + i * nb);
       }
     };
     if (m < kParallelQuantizeRows || pool.size() == 1) {
@@ -115,36 +118,87 @@ void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int
     acts.q8_d = d;
     acts.q8_sum = sums;
     acts.q8_s = s;
-  } else if (entry->act == ActFormat::kF32AsF16 || entry->act == ActFormat::kF32AsBf16) {
-    buffer = aligned_alloc64(static_cast<size_t>(m * w.cols) * sizeof(float));
-    auto* xr = static_cast<float*>(buffer.get());
-    const bool bf16 = entry->act == ActFormat::kF32AsBf16;
+  } else if (format == ActFormat::kF32AsF16 || format == ActFormat::kF32AsBf16) {
+    p.buffer = aligned_alloc64(static_cast<size_t>(m * cols) * sizeof(float));
+    auto* xr = static_cast<float*>(p.buffer.get());
+    const bool bf16 = format == ActFormat::kF32AsBf16;
     for (int64_t i = 0; i < m; ++i) {
       const float* xi = x + i * ldx;
-      float* ri = xr + i * w.cols;
+      float* ri = xr + i * cols;
       if (bf16) {
-        for (int64_t k = 0; k < w.cols; ++k) ri[k] = bf16_to_f32(f32_to_bf16(xi[k]));
+        for (int64_t k = 0; k < cols; ++k) ri[k] = bf16_to_f32(f32_to_bf16(xi[k]));
       } else {
-        for (int64_t k = 0; k < w.cols; ++k) ri[k] = fp16_to_f32(f32_to_fp16(xi[k]));
+        for (int64_t k = 0; k < cols; ++k) ri[k] = fp16_to_f32(f32_to_fp16(xi[k]));
       }
     }
     acts.f32 = xr;
-    acts.ldx = w.cols;
-  } else if (entry->act == ActFormat::kQ8_K) {
-    buffer = aligned_alloc64(acts_q8_k_bytes(m, w.cols));
-    quantize_acts_q8_k(x, ldx, m, w.cols, buffer.get(), &acts);
+    acts.ldx = cols;
+  } else if (format == ActFormat::kQ8_K) {
+    p.buffer = aligned_alloc64(acts_q8_k_bytes(m, cols));
+    quantize_acts_q8_k(x, ldx, m, cols, p.buffer.get(), &acts);
+  }
+  return p;
+}
+
+}  // namespace
+
+void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int64_t ldx,
+                int64_t m, float* y, int64_t ldy, ThreadPool& pool) {
+  const MatmulTarget one{&w, y, ldy};
+  run_matmul_group(table, std::span<const MatmulTarget>(&one, 1), x, ldx, m, pool, nullptr);
+}
+
+void run_matmul_group(const TypeTable& table, std::span<const MatmulTarget> targets,
+                      const float* x, int64_t ldx, int64_t m, ThreadPool& pool,
+                      const MatmulEpilogue* epilogue) {
+  RIDGE_CHECK(!targets.empty() && targets.size() <= kMaxGroup && m >= 0);
+  const int64_t cols = targets[0].w->cols;
+  std::array<const TypeMatmul*, kMaxGroup> entries{};
+  for (size_t t = 0; t < targets.size(); ++t) {
+    const WeightView& w = *targets[t].w;
+    entries[t] = table.find(w.type);
+    RIDGE_CHECK(entries[t] != nullptr);
+    RIDGE_CHECK(w.cols == cols && w.rows >= 0 && cols % traits(w.type).block_elems == 0);
+    RIDGE_CHECK(m == 0 || (ldx >= cols && targets[t].ldy >= w.rows));
+    RIDGE_CHECK(epilogue == nullptr || w.rows == targets[0].w->rows);
+  }
+  // An epilogue sees one row range for the whole group, so every matrix then splits alike, on
+  // a grain that is a multiple of each one's (a split never changes a result, only who computes it).
+  int64_t common_grain = 1;
+  for (size_t t = 0; t < targets.size(); ++t) common_grain = std::lcm(common_grain, entries[t]->row_grain);
+  if (m == 0) return;
+
+  // Each activation format the group needs, converted once (Q, K and V of a Q4_K_M file may
+  // mix Q4_K and Q6_K, both reading Q8_K).
+  std::array<PreparedActs, kMaxGroup> prepared;
+  std::array<const Acts*, kMaxGroup> acts{};
+  for (size_t t = 0; t < targets.size(); ++t) {
+    size_t same = t;
+    for (size_t u = 0; u < t; ++u) {
+      if (entries[u]->act == entries[t]->act) {
+        same = u;
+        break;
+      }
+    }
+    if (same == t) prepared[t] = prepare_acts(table, entries[t]->act, x, ldx, m, cols, pool);
+    acts[t] = &prepared[same].acts;
   }
 
-  const MatmulRowsFn rows = entry->rows;
-  const int64_t grain = entry->row_grain;
+  auto share = [&](int ith, int nth) {
+    Range first{0, 0};
+    for (size_t t = 0; t < targets.size(); ++t) {
+      const WeightView& w = *targets[t].w;
+      const Range r = split_range(w.rows, ith, nth, epilogue ? common_grain : entries[t]->row_grain);
+      if (t == 0) first = r;
+      if (r.begin < r.end) entries[t]->rows(w, *acts[t], r.begin, r.end, targets[t].y, targets[t].ldy);
+    }
+    if (epilogue != nullptr && first.begin < first.end) epilogue->fn(epilogue->ctx, first.begin, first.end);
+  };
   if (pool.size() == 1) {
-    rows(w, acts, 0, w.rows, y, ldy);
+    share(0, 1);
     return;
   }
-  pool.run([&](int ith, int nth) {
-    const Range r = split_range(w.rows, ith, nth, grain);
-    if (r.begin < r.end) rows(w, acts, r.begin, r.end, y, ldy);
-  });
+  pool.run(share);
 }
 
 }  // namespace ridge::kernels

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <cstdint>
 
 #include "base/thread_pool.h"
@@ -105,6 +106,15 @@ struct TypeTable {
 // shapes are consistent: cols a multiple of the type's block size, ldx >= cols, ldy >= rows).
 void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int64_t ldx,
                 int64_t m, float* y, int64_t ldy, ThreadPool& pool);
+
+// Several matrices of the same x (Q, K, V; gate and up): each activation format is prepared
+// once and every thread computes its share of each matrix's rows in one parallel region, so
+// each y is exactly what run_matmul gives. With an epilogue (all matrices of the same rows),
+// each thread then calls it on the row range [j0, j1) it just computed in all of them, before
+// the region ends (e.g. SwiGLU on gate and up, while those rows are in cache).
+void run_matmul_group(const TypeTable& table, std::span<const MatmulTarget> targets,
+                      const float* x, int64_t ldx, int64_t m, ThreadPool& pool,
+                      const MatmulEpilogue* epilogue);
 
 
 }  // namespace ridge::kernels

@@ -14,13 +14,17 @@ struct IsaKernels {
                      int64_t ldy, ThreadPool& pool) {
     run_matmul(Table(), w, x, ldx, m, y, ldy, pool);
   }
+  static void matmul_group(std::span<const MatmulTarget> targets, const float* x, int64_t ldx,
+                           int64_t m, ThreadPool& pool, const MatmulEpilogue* epilogue) {
+    run_matmul_group(Table(), targets, x, ldx, m, pool, epilogue);
+  }
   static bool supports_matmul(GgmlType type) { return Table().find(type) != nullptr; }
   static void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
     const DequantizeRowFn fn = Table().find_dequantize(type);
     RIDGE_CHECK(fn != nullptr);
     fn(src, dst, n);
   }
-  static Kernels make(Isa isa) { return Kernels{isa, matmul, supports_matmul, dequantize_row}; }
+  static Kernels make(Isa isa) { return Kernels{isa, matmul, matmul_group, supports_matmul, dequantize_row}; }
 };
 
 const TypeTable& ref_table() {

@@ -32,6 +32,20 @@ void matmul(const kernels::Kernels& k, const kernels::WeightView& w, const float
   k.matmul(w, x, w.cols, m, y, w.rows, pool);
 }
 
+// Columns [j0, j1) of gate: [m, n_ff] become silu(gate) * up (a matmul_group epilogue).
+struct SwigluColumns {
+  float* gate;
+  const float* up;
+  int64_t m, n_ff;
+};
+void swiglu_columns(void* ctx, int64_t j0, int64_t j1) {
+  const auto& c = *static_cast<const SwigluColumns*>(ctx);
+  for (int64_t t = 0; t < c.m; ++t) {
+    float* g = c.gate + t * c.n_ff + j0;
+    swiglu(g, c.up + t * c.n_ff + j0, g, j1 - j0);
+  }
+}
+
 }  // namespace
 
 Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
@@ -92,9 +106,10 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   for_rows(pool, n, d, [&](int64_t t) {
     rms_norm(ws.x.data() + t * d, l.attn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });
-  matmul(*kernels_, l.wq, ws.xn.data(), n, ws.q.data(), pool);  // [n, q_dim]
-  matmul(*kernels_, l.wk, ws.xn.data(), n, ws.k.data(), pool);  // [n, kv_dim]
-  matmul(*kernels_, l.wv, ws.xn.data(), n, ws.v.data(), pool);  // [n, kv_dim]
+  // q: [n, q_dim], k and v: [n, kv_dim], in one parallel region over one quantized xn.
+  const kernels::MatmulTarget qkv[] = {
+      {&l.wq, ws.q.data(), qd}, {&l.wk, ws.k.data(), kvd}, {&l.wv, ws.v.data(), kvd}};
+  kernels_->matmul_group(std::span(qkv), ws.xn.data(), d, n, pool, nullptr);
   for_rows(pool, n, qd + 2 * kvd, [&](int64_t t) {
     float* q = ws.q.data() + t * qd;   // [n_head, head_dim]
     float* k = ws.k.data() + t * kvd;  // [n_head_kv, head_dim]
@@ -139,11 +154,12 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) co
     add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
     rms_norm(ws.x.data() + t * d, l.ffn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });
-  matmul(*kernels_, l.w_gate, ws.xn.data(), m, ws.gate.data(), pool);  // [m, n_ff]
-  matmul(*kernels_, l.w_up, ws.xn.data(), m, ws.up.data(), pool);      // [m, n_ff]
-  for_rows(pool, m, ff, [&](int64_t t) {
-    swiglu(ws.gate.data() + t * ff, ws.up.data() + t * ff, ws.gate.data() + t * ff, ff);
-  });
+  // gate, up: [m, n_ff]; gate = silu(gate) * up.
+  const kernels::MatmulTarget gate_up[] = {{&l.w_gate, ws.gate.data(), ff}, {&l.w_up, ws.up.data(), ff}};
+  // Each thread applies SwiGLU to the columns it just computed, while they are in cache.
+  SwigluColumns ctx{ws.gate.data(), ws.up.data(), m, ff};
+  const kernels::MatmulEpilogue epilogue{swiglu_columns, &ctx};
+  kernels_->matmul_group(std::span(gate_up), ws.xn.data(), d, m, pool, &epilogue);
   matmul(*kernels_, l.w_down, ws.gate.data(), m, ws.proj.data(), pool);  // [m, n_embd]
   for_rows(pool, m, d, [&](int64_t t) {
     add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
