@@ -92,18 +92,38 @@ inline void transpose_32(const Panel& p, int64_t off, __m512i out[8]) {
   }
 }
 
+// out[k] lane r = the 4 bytes at row[r] + off + 4k, k < 4 (a 16 x 4 dword transpose; the 16
+// bytes must lie inside the row).
+inline void transpose_16(const Panel& p, int64_t off, __m512i out[4]) {
+  __m512i z[4];  // z[q] = [row q | row q + 4 | row q + 8 | row q + 12]
+  for (int q = 0; q < 4; ++q) {
+    z[q] = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p.row[q] + off)));
+    for (int l = 1; l < 4; ++l) {
+      z[q] = _mm512_inserti32x4(
+          z[q], _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.row[q + 4 * l] + off)), l);
+    }
+  }
+  const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  out[0] = _mm512_unpacklo_epi64(t0, t2);  // dword 4 L + q: row q + 4 L
+  out[1] = _mm512_unpackhi_epi64(t0, t2);
+  out[2] = _mm512_unpacklo_epi64(t1, t3);
+  out[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
 // Lane r = the 4 bytes at row[r] + off (off + 4 must stay inside the row).
 inline __m512i gather_dword(const Panel& p, int64_t off) {
   return _mm512_i32gather_epi32(p.offsets, p.row[0] + off, 1);
 }
 
-// Prefetches the next panel's copy of bytes [off, off + n) of every row (decode stream).
+// Prefetches into L2 (T1: T0 is much slower here, docs/kernels.md) the next panel's copy of
+// bytes [off, off + n) of every row, a block of a row: one line per 64 bytes (the next block's
+// first prefetch covers a partial last line).
 inline void prefetch_next(const Panel& p, int64_t off, int64_t n) {
   if (p.prefetch_ahead == 0) return;
   for (int r = 0; r < kPanel; ++r) {
     const char* q = reinterpret_cast<const char*>(p.row[r] + off + p.prefetch_ahead);
-    for (int64_t k = 0; k < n; k += 64) _mm_prefetch(q + k, _MM_HINT_T0);
-    _mm_prefetch(q + n - 1, _MM_HINT_T0);
+    for (int64_t k = 0; k < n; k += 64) _mm_prefetch(q + k, _MM_HINT_T1);
   }
 }
 
@@ -150,17 +170,30 @@ inline void step(const typename F::Packed* const* p, const KActs& x, int64_t i0,
       const __m512i init = F::part_init(x, i0 + i, b, s);
       for (int k = 0; k < NP; ++k) part[i][k] = init;
     }
+    // With few rows, a second vpdpbusd chain per row (odd groups) against the latency, added
+    // before the scale (integers: the same total).
+    constexpr bool kTwoChains = NP * MR <= 2;
+    __m512i part2[MR][NP];
+    for (int i = 0; i < MR; ++i) {
+      for (int k = 0; k < NP; ++k) part2[i][k] = _mm512_setzero_si512();
+    }
     for (int t = 0; t < kG; ++t) {
       __m512i w[NP];
       for (int k = 0; k < NP; ++k) w[k] = _mm512_load_si512(&p[k]->q[s * kG + t]);
       for (int i = 0; i < MR; ++i) {
         const int8_t* xp = xb + i * x.cols + 4 * (s * kG + t);
+        __m512i(&chain)[NP] = kTwoChains && (t & 1) != 0 ? part2[i] : part[i];
         if constexpr (NP == 1) {
-          part[i][0] = dpbusd_bcst(part[i][0], w[0], xp);
+          chain[0] = dpbusd_bcst(chain[0], w[0], xp);
         } else {
           const __m512i xv = bcst32(xp);
-          for (int k = 0; k < NP; ++k) part[i][k] = _mm512_dpbusd_epi32(part[i][k], w[k], xv);
+          for (int k = 0; k < NP; ++k) chain[k] = _mm512_dpbusd_epi32(chain[k], w[k], xv);
         }
+      }
+    }
+    if constexpr (kTwoChains) {
+      for (int i = 0; i < MR; ++i) {
+        for (int k = 0; k < NP; ++k) part[i][k] = _mm512_add_epi32(part[i][k], part2[i][k]);
       }
     }
     for (int k = 0; k < NP; ++k) {
@@ -245,6 +278,9 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
   AlignedArray<int32_t> extra(a.m * x.nb * F::kExtra);
   x.extra = extra.p;
   F::prepare_extra(a, x);
+  if constexpr (F::kRowDecode) {
+    if (a.m == 1) return F::decode_rows(w, a, x, j0, j1, y);
+  }
   if (a.m <= kDirectRows) {
     for (int64_t j = j0; j < j1; j += kPanel) {
       const Panel panel = panel_at(w, j, j1);

@@ -51,6 +51,8 @@ struct FormatQ45 {
   }
 
   static __m512i part_init(const KActs&, int64_t, int64_t, int) { return _mm512_setzero_si512(); }
+  static constexpr bool kRowDecode = false;
+  static void decode_rows(const WeightView&, const Acts&, const KActs&, int64_t, int64_t, float*) {}
 
   static void pack(const Panel& p, int64_t b, Packed* out) {
     const int64_t off = b * kBlockBytes;
@@ -75,10 +77,9 @@ struct FormatQ45 {
     }
     // Scales (scale_packing.h): g1 = bytes 0..3 of the 12 (sc0..3 low 6 bits, sc4..7 top 2),
     // g2 = bytes 4..7 (the same for the mins), g3 = bytes 8..11 (low nibbles of sc4..7 / mn4..7).
-    const __m512i g0 = gather_dword(p, off);
-    const __m512i g1 = gather_dword(p, off + 4);
-    const __m512i g2 = gather_dword(p, off + 8);
-    const __m512i g3 = gather_dword(p, off + 12);
+    __m512i g[4];  // g0 = d | dmin << 16
+    transpose_16(p, off, g);
+    const __m512i g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3];
     const __m512i m6 = _mm512_set1_epi32(63), m4 = _mm512_set1_epi32(15);
     const __m512i m2 = _mm512_set1_epi32(3);
     __m512i mn[8];

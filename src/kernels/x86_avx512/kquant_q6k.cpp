@@ -66,8 +66,10 @@ struct FormatQ6 {
         }
       }
     }
+    __m512i scales[4];
+    transpose_16(p, off + 192, scales);
     for (int g = 0; g < 4; ++g) {  // scales: 16 int8 at 192, sign-extended per lane
-      const __m512i v = gather_dword(p, off + 192 + 4 * g);
+      const __m512i v = scales[g];
       for (int j = 0; j < 4; ++j) {
         _mm512_store_si512(&out->sc[4 * g + j],
                            _mm512_srai_epi32(_mm512_slli_epi32(v, 24 - 8 * j), 24));
@@ -79,10 +81,101 @@ struct FormatQ6 {
 
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum,
                        __m512 acc) {
-    const __m512 scale = _mm512_mul_ps(p.d, _mm512_set1_ps(x.d[i * x.nb + b]));
+    return float_step(p.d, x.d[i * x.nb + b], isum, acc);
+  }
+
+  // The canonical float step of one super-block (also decode_rows').
+  static __m512 float_step(__m512 d, float dx, __m512i isum, __m512 acc) {
+    const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx));
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc);
   }
+
+  static constexpr bool kRowDecode = true;
+  static void decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
+                          int64_t j1, float* y);
 };
+
+// Row r, super-block b against x (m = 1): 16 int32 lanes summing to isum, by the row layout
+// (vpmaddubsw of 64 quants, vpdpwssd with their sub-block scales; the -32 offset through bsums).
+inline __m512i row_isum(const BlockQ6_K& w, const int8_t* x, const int16_t* bsums) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f), hmask = _mm256_set1_epi8(0x30);
+  const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+  const __m256i off = _mm256_slli_epi32(
+      _mm256_madd_epi16(sc16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums))), 5);
+  __m512i sumi = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), off));
+  __m512i sumi2 = _mm512_setzero_si512();
+  const __m512i sc = _mm512_zextsi256_si512(sc16);
+  for (int h = 0; h < 2; ++h) {
+    const auto load = [](const uint8_t* q) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)); };
+    const __m256i ql0 = load(w.ql + 64 * h), ql1 = load(w.ql + 64 * h + 32), qh = load(w.qh + 32 * h);
+    const __m256i q0 = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), hmask));
+    const __m256i q1 = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), hmask));
+    const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, hmask));
+    const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                       _mm256_and_si256(_mm256_srli_epi16(qh, 2), hmask));
+    // 128-bit lane L of the 64 quants [q0 | q1] (or [q2 | q3]) is sub-block 8h + 4c' + L
+    __m512i scs[2];
+    for (int c = 0; c < 2; ++c) {
+      const short base = static_cast<short>(8 * h + 4 * c);
+      scs[c] = _mm512_permutexvar_epi16(
+          _mm512_inserti32x4(_mm512_inserti32x4(_mm512_inserti32x4(
+              _mm512_castsi128_si512(_mm_set1_epi16(base)), _mm_set1_epi16(static_cast<short>(base + 1)), 1),
+              _mm_set1_epi16(static_cast<short>(base + 2)), 2), _mm_set1_epi16(static_cast<short>(base + 3)), 3),
+          sc);
+    }
+    const __m512i q01 = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+    const __m512i q23 = _mm512_inserti64x4(_mm512_castsi256_si512(q2), q3, 1);
+    sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q01, _mm512_loadu_si512(x + 128 * h)), scs[0]);
+    sumi2 = _mm512_dpwssd_epi32(sumi2, _mm512_maddubs_epi16(q23, _mm512_loadu_si512(x + 128 * h + 64)), scs[1]);
+  }
+  return _mm512_add_epi32(sumi, sumi2);
+}
+
+// [sum of v0, v1, v2, v3] (exact int32).
+inline __m128i reduce4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
+  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
+  const __m512i c = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+  const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
+  return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
+}
+
+// m = 1: the weights are streamed row after row (the hardware prefetcher follows), each row's
+// integer totals reduced per super-block into isum[b][lane], then the panel's lanes take
+// float_step in block order: the GEMM's operations on the same integers.
+void FormatQ6::decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
+                           int64_t j1, float* y) {
+  AlignedArray<int32_t> isum(x.nb * kPanel);
+  AlignedArray<uint16_t> dh(x.nb * kPanel);
+  std::memset(isum.p, 0, static_cast<size_t>(x.nb * kPanel) * sizeof(int32_t));
+  std::memset(dh.p, 0, static_cast<size_t>(x.nb * kPanel) * sizeof(uint16_t));
+  for (int64_t j = j0; j < j1; j += kPanel) {
+    const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
+    for (int64_t r = 0; r < n; ++r) {
+      const auto* row = reinterpret_cast<const BlockQ6_K*>(static_cast<const uint8_t*>(w.data) +
+                                                           static_cast<uint64_t>(j + r) * w.row_bytes);
+      for (int64_t b = 0; b < x.nb; b += 4) {
+        __m512i v[4];
+        for (int k = 0; k < 4; ++k) {
+          v[k] = b + k < x.nb ? row_isum(row[b + k], x.q + kSuperBlock * (b + k), a.q8k_bsums + 16 * (b + k))
+                              : _mm512_setzero_si512();
+        }
+        alignas(16) int32_t s[4];
+        _mm_store_si128(reinterpret_cast<__m128i*>(s), reduce4(v[0], v[1], v[2], v[3]));
+        for (int k = 0; k < 4 && b + k < x.nb; ++k) {
+          isum.p[(b + k) * kPanel + r] = s[k];
+          dh.p[(b + k) * kPanel + r] = row[b + k].d;
+        }
+      }
+    }
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < x.nb; ++b) {
+      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dh.p + b * kPanel)));
+      acc = float_step(d, x.d[b], _mm512_load_si512(isum.p + b * kPanel), acc);
+    }
+    _mm512_mask_storeu_ps(y + j, valid_mask(j, j1), acc);
+  }
+}
 
 }  // namespace
 }  // namespace ridge::kernels::kquant_avx512
