@@ -130,23 +130,33 @@ inline __m512i dpbusd_bcst(__m512i acc, __m512i w, const int8_t* p) {
 }
 
 // The f32 step of one block (see the top of the file); the same ops in decode and prefill.
+// dx: the activation block's scale, broadcast; xs: its Q8_1 term s (formats with a min).
 template <bool kMin>
-inline __m512 block_step(__m512 acc, __m512i isum, const PanelBlock<kMin>& blk, float dx,
-                         const Acts& a, int64_t at) {
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(blk.d, _mm512_set1_ps(dx)), acc);
-  if constexpr (kMin) acc = _mm512_fmadd_ps(blk.m, _mm512_set1_ps(a.q8_s[at]), acc);
+RIDGE_PANEL_INLINE __m512 block_step(__m512 acc, __m512i isum, const PanelBlock<kMin>& blk,
+                                     __m512 dx, const float* xs) {
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(blk.d, dx), acc);
+  if constexpr (kMin) acc = _mm512_fmadd_ps(blk.m, _mm512_set1_ps(*xs), acc);
   return acc;
 }
 
 // The integer sum's start: -kOffset * sum(x_b) (0 for the formats with a min).
 template <typename Format>
-inline __m512i isum_start(const Acts& a, int64_t at) {
+RIDGE_PANEL_INLINE __m512i isum_start(const int32_t* xsum) {
   if constexpr (Format::kOffset == 0) {
     return _mm512_setzero_si512();
   } else {
-    return _mm512_set1_epi32(-Format::kOffset * a.q8_sum[at]);
+    return _mm512_set1_epi32(-Format::kOffset * *xsum);
   }
 }
+
+// Row i0's per-block activation terms (pointers hoisted out of the block loops).
+struct ActBlocks {
+  const float* d;
+  const int32_t* sum;
+  const float* s;  // Q8_1 term; null for Q8_0 activations
+  ActBlocks(const Acts& a, int64_t i0, int64_t nb)
+      : d(a.q8_d + i0 * nb), sum(a.q8_sum + i0 * nb), s(a.q8_s ? a.q8_s + i0 * nb : nullptr) {}
+};
 
 // acc[i] (16 output rows) for MR x rows starting at x row i0; stores the `valid` lanes.
 template <typename Format, int MR, typename Blocks>
@@ -155,6 +165,7 @@ void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float*
   __m512 acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_ps();
   const int8_t* xq = a.q8_qs + i0 * a.cols;
+  const ActBlocks x(a, i0, nb);
   for (int64_t b = 0; b < nb; ++b) {
     PanelBlock<Format::kMin> blk;
     src.load(b, &blk);
@@ -163,7 +174,7 @@ void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float*
     constexpr int kChains = MR >= 4 ? 1 : 2;
     __m512i isum[kChains][MR];
     for (int i = 0; i < MR; ++i) {
-      isum[0][i] = isum_start<Format>(a, (i0 + i) * nb + b);
+      isum[0][i] = isum_start<Format>(x.sum + i * nb + b);
       if (kChains == 2) isum[kChains - 1][i] = _mm512_setzero_si512();
     }
     for (int g = 0; g < 8; ++g) {
@@ -176,8 +187,8 @@ void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float*
       for (int i = 0; i < MR; ++i) isum[0][i] = _mm512_add_epi32(isum[0][i], isum[kChains - 1][i]);
     }
     for (int i = 0; i < MR; ++i) {
-      const int64_t at = (i0 + i) * nb + b;
-      acc[i] = block_step<Format::kMin>(acc[i], isum[0][i], blk, a.q8_d[at], a, at);
+      const __m512 dx = _mm512_set1_ps(x.d[i * nb + b]);
+      acc[i] = block_step<Format::kMin>(acc[i], isum[0][i], blk, dx, x.s + i * nb + b);
     }
   }
   for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
@@ -212,10 +223,11 @@ void wide_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin
   __m512 acc[MR][2];
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
   const int8_t* xq = a.q8_qs + i0 * a.cols;
+  const ActBlocks x(a, i0, nb);
   for (int64_t b = 0; b < nb; ++b) {
     __m512i isum[MR][2];
     for (int i = 0; i < MR; ++i) {
-      isum[i][0] = isum[i][1] = isum_start<Format>(a, (i0 + i) * nb + b);
+      isum[i][0] = isum[i][1] = isum_start<Format>(x.sum + i * nb + b);
     }
     for (int g = 0; g < 8; ++g) {
       const __m512i w0 = _mm512_load_si512(&p0[b].w[g]);
@@ -229,9 +241,10 @@ void wide_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin
       }
     }
     for (int i = 0; i < MR; ++i) {
-      const int64_t at = (i0 + i) * nb + b;
-      acc[i][0] = block_step<Format::kMin>(acc[i][0], isum[i][0], p0[b], a.q8_d[at], a, at);
-      acc[i][1] = block_step<Format::kMin>(acc[i][1], isum[i][1], p1[b], a.q8_d[at], a, at);
+      const __m512 dx = _mm512_set1_ps(x.d[i * nb + b]);
+      const float* xs = x.s + i * nb + b;
+      acc[i][0] = block_step<Format::kMin>(acc[i][0], isum[i][0], p0[b], dx, xs);
+      acc[i][1] = block_step<Format::kMin>(acc[i][1], isum[i][1], p1[b], dx, xs);
     }
   }
   for (int i = 0; i < MR; ++i) {
