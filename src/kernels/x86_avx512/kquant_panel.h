@@ -14,9 +14,11 @@
 // in order, acc = Format::finish(acc, integer totals of (row j, x row i, block b)), the same few
 // f32 vector operations in lane j whatever the number of x rows, panels and threads. Decode
 // (m <= kDirectRows) packs one super-block at a time into a stack block and runs all m rows over
-// it (one pass over the weights); prefill packs two whole panels into a buffer that every group of
-// kMr x rows then reuses (each broadcast feeds both panels). Same integers, same float operations:
-// the same bits.
+// it (one pass over the weights, the next panel prefetched into L2); prefill packs two whole
+// panels into a buffer that every group of kMr x rows then reuses (each broadcast feeds both
+// panels). A format may instead take m = 1 row by row (F::kRowDecode: Q6_K, whose unpacking
+// costs more than its memory stream) if it reduces to the same integer totals and then runs
+// the same f32 step over the panel's lanes. Same integers, same float operations: the same bits.
 #pragma once
 
 #include <immintrin.h>
@@ -32,7 +34,7 @@ namespace {
 
 constexpr int kPanel = 16;          // weight rows per panel (one per lane)
 constexpr int64_t kSuperBlock = 256;
-constexpr int kMr = 4;              // x rows per prefill micro-kernel (2 panels x 4 rows)
+constexpr int kMr = 4;              // x rows per prefill micro-kernel (2 panels x 4 rows; 6 was no faster)
 constexpr int64_t kDirectRows = 4;  // m up to this: decode path (pack per super-block)
 
 // The 16 rows of a panel (rows past the matrix repeat the last one; their results are masked).
