@@ -44,6 +44,10 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+SwigluFn swiglu_for(kernels::Isa isa) {
+  return isa == kernels::Isa::kAvx512 ? swiglu_avx512 : swiglu;
+}
+
 void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const float* cs,
           const float* sn, RopeLayout layout) {
   const int64_t half = rope_dims / 2;

@@ -34,6 +34,7 @@ void matmul(const kernels::Kernels& k, const kernels::WeightView& w, const float
 
 // Columns [j0, j1) of gate: [m, n_ff] become silu(gate) * up (a matmul_group epilogue).
 struct SwigluColumns {
+  SwigluFn fn;
   float* gate;
   const float* up;
   int64_t m, n_ff;
@@ -42,7 +43,7 @@ void swiglu_columns(void* ctx, int64_t j0, int64_t j1) {
   const auto& c = *static_cast<const SwigluColumns*>(ctx);
   for (int64_t t = 0; t < c.m; ++t) {
     float* g = c.gate + t * c.n_ff + j0;
-    swiglu(g, c.up + t * c.n_ff + j0, g, j1 - j0);
+    c.fn(g, c.up + t * c.n_ff + j0, g, j1 - j0);
   }
 }
 
@@ -157,7 +158,7 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) co
   // gate, up: [m, n_ff]; gate = silu(gate) * up.
   const kernels::MatmulTarget gate_up[] = {{&l.w_gate, ws.gate.data(), ff}, {&l.w_up, ws.up.data(), ff}};
   // Each thread applies SwiGLU to the columns it just computed, while they are in cache.
-  SwigluColumns ctx{ws.gate.data(), ws.up.data(), m, ff};
+  SwigluColumns ctx{swiglu_for(kernels_->isa), ws.gate.data(), ws.up.data(), m, ff};
   const kernels::MatmulEpilogue epilogue{swiglu_columns, &ctx};
   kernels_->matmul_group(std::span(gate_up), ws.xn.data(), d, m, pool, &epilogue);
   matmul(*kernels_, l.w_down, ws.gate.data(), m, ws.proj.data(), pool);  // [m, n_embd]
