@@ -133,9 +133,9 @@ inline __m512i dpbusd_bcst(__m512i acc, __m512i w, const int8_t* p) {
 // dx: the activation block's scale, broadcast; xs: its Q8_1 term s (formats with a min).
 template <bool kMin>
 RIDGE_PANEL_INLINE __m512 block_step(__m512 acc, __m512i isum, const PanelBlock<kMin>& blk,
-                                     __m512 dx, const float* xs) {
+                                     __m512 dx, float xs) {
   acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(blk.d, dx), acc);
-  if constexpr (kMin) acc = _mm512_fmadd_ps(blk.m, _mm512_set1_ps(*xs), acc);
+  if constexpr (kMin) acc = _mm512_fmadd_ps(blk.m, _mm512_set1_ps(xs), acc);
   return acc;
 }
 
@@ -156,6 +156,15 @@ struct ActBlocks {
   const float* s;  // Q8_1 term; null for Q8_0 activations
   ActBlocks(const Acts& a, int64_t i0, int64_t nb)
       : d(a.q8_d + i0 * nb), sum(a.q8_sum + i0 * nb), s(a.q8_s ? a.q8_s + i0 * nb : nullptr) {}
+  // s of block k (from row i0), read only by the formats with a min.
+  template <bool kMin>
+  RIDGE_PANEL_INLINE float s_at(int64_t k) const {
+    if constexpr (kMin) {
+      return s[k];
+    } else {
+      return 0.0f;
+    }
+  }
 };
 
 // acc[i] (16 output rows) for MR x rows starting at x row i0; stores the `valid` lanes.
@@ -188,7 +197,8 @@ void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float*
     }
     for (int i = 0; i < MR; ++i) {
       const __m512 dx = _mm512_set1_ps(x.d[i * nb + b]);
-      acc[i] = block_step<Format::kMin>(acc[i], isum[0][i], blk, dx, x.s + i * nb + b);
+      const float xs = x.s_at<Format::kMin>(i * nb + b);
+      acc[i] = block_step<Format::kMin>(acc[i], isum[0][i], blk, dx, xs);
     }
   }
   for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
@@ -242,7 +252,7 @@ void wide_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin
     }
     for (int i = 0; i < MR; ++i) {
       const __m512 dx = _mm512_set1_ps(x.d[i * nb + b]);
-      const float* xs = x.s + i * nb + b;
+      const float xs = x.s_at<Format::kMin>(i * nb + b);
       acc[i][0] = block_step<Format::kMin>(acc[i][0], isum[i][0], p0[b], dx, xs);
       acc[i][1] = block_step<Format::kMin>(acc[i][1], isum[i][1], p1[b], dx, xs);
     }
