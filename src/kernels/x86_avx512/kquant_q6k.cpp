@@ -95,6 +95,14 @@ struct FormatQ6 {
                           int64_t j1, float* y);
 };
 
+// vpermw indices: 128-bit lane L of 64 quants [q0 | q1] (c = 2h) or [q2 | q3] (c = 2h + 1) is
+// sub-block 4c + L.
+alignas(64) constexpr int16_t kScaleSel[4][32] = {
+    {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3},
+    {4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7},
+    {8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 10, 10, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 11},
+    {12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13, 14, 14, 14, 14, 14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15}};
+
 // Row r, super-block b against x (m = 1): 16 int32 lanes summing to isum, by the row layout
 // (vpmaddubsw of 64 quants, vpdpwssd with their sub-block scales; the -32 offset through bsums).
 inline __m512i row_isum(const BlockQ6_K& w, const int8_t* x, const int16_t* bsums) {
@@ -113,16 +121,8 @@ inline __m512i row_isum(const BlockQ6_K& w, const int8_t* x, const int16_t* bsum
     const __m256i q2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, hmask));
     const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
                                        _mm256_and_si256(_mm256_srli_epi16(qh, 2), hmask));
-    // 128-bit lane L of the 64 quants [q0 | q1] (or [q2 | q3]) is sub-block 8h + 4c' + L
-    __m512i scs[2];
-    for (int c = 0; c < 2; ++c) {
-      const short base = static_cast<short>(8 * h + 4 * c);
-      scs[c] = _mm512_permutexvar_epi16(
-          _mm512_inserti32x4(_mm512_inserti32x4(_mm512_inserti32x4(
-              _mm512_castsi128_si512(_mm_set1_epi16(base)), _mm_set1_epi16(static_cast<short>(base + 1)), 1),
-              _mm_set1_epi16(static_cast<short>(base + 2)), 2), _mm_set1_epi16(static_cast<short>(base + 3)), 3),
-          sc);
-    }
+    const __m512i scs[2] = {_mm512_permutexvar_epi16(_mm512_load_si512(kScaleSel[2 * h]), sc),
+                            _mm512_permutexvar_epi16(_mm512_load_si512(kScaleSel[2 * h + 1]), sc)};
     const __m512i q01 = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
     const __m512i q23 = _mm512_inserti64x4(_mm512_castsi256_si512(q2), q3, 1);
     sumi = _mm512_dpwssd_epi32(sumi, _mm512_maddubs_epi16(q01, _mm512_loadu_si512(x + 128 * h)), scs[0]);
@@ -131,17 +131,9 @@ inline __m512i row_isum(const BlockQ6_K& w, const int8_t* x, const int16_t* bsum
   return _mm512_add_epi32(sumi, sumi2);
 }
 
-// [sum of v0, v1, v2, v3] (exact int32).
-inline __m128i reduce4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
-  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
-  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
-  const __m512i c = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
-  const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
-  return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
-}
-
 // m = 1: the weights are streamed row after row (the hardware prefetcher follows), each row's
-// integer totals reduced per super-block into isum[b][lane], then the panel's lanes take
+// integer vector reduced per super-block into isum[b][lane] (one block at a time: grouping
+// four blocks' reductions was 2x slower), then the panel's lanes take
 // float_step in block order: the GEMM's operations on the same integers.
 void FormatQ6::decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
                            int64_t j1, float* y) {
@@ -154,18 +146,14 @@ void FormatQ6::decode_rows(const WeightView& w, const Acts& a, const KActs& x, i
     for (int64_t r = 0; r < n; ++r) {
       const auto* row = reinterpret_cast<const BlockQ6_K*>(static_cast<const uint8_t*>(w.data) +
                                                            static_cast<uint64_t>(j + r) * w.row_bytes);
-      for (int64_t b = 0; b < x.nb; b += 4) {
-        __m512i v[4];
-        for (int k = 0; k < 4; ++k) {
-          v[k] = b + k < x.nb ? row_isum(row[b + k], x.q + kSuperBlock * (b + k), a.q8k_bsums + 16 * (b + k))
-                              : _mm512_setzero_si512();
-        }
-        alignas(16) int32_t s[4];
-        _mm_store_si128(reinterpret_cast<__m128i*>(s), reduce4(v[0], v[1], v[2], v[3]));
-        for (int k = 0; k < 4 && b + k < x.nb; ++k) {
-          isum.p[(b + k) * kPanel + r] = s[k];
-          dh.p[(b + k) * kPanel + r] = row[b + k].d;
-        }
+      for (int64_t b = 0; b < x.nb; ++b) {
+        const __m512i v = row_isum(row[b], x.q + kSuperBlock * b, a.q8k_bsums + 16 * b);
+        const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+        __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+        q = _mm_add_epi32(q, _mm_unpackhi_epi64(q, q));
+        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 1));
+        isum.p[b * kPanel + r] = _mm_cvtsi128_si32(q);
+        dh.p[b * kPanel + r] = row[b].d;
       }
     }
     __m512 acc = _mm512_setzero_ps();
