@@ -28,6 +28,7 @@
 #include <new>
 
 #include "kernels/matmul_driver.h"
+#include "kernels/x86_avx512/quant_simd.h"
 
 namespace ridge::kernels::kquant_avx512 {
 namespace {
@@ -99,11 +100,8 @@ inline void transpose_32(const Panel& p, int64_t off, __m512i out[8]) {
 inline void transpose_16(const Panel& p, int64_t off, __m512i out[4]) {
   __m512i z[4];  // z[q] = [row q | row q + 4 | row q + 8 | row q + 12]
   for (int q = 0; q < 4; ++q) {
-    z[q] = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p.row[q] + off)));
-    for (int l = 1; l < 4; ++l) {
-      z[q] = _mm512_inserti32x4(
-          z[q], _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.row[q + 4 * l] + off)), l);
-    }
+    z[q] = quant_avx512::load_4x128(p.row[q] + off, p.row[q + 4] + off, p.row[q + 8] + off,
+                                    p.row[q + 12] + off);
   }
   const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
   const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);

@@ -16,6 +16,7 @@
 
 #include "kernels/x86_avx512/avx512.h"
 #include "kernels/x86_avx512/panel_q8.h"
+#include "kernels/x86_avx512/quant_simd.h"
 
 namespace ridge::kernels::avx512 {
 namespace {
@@ -35,13 +36,9 @@ struct LegacyFormat {
     // z[q], 128-bit lane L = the 16 qs bytes (4 dwords) of row q + 4L.
     __m512i z[4];
     for (int q = 0; q < 4; ++q) {
-      const auto* p = reinterpret_cast<const __m128i*>(row[q] + off + kQsAt);
-      __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(p));
-      for (int l = 1; l < 4; ++l) {
-        const auto* pl = reinterpret_cast<const __m128i*>(row[q + 4 * l] + off + kQsAt);
-        v = _mm512_inserti32x4(v, _mm_loadu_si128(pl), l);
-      }
-      z[q] = v;
+      const int64_t at = off + kQsAt;
+      z[q] = quant_avx512::load_4x128(row[q] + at, row[q + 4] + at, row[q + 8] + at,
+                                      row[q + 12] + at);
     }
     // 4 x 4 dword transpose in each 128-bit lane: t[k] lane r = dword k (qs 4k..4k+3) of row r.
     const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]);

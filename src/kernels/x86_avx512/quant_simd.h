@@ -29,5 +29,19 @@ inline __m512i join(__m256i lo, __m256i hi) {
   return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
 }
 
+// 128-bit lane L = the 16 bytes at p[L]. The lane index of vinserti32x4 must be an immediate, so
+// the inserts are spelled out: a loop over L folds to constants only when the optimizer unrolls
+// it, which -O2 with sanitizers does not.
+inline __m512i load_4x128(const uint8_t* p0, const uint8_t* p1, const uint8_t* p2,
+                          const uint8_t* p3) {
+  const auto load16 = [](const uint8_t* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  };
+  __m512i v = _mm512_castsi128_si512(load16(p0));
+  v = _mm512_inserti32x4(v, load16(p1), 1);
+  v = _mm512_inserti32x4(v, load16(p2), 2);
+  return _mm512_inserti32x4(v, load16(p3), 3);
+}
+
 }  // namespace
 }  // namespace ridge::kernels::quant_avx512
