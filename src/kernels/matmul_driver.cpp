@@ -75,6 +75,19 @@ void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int3
 
 namespace {
 
+// f(i0, i1) over [0, m) split among the pool's threads, or on the caller alone for few rows.
+template <class F>
+void for_row_ranges(int64_t m, ThreadPool& pool, F&& f) {
+  if (m < kParallelQuantizeRows || pool.size() == 1) {
+    f(int64_t{0}, m);
+    return;
+  }
+  pool.run([&](int ith, int nth) {
+    const Range r = split_range(m, ith, nth);
+    f(r.begin, r.end);
+  });
+}
+
 // Activations converted once into the format a rows routine reads; owns the converted copy.
 struct PreparedActs {
   Acts acts;
@@ -100,20 +113,12 @@ PreparedActs prepare_acts(const TypeTable& table, ActFormat format, const float*
     auto* d = reinterpret_cast<float*>(qs + n_qs);
     auto* sums = reinterpret_cast<int32_t*>(d + n_blocks);
     auto* s = q8_1 ? reinterpret_cast<float*>(sums + n_blocks) : nullptr;
-    auto quantize_rows = [&](int64_t i0, int64_t i1) {
+    for_row_ranges(m, pool, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         table.quantize_q8_0(x + i * ldx, cols, qs + i * cols, d + i * nb, sums + i * nb);
         if (q8_1) q8_1_block_terms(x + i * ldx, cols, sums + i * nb, s + i * nb);
       }
-    };
-    if (m < kParallelQuantizeRows || pool.size() == 1) {
-      quantize_rows(0, m);
-    } else {
-      pool.run([&](int ith, int nth) {
-        const Range r = split_range(m, ith, nth);
-        quantize_rows(r.begin, r.end);
-      });
-    }
+    });
     acts.q8_qs = qs;
     acts.q8_d = d;
     acts.q8_sum = sums;
@@ -122,20 +127,27 @@ PreparedActs prepare_acts(const TypeTable& table, ActFormat format, const float*
     p.buffer = aligned_alloc64(static_cast<size_t>(m * cols) * sizeof(float));
     auto* xr = static_cast<float*>(p.buffer.get());
     const bool bf16 = format == ActFormat::kF32AsBf16;
-    for (int64_t i = 0; i < m; ++i) {
-      const float* xi = x + i * ldx;
-      float* ri = xr + i * cols;
-      if (bf16) {
-        for (int64_t k = 0; k < cols; ++k) ri[k] = bf16_to_f32(f32_to_bf16(xi[k]));
-      } else {
-        for (int64_t k = 0; k < cols; ++k) ri[k] = fp16_to_f32(f32_to_fp16(xi[k]));
+    for_row_ranges(m, pool, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const float* xi = x + i * ldx;
+        float* ri = xr + i * cols;
+        if (bf16) {
+          for (int64_t k = 0; k < cols; ++k) ri[k] = bf16_to_f32(f32_to_bf16(xi[k]));
+        } else {
+          for (int64_t k = 0; k < cols; ++k) ri[k] = fp16_to_f32(f32_to_fp16(xi[k]));
+        }
       }
-    }
+    });
     acts.f32 = xr;
     acts.ldx = cols;
   } else if (format == ActFormat::kQ8_K) {
     p.buffer = aligned_alloc64(acts_q8_k_bytes(m, cols));
-    quantize_acts_q8_k(x, ldx, m, cols, p.buffer.get(), &acts);
+    const ActsQ8KLayout l = layout_acts_q8_k(m, cols, p.buffer.get(), &acts);
+    for_row_ranges(m, pool, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        table.quantize_q8_k(x + i * ldx, cols, l.row_qs(i), l.row_d(i), l.row_bsums(i));
+      }
+    });
   }
   return p;
 }

@@ -14,6 +14,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
+#include "kernels/quant/act_q8_k.h"
 #include "tensor/ggml_type.h"
 
 namespace ridge::kernels {
@@ -76,6 +77,9 @@ constexpr size_t kTypeIdCount = 40;  // ggml type ids are < 40 (see tensor/ggml_
 // ISAs may install a faster routine in TypeTable::quantize_q8_0 that gives the same bytes.
 void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
 using QuantizeActRowFn = void (*)(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
+// Q8_K rows (kernels/quant/act_q8_k.h); ISAs may install a faster routine giving the same bytes.
+using QuantizeActRowQ8KFn = void (*)(const float* x, int64_t n, int8_t* qs, float* d,
+                                     int16_t* bsums);
 
 // dst[0, n) = the n elements of src (a whole number of the type's blocks) as f32.
 using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
@@ -86,6 +90,7 @@ struct TypeTable {
   std::array<TypeMatmul, kTypeIdCount> matmul{};
   std::array<DequantizeRowFn, kTypeIdCount> dequantize{};
   QuantizeActRowFn quantize_q8_0 = quantize_act_row_q8_0;  // ActFormat::kQ8_0 rows
+  QuantizeActRowQ8KFn quantize_q8_k = quantize_act_row_q8_k;  // ActFormat::kQ8_K rows
 
   const TypeMatmul* find(GgmlType type) const {
     const auto id = static_cast<size_t>(type);

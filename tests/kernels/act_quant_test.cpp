@@ -96,6 +96,44 @@ TEST(ActQuantQ8_K, MatchesGgmlRuleUpToSign) {
   }
 }
 
+// Each ISA's Q8_K row quantizer gives the reference's bytes, on random blocks and on the edge
+// blocks: ties at every half, all zero, tiny, huge, lone values, a NaN and an infinity.
+class ActQuantQ8_KIsa : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(ActQuantQ8_KIsa, MatchesReferenceBytes) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not on this CPU";
+  const TypeTable table = GetParam() == Isa::kRef    ? ref_type_table()
+                          : GetParam() == Isa::kAvx2 ? avx2_type_table()
+                                                     : avx512_type_table();
+  constexpr int64_t kBlocks = 10;
+  std::vector<float> x = testing::random_floats(256 * kBlocks, 17, 3.0f);
+  for (int k = 0; k < 256; ++k) x[k] = static_cast<float>(k % 64) * (k < 128 ? 1.0f : -1.0f) - 0.5f;
+  x[5] = 127.0f;
+  for (int k = 0; k < 256; ++k) x[256 + k] = 0.0f;
+  for (int k = 0; k < 256; ++k) x[512 + k] = 1e-30f * static_cast<float>(k - 128);
+  for (int k = 0; k < 256; ++k) x[768 + k] = 1e30f * static_cast<float>(k - 128);
+  for (int k = 0; k < 256; ++k) x[1024 + k] = k == 7 ? -3.0f : (k == 200 ? 1.5f : 0.0f);
+  x[1280 + 9] = std::nanf("");
+  x[1536 + 40] = INFINITY;
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<int8_t> qs(x.size()), want_qs(x.size());
+  std::vector<float> d(kBlocks), want_d(kBlocks);
+  std::vector<int16_t> bsums(kBlocks * 16), want_bsums(kBlocks * 16);
+  table.quantize_q8_k(x.data(), n, qs.data(), d.data(), bsums.data());
+  quantize_act_row_q8_k(x.data(), n, want_qs.data(), want_d.data(), want_bsums.data());
+  for (int64_t b = 0; b < kBlocks; ++b) {
+    EXPECT_EQ(f32_to_bits(d[b]), f32_to_bits(want_d[b])) << "block " << b;
+    for (int k = 0; k < 256; ++k) {
+      ASSERT_EQ(qs[256 * b + k], want_qs[256 * b + k]) << "block " << b << " k " << k;
+    }
+    for (int g = 0; g < 16; ++g) ASSERT_EQ(bsums[16 * b + g], want_bsums[16 * b + g]) << b << " " << g;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, ActQuantQ8_KIsa,
+                         ::testing::Values(Isa::kRef, Isa::kAvx2, Isa::kAvx512),
+                         [](const auto& param_info) { return std::string(isa_name(param_info.param)); });
+
 INSTANTIATE_TEST_SUITE_P(AllIsas, ActQuantQ8_0,
                          ::testing::Values(Isa::kRef, Isa::kAvx2, Isa::kAvx512),
                          [](const auto& param_info) { return std::string(isa_name(param_info.param)); });

@@ -39,18 +39,23 @@ size_t acts_q8_k_bytes(int64_t m, int64_t cols) {
   return static_cast<size_t>(m * cols) + nb * sizeof(float) + nb * 16 * sizeof(int16_t);
 }
 
-void quantize_acts_q8_k(const float* x, int64_t ldx, int64_t m, int64_t cols, void* buffer,
-                        Acts* acts) {
+ActsQ8KLayout layout_acts_q8_k(int64_t m, int64_t cols, void* buffer, Acts* acts) {
   const int64_t nb = cols / kQ8_KBlock;
   auto* qs = static_cast<int8_t*>(buffer);
   auto* d = reinterpret_cast<float*>(qs + m * cols);  // m * cols is a multiple of 256
   auto* bsums = reinterpret_cast<int16_t*>(d + m * nb);
-  for (int64_t i = 0; i < m; ++i) {
-    quantize_act_row_q8_k(x + i * ldx, cols, qs + i * cols, d + i * nb, bsums + i * nb * 16);
-  }
   acts->q8_qs = qs;
   acts->q8k_d = d;
   acts->q8k_bsums = bsums;
+  return {qs, d, bsums, cols};
+}
+
+void quantize_acts_q8_k(const float* x, int64_t ldx, int64_t m, int64_t cols, void* buffer,
+                        Acts* acts) {
+  const ActsQ8KLayout l = layout_acts_q8_k(m, cols, buffer, acts);
+  for (int64_t i = 0; i < m; ++i) {
+    quantize_act_row_q8_k(x + i * ldx, cols, l.row_qs(i), l.row_d(i), l.row_bsums(i));
+  }
 }
 
 }  // namespace ridge::kernels

@@ -18,8 +18,20 @@ void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int1
 
 // Bytes of the buffer quantize_acts_q8_k fills for m rows of `cols`.
 size_t acts_q8_k_bytes(int64_t m, int64_t cols);
-// Quantizes m rows of x (leading dimension ldx) into `buffer` (64-byte aligned, acts_q8_k_bytes
-// long) and points acts->q8_qs / q8k_d / q8k_bsums at it.
+// Where row i's parts lie in such a buffer.
+struct ActsQ8KLayout {
+  int8_t* qs;
+  float* d;
+  int16_t* bsums;
+  int64_t cols;
+  int8_t* row_qs(int64_t i) const { return qs + i * cols; }
+  float* row_d(int64_t i) const { return d + i * (cols / kQ8_KBlock); }
+  int16_t* row_bsums(int64_t i) const { return bsums + i * (cols / kQ8_KBlock) * 16; }
+};
+// Lays m rows of `cols` out in `buffer` (64-byte aligned, acts_q8_k_bytes long) and points
+// acts->q8_qs / q8k_d / q8k_bsums at it; the rows are then quantized into the returned layout.
+ActsQ8KLayout layout_acts_q8_k(int64_t m, int64_t cols, void* buffer, Acts* acts);
+// Both steps with the reference row quantizer: m rows of x (leading dimension ldx).
 void quantize_acts_q8_k(const float* x, int64_t ldx, int64_t m, int64_t cols, void* buffer,
                         Acts* acts);
 

@@ -25,5 +25,7 @@ void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 
 // The Q8_0 activation quantizer (act_q8_0.cpp): same bytes as kernels::quantize_act_row_q8_0.
 void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
+// The Q8_K activation quantizer (act_q8_k.cpp): same bytes as kernels::quantize_act_row_q8_k.
+void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
 
 }  // namespace ridge::kernels::avx512
