@@ -2,7 +2,10 @@
 // file defines (x86_avx2/attention.cpp: 8 lanes, x86_avx512/attention.cpp: 16). V provides
 //   using Reg; kLanes; kQkRows (K rows per score tile); kPvCols (registers of V per sum tile);
 //   template <GgmlType T> Reg load(const uint8_t* row, int64_t i)  (values [i, i + kLanes) as f32)
-//   zero(), loadu(p), storeu(p, r), set1(x), fmadd(a, b, c), hsum(r) (a fixed reduction tree).
+//   zero(), loadu(p), storeu(p, r), set1(x), fmadd(a, b, c), hsum(r) (a fixed reduction tree);
+//   kSumBatch and sum_batch(const Reg* r, float scale, float* out, int64_t ld): out[(k / R) * ld +
+//   k % R] = hsum(r[k]) * scale for k < kSumBatch with R = kQkRows, the same bits as hsum
+//   (kSumBatch 0: no batched form).
 // Include only from a file compiled for that ISA: internal linkage, no cross-ISA copy is linked.
 #pragma once
 
@@ -32,8 +35,12 @@ inline void qk_tile(const uint8_t* k, uint64_t rb, int64_t j0, const float* cons
       for (int r = 0; r < R; ++r) acc[n][r] = V::fmadd(xq, kv[r], acc[n][r]);
     }
   }
-  for (int n = 0; n < NQ; ++n) {
-    for (int r = 0; r < R; ++r) scores[n * ld + j0 + r] = V::hsum(acc[n][r]) * scale;
+  if constexpr (NQ * R == V::kSumBatch && R == V::kQkRows) {
+    V::sum_batch(&acc[0][0], scale, scores + j0, ld);
+  } else {
+    for (int n = 0; n < NQ; ++n) {
+      for (int r = 0; r < R; ++r) scores[n * ld + j0 + r] = V::hsum(acc[n][r]) * scale;
+    }
   }
 }
 

@@ -56,6 +56,8 @@ struct Avx2 {
   static Reg set1(float x) { return _mm256_set1_ps(x); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static float hsum(Reg r) { return hsum8(r); }
+  static constexpr int kSumBatch = 0;
+  static void sum_batch(const Reg*, float, float*, int64_t) {}
 };
 
 }  // namespace

@@ -39,6 +39,43 @@ inline __m512 load16(const uint8_t* row, int64_t i) {
   }
 }
 
+// The reduction tree of every score: the two 256-bit halves, then the 128-bit quarters, then
+// lanes (0 + 2, 1 + 3), then those two. sum16 below follows the same pairs, so the two agree bit
+// for bit (IEEE addition is commutative, only the pairing matters).
+inline float hsum16(__m512 r) {
+  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(r), _mm512_extractf32x8_ps(r, 1));
+  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
+}
+
+// The 16 sums hsum16(r[k]) * scale, stored 4 per query: out[(k / 4) * ld + k % 4]. Each level
+// reduces two registers into one, halving the width per register: 16 x 16 lanes to 1 x 16.
+inline void sum16(const __m512* r, float scale, float* out, int64_t ld) {
+  __m512 p[8], q[4], s[2];
+  for (int k = 0; k < 8; ++k) {  // 256-bit halves: lanes 0-7 reg 2k, 8-15 reg 2k + 1
+    p[k] = _mm512_add_ps(_mm512_shuffle_f32x4(r[2 * k], r[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_f32x4(r[2 * k], r[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  for (int k = 0; k < 4; ++k) {  // 128-bit quarters: 128-bit lane j = reg 4k + j
+    q[k] = _mm512_add_ps(_mm512_shuffle_f32x4(p[2 * k], p[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(p[2 * k], p[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  for (int k = 0; k < 2; ++k) {  // lanes 0 + 2, 1 + 3 in each 128-bit lane j: regs 8k + j, 8k + 4 + j
+    s[k] = _mm512_add_ps(_mm512_shuffle_ps(q[2 * k], q[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(q[2 * k], q[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  // Last pair; lane 4j + e then holds reg 4e + j: transpose to lane k = reg k.
+  const __m512 t = _mm512_add_ps(_mm512_shuffle_ps(s[0], s[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm512_shuffle_ps(s[0], s[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i to_reg = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512 v = _mm512_mul_ps(_mm512_permutexvar_ps(to_reg, t), _mm512_set1_ps(scale));
+  _mm_storeu_ps(out, _mm512_castps512_ps128(v));
+  _mm_storeu_ps(out + ld, _mm512_extractf32x4_ps(v, 1));
+  _mm_storeu_ps(out + 2 * ld, _mm512_extractf32x4_ps(v, 2));
+  _mm_storeu_ps(out + 3 * ld, _mm512_extractf32x4_ps(v, 3));
+}
+
 // The vector operations attention_tiles.h runs on: 16 lanes.
 struct Avx512 {
   using Reg = __m512;
@@ -52,7 +89,9 @@ struct Avx512 {
   static void storeu(float* p, Reg r) { _mm512_storeu_ps(p, r); }
   static Reg set1(float x) { return _mm512_set1_ps(x); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
-  static float hsum(Reg r) { return _mm512_reduce_add_ps(r); }
+  static float hsum(Reg r) { return hsum16(r); }
+  static constexpr int kSumBatch = 16;
+  static void sum_batch(const Reg* r, float scale, float* out, int64_t ld) { sum16(r, scale, out, ld); }
 };
 
 // Softmax over n values, 16 lanes with a masked tail; the sums reduce in a fixed order.
