@@ -302,7 +302,7 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
     const int np = j + kPanel < j1 ? 2 : 1;
     for (int k = 0; k < np; ++k) {
       Panel panel = panel_at(w, j + kPanel * k, j1);
-      panel.prefetch_ahead = 0;
+      panel.prefetch_ahead = 2 * panel.prefetch_ahead;  // the next pair, read during all_rows
       for (int64_t b = 0; b < x.nb; ++b) F::pack(panel, b, p[k] + b);
     }
     const __mmask16 valid[2] = {valid_mask(j, j1), valid_mask(j + kPanel, j1)};
