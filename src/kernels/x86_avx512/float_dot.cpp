@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "kernels/x86_avx512/avx512.h"
+#include "kernels/x86_avx512/quant_simd.h"
 
 namespace ridge::kernels::avx512 {
 namespace {
@@ -55,13 +56,7 @@ struct Bf16W {
 };
 
 // The fixed lane tree: (lo 8 + hi 8), then (lo 4 + hi 4), then (0+2, 1+3), then 0+1.
-inline float reduce16(__m512 v) {
-  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-  const __m128 d = _mm_add_ss(c, _mm_movehdup_ps(c));
-  return _mm_cvtss_f32(d);
-}
+inline float reduce16(__m512 v) { return quant_avx512::hsum16(v); }
 
 // BF16, K % 32 == 0: y[i][j] in the pair order described at the top.
 template <int MR, int NR>

@@ -19,6 +19,8 @@ inline float hsum8(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// The fixed lane tree every 16-lane sum of this project follows (attention scores, float dots):
+// (lo 8 + hi 8), then (lo 4 + hi 4), then (0 + 2, 1 + 3), then 0 + 1.
 inline float hsum16(__m512 v) {
   return hsum8(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)));
 }

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/x86_avx512/quant_simd.h"
 #include "kv/kv_cache.h"
 #include "model/attention_kernels.h"
 #include "model/attention_tiles.h"
@@ -39,15 +40,10 @@ inline __m512 load16(const uint8_t* row, int64_t i) {
   }
 }
 
-// The reduction tree of every score: the two 256-bit halves, then the 128-bit quarters, then
-// lanes (0 + 2, 1 + 3), then those two. sum16 below follows the same pairs, so the two agree bit
-// for bit (IEEE addition is commutative, only the pairing matters).
-inline float hsum16(__m512 r) {
-  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(r), _mm512_extractf32x8_ps(r, 1));
-  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-  return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
-}
+// Every score is quant_avx512::hsum16 of its accumulator: the two 256-bit halves, then the
+// 128-bit quarters, then lanes (0 + 2, 1 + 3), then those two. sum16 below follows the same
+// pairs, so the two agree bit for bit (IEEE addition is commutative, only the pairing matters).
+using kernels::quant_avx512::hsum16;
 
 // The 16 sums hsum16(r[k]) * scale, stored 4 per query: out[(k / 4) * ld + k % 4]. Each level
 // reduces two registers into one, halving the width per register: 16 x 16 lanes to 1 x 16.
