@@ -51,8 +51,13 @@ struct FormatQ45 {
   }
 
   static __m512i part_init(const KActs&, int64_t, int64_t, int) { return _mm512_setzero_si512(); }
-  static constexpr bool kRowDecode = false;
-  static void decode_rows(const WeightView&, const Acts&, const KActs&, int64_t, int64_t, float*) {}
+  // m = 1 row by row for Q5_K only: its panel unpacking (the qh transposes) costs more than the
+  // row layout; for Q4_K the panel is faster (BM_DecodeStack, 2026-12-03, 3 alternating runs, 1 / 2
+  // threads: Q5_K 12.0-12.7 / 17.9-22.5 GB/s panel, 12.6-15.0 / 22.9-28.2 rows; Q4_K 16.6-17.3 /
+  // 26.0-29.1 panel, 12.3-13.9 / 21.8-25.3 rows).
+  static constexpr bool kRowDecode = kFive;
+  static void decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
+                          int64_t j1, float* y);
 
   static void pack(const Panel& p, int64_t b, Packed* out) {
     const int64_t off = b * kBlockBytes;
@@ -111,11 +116,121 @@ struct FormatQ45 {
     const int32_t* pairs = x.extra + (i * x.nb + b) * 4;
     __m512i msum = _mm512_setzero_si512();
     for (int t = 0; t < 4; ++t) msum = _mm512_dpwssd_epi32(msum, p.mins[t], bcst32(pairs + t));
-    const __m512 v = _mm512_fmsub_ps(_mm512_cvtepi32_ps(isum), p.d,
-                                     _mm512_mul_ps(_mm512_cvtepi32_ps(msum), p.dmin));
-    return _mm512_fmadd_ps(v, _mm512_set1_ps(x.d[i * x.nb + b]), acc);
+    return float_step(isum, msum, p.d, p.dmin, x.d[i * x.nb + b], acc);
   }
+
+  // The canonical float step of one super-block (also decode_rows').
+  static __m512 float_step(__m512i isum, __m512i msum, __m512 d, __m512 dmin, float dx, __m512 acc) {
+    const __m512 v = _mm512_fmsub_ps(_mm512_cvtepi32_ps(isum), d,
+                                     _mm512_mul_ps(_mm512_cvtepi32_ps(msum), dmin));
+    return _mm512_fmadd_ps(v, _mm512_set1_ps(dx), acc);
+  }
+
+  static void row_sums(const uint8_t* blk, const int8_t* xr, const int16_t* bsums, int32_t* isum,
+                       int32_t* msum);
 };
+
+// m = 1 (as Q6_K in kquant_q6k.cpp): the weights are streamed row after row and each row's
+// super-block reduced to its exact integers isum and msum in the row layout; then the panel's
+// lanes take float_step in block order, the GEMM's operations on the same integers.
+//
+// Row layout: one 64-byte load of qs[64 h ..] holds sub-blocks 4h (low nibbles of its first
+// 32 bytes), 4h + 1 (their high nibbles), 4h + 2 and 4h + 3 (the same for the last 32). x is
+// reordered once per call so that a 64-byte load matches: 32-byte chunks 0, 2, 1, 3, 4, 6, 5, 7
+// of each super-block. vpmaddubsw (q <= 31, |x| <= 127: no saturation) then vpdpwssd by the
+// sub-block scale of each 16-bit lane gives the exact isum.
+template <bool kFive>
+void FormatQ45<kFive>::row_sums(const uint8_t* blk, const int8_t* xr, const int16_t* bsums,
+                                int32_t* isum, int32_t* msum) {
+  // The 12 scale bytes to sc0..7, mn0..7 (one byte each), on 32-bit words.
+  uint32_t u[4];
+  std::memcpy(u, blk + 4, 12);
+  const uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  u[3] = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);  // mn4..7
+  const uint32_t mn03 = u[1] & m6;
+  u[1] = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);  // sc4..7
+  u[2] = mn03;
+  u[0] &= m6;  // sc0..3
+  const __m256i scmn = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u)));
+  const __m512i sc = _mm512_zextsi256_si512(scmn);
+  // msum = sum_s mn_s (bsum_2s + bsum_2s+1): int16 pairs (mn_s, mn_s) against the bsums.
+  const __m256i mn_pairs =
+      _mm256_permutexvar_epi16(_mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), scmn);
+  const __m256i mprod = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)), mn_pairs);
+  __m128i m = _mm_add_epi32(_mm256_castsi256_si128(mprod), _mm256_extracti128_si256(mprod, 1));
+  m = _mm_add_epi32(m, _mm_unpackhi_epi64(m, m));
+  *msum = _mm_cvtsi128_si32(_mm_add_epi32(m, _mm_shuffle_epi32(m, 1)));
+
+  const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+  const uint8_t* qs = blk + kQsOffset;
+  __m512i qh = _mm512_setzero_si512();
+  if constexpr (kFive) qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16)));
+  const auto halves = [](int a, int b) {
+    return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(a)), _mm256_set1_epi16(static_cast<short>(b)), 1);
+  };
+  __m512i sum_lo = _mm512_setzero_si512(), sum_hi = _mm512_setzero_si512();
+  for (int h = 0; h < 2; ++h) {
+    const __m512i q = _mm512_loadu_si512(qs + 64 * h);
+    __m512i lo = _mm512_and_si512(q, low4);                          // sub-blocks 4h | 4h + 2
+    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);    // 4h + 1 | 4h + 3
+    if constexpr (kFive) {  // bit s of qh[l] to bit 4 (16-bit shifts: shift_to_4's argument)
+      const __m512i b_lo = h == 0 ? _mm512_sllv_epi16(qh, halves(4, 2)) : _mm512_srlv_epi16(qh, halves(0, 2));
+      const __m512i b_hi = h == 0 ? _mm512_sllv_epi16(qh, halves(3, 1)) : _mm512_srlv_epi16(qh, halves(1, 3));
+      lo = _mm512_or_si512(lo, _mm512_and_si512(b_lo, bit4));
+      hi = _mm512_or_si512(hi, _mm512_and_si512(b_hi, bit4));
+    }
+    const __m512i p_lo = _mm512_maddubs_epi16(lo, _mm512_loadu_si512(xr + 128 * h));
+    const __m512i p_hi = _mm512_maddubs_epi16(hi, _mm512_loadu_si512(xr + 128 * h + 64));
+    sum_lo = _mm512_dpwssd_epi32(sum_lo, p_lo, _mm512_permutexvar_epi16(halves(4 * h, 4 * h + 2), sc));
+    sum_hi = _mm512_dpwssd_epi32(sum_hi, p_hi, _mm512_permutexvar_epi16(halves(4 * h + 1, 4 * h + 3), sc));
+  }
+  const __m512i v = _mm512_add_epi32(sum_lo, sum_hi);
+  const __m256i t = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  __m128i q4 = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+  q4 = _mm_add_epi32(q4, _mm_unpackhi_epi64(q4, q4));
+  *isum = _mm_cvtsi128_si32(_mm_add_epi32(q4, _mm_shuffle_epi32(q4, 1)));
+}
+
+template <bool kFive>
+void FormatQ45<kFive>::decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
+                                   int64_t j1, float* y) {
+  AlignedArray<int8_t> xr(x.cols);
+  constexpr int kChunkOrder[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+  for (int64_t b = 0; b < x.nb; ++b) {
+    for (int c = 0; c < 8; ++c) {
+      std::memcpy(xr.p + kSuperBlock * b + 32 * c, x.q + kSuperBlock * b + 32 * kChunkOrder[c], 32);
+    }
+  }
+  const int64_t n_lanes = x.nb * kPanel;
+  AlignedArray<int32_t> isum(n_lanes), msum(n_lanes);
+  AlignedArray<uint16_t> dh(n_lanes), dminh(n_lanes);
+  std::memset(isum.p, 0, static_cast<size_t>(n_lanes) * sizeof(int32_t));
+  std::memset(msum.p, 0, static_cast<size_t>(n_lanes) * sizeof(int32_t));
+  std::memset(dh.p, 0, static_cast<size_t>(n_lanes) * sizeof(uint16_t));
+  std::memset(dminh.p, 0, static_cast<size_t>(n_lanes) * sizeof(uint16_t));
+  for (int64_t j = j0; j < j1; j += kPanel) {
+    const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
+    for (int64_t r = 0; r < n; ++r) {
+      const uint8_t* row = static_cast<const uint8_t*>(w.data) + static_cast<uint64_t>(j + r) * w.row_bytes;
+      for (int64_t b = 0; b < x.nb; ++b) {
+        const uint8_t* blk = row + b * kBlockBytes;
+        row_sums(blk, xr.p + kSuperBlock * b, a.q8k_bsums + 16 * b, &isum.p[b * kPanel + r],
+                 &msum.p[b * kPanel + r]);
+        std::memcpy(&dh.p[b * kPanel + r], blk, 2);
+        std::memcpy(&dminh.p[b * kPanel + r], blk + 2, 2);
+      }
+    }
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < x.nb; ++b) {
+      const auto half16 = [](const uint16_t* p) {
+        return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+      };
+      acc = float_step(_mm512_load_si512(isum.p + b * kPanel), _mm512_load_si512(msum.p + b * kPanel),
+                       half16(dh.p + b * kPanel), half16(dminh.p + b * kPanel), x.d[b], acc);
+    }
+    _mm512_mask_storeu_ps(y + j, valid_mask(j, j1), acc);
+  }
+}
 
 }  // namespace
 }  // namespace ridge::kernels::kquant_avx512
