@@ -45,7 +45,11 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
 }
 
 SwigluFn swiglu_for(kernels::Isa isa) {
-  return isa == kernels::Isa::kAvx512 ? swiglu_avx512 : swiglu;
+  switch (isa) {
+    case kernels::Isa::kAvx512: return swiglu_avx512;
+    case kernels::Isa::kAvx2: return swiglu_avx2;
+    default: return swiglu;
+  }
 }
 
 void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const float* cs,

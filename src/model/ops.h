@@ -21,9 +21,10 @@ void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
 void add_inplace(float* x, const float* b, int64_t n);
 // out[i] = silu(gate[i]) * up[i]  (out may alias gate)
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
-// The same in AVX-512 lanes (x86_avx512/swiglu.cpp; a polynomial e^x, within a few ulps of
-// swiglu), and the one to use under an ISA (AVX2 and ref: the scalar loop).
+// The same in AVX-512 and AVX2 lanes (x86_avx512/swiglu.cpp, x86_avx2/swiglu.cpp; a polynomial
+// e^x, within a few ulps of swiglu), and the one to use under an ISA (ref: the scalar loop).
 void swiglu_avx512(const float* gate, const float* up, float* out, int64_t n);
+void swiglu_avx2(const float* gate, const float* up, float* out, int64_t n);
 using SwigluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
 SwigluFn swiglu_for(kernels::Isa isa);
 

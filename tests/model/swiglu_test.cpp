@@ -1,4 +1,5 @@
-// The AVX-512 SwiGLU (polynomial e^x) against silu computed in double, and on the edge values.
+// The AVX-512 and AVX2 SwiGLU (polynomial e^x) against silu computed in double, and on the edge
+// values against the scalar loop.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,15 +15,23 @@ namespace {
 
 double silu_mul(double g, double u) { return g / (1.0 + std::exp(-g)) * u; }
 
-TEST(Swiglu, Avx512WithinFourUlpsOfDoubleOnEveryTailLength) {
-  if (!kernels::isa_supported(kernels::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+class SwigluIsa : public ::testing::TestWithParam<kernels::Isa> {
+ protected:
+  void SetUp() override {
+    if (!kernels::isa_supported(GetParam())) GTEST_SKIP() << kernels::isa_name(GetParam()) << " not on this CPU";
+    fn_ = swiglu_for(GetParam());
+  }
+  SwigluFn fn_ = nullptr;
+};
+
+TEST_P(SwigluIsa, WithinFourUlpsOfDoubleOnEveryTailLength) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> val(-80.0f, 80.0f);
   for (int64_t n = 0; n <= 50; ++n) {
     std::vector<float> g(static_cast<size_t>(n)), u(g.size()), out(g.size() + 1, -7.0f);
     for (auto& v : g) v = val(rng);
     for (auto& v : u) v = val(rng) / 8.0f;
-    swiglu_avx512(g.data(), u.data(), out.data(), n);
+    fn_(g.data(), u.data(), out.data(), n);
     for (int64_t i = 0; i < n; ++i) {
       const double want = silu_mul(g[static_cast<size_t>(i)], u[static_cast<size_t>(i)]);
       ASSERT_LE(std::fabs(out[static_cast<size_t>(i)] - want), 4 * 0x1p-24 * std::fabs(want) + 1e-37)
@@ -32,14 +41,13 @@ TEST(Swiglu, Avx512WithinFourUlpsOfDoubleOnEveryTailLength) {
   }
 }
 
-TEST(Swiglu, Avx512EdgeValuesAsTheScalarLoop) {
-  if (!kernels::isa_supported(kernels::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+TEST_P(SwigluIsa, EdgeValuesAsTheScalarLoop) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const std::vector<float> g = {0.0f, -0.0f, 1e30f, -1e30f, kInf, -kInf, std::nanf(""), 88.0f,
                                 -88.0f, 1e-30f, -1e-30f, 0.5f, -0.5f, 20.0f, -20.0f, 3.0f};
   const std::vector<float> u(g.size(), 2.0f);
   std::vector<float> fast(g.size()), slow(g.size());
-  swiglu_avx512(g.data(), u.data(), fast.data(), static_cast<int64_t>(g.size()));
+  fn_(g.data(), u.data(), fast.data(), static_cast<int64_t>(g.size()));
   swiglu(g.data(), u.data(), slow.data(), static_cast<int64_t>(g.size()));
   for (size_t i = 0; i < g.size(); ++i) {
     if (std::isnan(slow[i])) {
@@ -51,6 +59,9 @@ TEST(Swiglu, Avx512EdgeValuesAsTheScalarLoop) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(SimdIsas, SwigluIsa, ::testing::Values(kernels::Isa::kAvx2, kernels::Isa::kAvx512),
+                         [](const auto& p) { return std::string(kernels::isa_name(p.param)); });
 
 }  // namespace
 }  // namespace ridge::model

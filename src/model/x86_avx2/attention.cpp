@@ -5,12 +5,13 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "kv/kv_cache.h"
 #include "model/attention_kernels.h"
 #include "model/attention_tiles.h"
-#include "model/ops.h"
+#include "model/x86_avx2/exp8.h"
 
 namespace ridge::model {
 namespace {
@@ -60,10 +61,41 @@ struct Avx2 {
   static void sum_batch(const Reg*, float, float*, int64_t) {}
 };
 
+// Softmax over n values, 8 lanes (the tail through a padded copy, its extra lanes zeroed
+// after the exp); the sums reduce in a fixed order. The algorithm of the AVX-512 softmax16.
+void softmax8(float* x, int64_t n) {
+  const int64_t n8 = n / 8 * 8;
+  const int64_t rest = n - n8;
+  alignas(32) float tail[8];
+  for (int k = 0; k < 8; ++k) tail[k] = k < rest ? x[n8 + k] : -INFINITY;
+  __m256 mx = _mm256_load_ps(tail);
+  for (int64_t i = 0; i < n8; i += 8) mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + i));
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const __m256 m = _mm256_set1_ps(_mm_cvtss_f32(m4));
+  __m256 sum = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n8; i += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+    _mm256_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  if (rest != 0) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rest)), lane));
+    const __m256 e = _mm256_and_ps(keep, exp8(_mm256_sub_ps(_mm256_load_ps(tail), m)));
+    _mm256_store_ps(tail, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  const __m256 inv = _mm256_set1_ps(1.0f / hsum8(sum));
+  for (int64_t i = 0; i < n8; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+  for (int64_t k = 0; k < rest; ++k) x[n8 + k] = tail[k] * _mm_cvtss_f32(_mm256_castps256_ps128(inv));
+}
+
 }  // namespace
 
 const AttnKernels& attn_kernels_avx2() {
-  static const AttnKernels k{qk_simd<Avx2>, pv_simd<Avx2>, softmax};
+  static const AttnKernels k{qk_simd<Avx2>, pv_simd<Avx2>, softmax8};
   return k;
 }
 
