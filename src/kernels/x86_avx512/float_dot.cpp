@@ -25,6 +25,7 @@
 #include <immintrin.h>
 
 #include <type_traits>
+#include <vector>
 
 #include "kernels/x86_avx512/avx512.h"
 #include "kernels/x86_avx512/quant_simd.h"
@@ -62,10 +63,10 @@ inline float reduce16(__m512 v) { return quant_avx512::hsum16(v); }
 
 // BF16, K % 32 == 0: y[i][j] in the pair order described at the top, which is vdpbf16ps's:
 // per lane, acc + odd product, then + even product, each an FMA with one rounding (bf16
-// products are exact in f32), inputs and results subnormal-flushed (DAZ/FTZ). The x row,
-// already rounded to bf16 by the driver, is narrowed back to bf16 pairs exactly.
+// products are exact in f32), inputs and results subnormal-flushed (DAZ/FTZ). x rows are bf16,
+// packed once per call (pack_bf16_rows).
 template <int MR, int NR>
-void tile_bf16_pairs(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
+void tile_bf16_pairs(const uint16_t* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
                      int64_t cols, float* y, int64_t ldy) {
   __m512 acc[MR][NR];
   for (int i = 0; i < MR; ++i) {
@@ -80,8 +81,7 @@ void tile_bf16_pairs(const float* x, int64_t ldx, const uint8_t* w, uint64_t row
       wv[j] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(p));
     }
     for (int i = 0; i < MR; ++i) {
-      const __m512bh xv =
-          _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i * ldx + k + 16), _mm512_loadu_ps(x + i * ldx + k));
+      const auto xv = reinterpret_cast<__m512bh>(_mm512_loadu_si512(x + i * ldx + k));
       for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], wv[j], xv);
     }
   }
@@ -90,13 +90,21 @@ void tile_bf16_pairs(const float* x, int64_t ldx, const uint8_t* w, uint64_t row
   }
 }
 
-// y[i][j] for i in [0, MR) x rows, j in [0, NR) weight rows.
-template <typename W, int MR, int NR>
-void tile(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,
-          float* y, int64_t ldy) {
-  if constexpr (std::is_same_v<W, Bf16W>) {
-    if (cols % 32 == 0) return tile_bf16_pairs<MR, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+// m rows of x (f32 already rounded to bf16 by the driver; cols % 32 == 0) as bf16, exactly.
+void pack_bf16_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, uint16_t* out) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t k = 0; k < cols; k += 32) {
+      const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i * ldx + k + 16), _mm512_loadu_ps(x + i * ldx + k));
+      _mm512_storeu_si512(out + i * cols + k, reinterpret_cast<__m512i>(v));
+    }
   }
+}
+
+// y[i][j] for i in [0, MR) x rows, j in [0, NR) weight rows.
+// f32 x: every (i, j) through the sequence described at the top.
+template <typename W, int MR, int NR>
+void tile_f32x(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,
+               float* y, int64_t ldy) {
   __m512 acc[MR][NR];
   for (int i = 0; i < MR; ++i) {
     for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_ps();
@@ -133,11 +141,22 @@ void tile(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int
   }
 }
 
+// x is f32 (XT = float), or bf16 pairs for BF16 weights with cols % 32 == 0 (XT = uint16_t).
+template <typename W, int MR, int NR, typename XT>
+void tile(const XT* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,
+          float* y, int64_t ldy) {
+  if constexpr (std::is_same_v<XT, uint16_t>) {
+    return tile_bf16_pairs<MR, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+  } else {
+    tile_f32x<W, MR, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+  }
+}
+
 constexpr int kMr = 6;  // x rows per tile: 6 x 4 accumulators + 4 weights fit in 32 registers
 constexpr int kNr = 4;
 
-template <typename W, int NR>
-void tile_rows(int64_t mr, const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
+template <typename W, int NR, typename XT>
+void tile_rows(int64_t mr, const XT* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
                int64_t cols, float* y, int64_t ldy) {
   switch (mr) {
     case 1: return tile<W, 1, NR>(x, ldx, w, row_bytes, cols, y, ldy);
@@ -159,48 +178,68 @@ constexpr uint64_t kWeightBlockBytes = 256 * 1024;
 constexpr int kDecodeMaxM = 3;
 constexpr int kDecodeNr = 8;
 
-template <typename W>
-void rows_decode(const WeightView& wv, const Acts& a, int64_t j0, int64_t j1, float* y,
+// x rows (XT: f32, or bf16 pairs), m of them with leading dimension ldx, and `cols` columns.
+template <typename XT>
+struct XRows {
+  const XT* p;
+  int64_t ldx, m, cols;
+};
+
+template <typename W, typename XT>
+void rows_decode(const WeightView& wv, const XRows<XT>& x, int64_t j0, int64_t j1, float* y,
                  int64_t ldy) {
   const auto* base = static_cast<const uint8_t*>(wv.data);
   int64_t j = j0;
   for (; j + kDecodeNr <= j1; j += kDecodeNr) {
     const uint8_t* w = base + j * wv.row_bytes;
-    switch (a.m) {
-      case 1: tile<W, 1, kDecodeNr>(a.f32, a.ldx, w, wv.row_bytes, a.cols, y + j, ldy); break;
-      case 2: tile<W, 2, kDecodeNr>(a.f32, a.ldx, w, wv.row_bytes, a.cols, y + j, ldy); break;
-      default: tile<W, 3, kDecodeNr>(a.f32, a.ldx, w, wv.row_bytes, a.cols, y + j, ldy); break;
+    switch (x.m) {
+      case 1: tile<W, 1, kDecodeNr>(x.p, x.ldx, w, wv.row_bytes, x.cols, y + j, ldy); break;
+      case 2: tile<W, 2, kDecodeNr>(x.p, x.ldx, w, wv.row_bytes, x.cols, y + j, ldy); break;
+      default: tile<W, 3, kDecodeNr>(x.p, x.ldx, w, wv.row_bytes, x.cols, y + j, ldy); break;
     }
   }
   for (; j < j1; ++j) {
-    tile_rows<W, 1>(a.m, a.f32, a.ldx, base + j * wv.row_bytes, wv.row_bytes, a.cols, y + j,
-                    ldy);
+    tile_rows<W, 1>(x.m, x.p, x.ldx, base + j * wv.row_bytes, wv.row_bytes, x.cols, y + j, ldy);
+  }
+}
+
+template <typename W, typename XT>
+void rows_tiled(const WeightView& wv, const XRows<XT>& x, int64_t j0, int64_t j1, float* y,
+                int64_t ldy) {
+  if (x.m <= kDecodeMaxM) return rows_decode<W>(wv, x, j0, j1, y, ldy);
+  const auto* base = static_cast<const uint8_t*>(wv.data);
+  int64_t jb_rows = static_cast<int64_t>(kWeightBlockBytes / (wv.row_bytes + 1));
+  jb_rows = jb_rows < kNr ? kNr : jb_rows / kNr * kNr;
+  for (int64_t jb = j0; jb < j1; jb += jb_rows) {
+    const int64_t jb_end = jb + jb_rows < j1 ? jb + jb_rows : j1;
+    for (int64_t i = 0; i < x.m; i += kMr) {
+      const int64_t mr = x.m - i < kMr ? x.m - i : kMr;
+      const XT* xi = x.p + i * x.ldx;
+      int64_t j = jb;
+      for (; j + kNr <= jb_end; j += kNr) {
+        tile_rows<W, kNr>(mr, xi, x.ldx, base + j * wv.row_bytes, wv.row_bytes, x.cols,
+                          y + i * ldy + j, ldy);
+      }
+      for (; j < jb_end; ++j) {
+        tile_rows<W, 1>(mr, xi, x.ldx, base + j * wv.row_bytes, wv.row_bytes, x.cols,
+                        y + i * ldy + j, ldy);
+      }
+    }
   }
 }
 
 template <typename W>
 void rows_float(const WeightView& wv, const Acts& a, int64_t j0, int64_t j1, float* y,
                 int64_t ldy) {
-  if (a.m <= kDecodeMaxM) return rows_decode<W>(wv, a, j0, j1, y, ldy);
-  const auto* base = static_cast<const uint8_t*>(wv.data);
-  int64_t jb_rows = static_cast<int64_t>(kWeightBlockBytes / (wv.row_bytes + 1));
-  jb_rows = jb_rows < kNr ? kNr : jb_rows / kNr * kNr;
-  for (int64_t jb = j0; jb < j1; jb += jb_rows) {
-    const int64_t jb_end = jb + jb_rows < j1 ? jb + jb_rows : j1;
-    for (int64_t i = 0; i < a.m; i += kMr) {
-      const int64_t mr = a.m - i < kMr ? a.m - i : kMr;
-      const float* x = a.f32 + i * a.ldx;
-      int64_t j = jb;
-      for (; j + kNr <= jb_end; j += kNr) {
-        tile_rows<W, kNr>(mr, x, a.ldx, base + j * wv.row_bytes, wv.row_bytes, a.cols,
-                          y + i * ldy + j, ldy);
-      }
-      for (; j < jb_end; ++j) {
-        tile_rows<W, 1>(mr, x, a.ldx, base + j * wv.row_bytes, wv.row_bytes, a.cols,
-                        y + i * ldy + j, ldy);
-      }
+  if constexpr (std::is_same_v<W, Bf16W>) {
+    if (a.cols % 32 == 0) {  // vdpbf16ps tiles read x as bf16 pairs, packed once per call
+      thread_local std::vector<uint16_t> packed;
+      packed.resize(static_cast<size_t>(a.m * a.cols));
+      pack_bf16_rows(a.f32, a.ldx, a.m, a.cols, packed.data());
+      return rows_tiled<W>(wv, XRows<uint16_t>{packed.data(), a.cols, a.m, a.cols}, j0, j1, y, ldy);
     }
   }
+  rows_tiled<W>(wv, XRows<float>{a.f32, a.ldx, a.m, a.cols}, j0, j1, y, ldy);
 }
 
 }  // namespace
