@@ -12,11 +12,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/x86_avx512/quant_simd.h"
 #include "kv/kv_cache.h"
 #include "model/attention_kernels.h"
 #include "model/attention_tiles.h"
-#include "model/x86_avx512/exp16.h"
+#include "model/simd_math.h"
+#include "model/x86_avx512/vec16.h"
 
 namespace ridge::model {
 namespace {
@@ -40,11 +40,11 @@ inline __m512 load16(const uint8_t* row, int64_t i) {
   }
 }
 
-// Every score is quant_avx512::hsum16 of its accumulator: the two 256-bit halves, then the
-// 128-bit quarters, then lanes (0 + 2, 1 + 3), then those two. sum16 below follows the same
-// pairs, so the two agree bit for bit (IEEE addition is commutative, only the pairing matters).
-using kernels::quant_avx512::hsum16;
-
+// Every score is Vec16::hsum (quant_avx512::hsum16) of its accumulator: the two 256-bit halves,
+// then the 128-bit quarters, then lanes (0 + 2, 1 + 3), then those two. sum16 below follows the
+// same pairs, so the two agree bit for bit (IEEE addition is commutative, only the pairing
+// matters).
+//
 // The 16 sums hsum16(r[k]) * scale, stored 4 per query: out[(k / 4) * ld + k % 4]. Each level
 // reduces two registers into one, halving the width per register: 16 x 16 lanes to 1 x 16.
 inline void sum16(const __m512* r, float scale, float* out, int64_t ld) {
@@ -73,46 +73,16 @@ inline void sum16(const __m512* r, float scale, float* out, int64_t ld) {
 }
 
 // The vector operations attention_tiles.h runs on: 16 lanes.
-struct Avx512 {
-  using Reg = __m512;
-  static constexpr int kLanes = 16;
+struct Avx512 : Vec16 {
   static constexpr int kQkRows = 4;
   static constexpr int kPvCols = 4;
   template <GgmlType T>
   static Reg load(const uint8_t* row, int64_t i) { return load16<T>(row, i); }
-  static Reg zero() { return _mm512_setzero_ps(); }
-  static Reg loadu(const float* p) { return _mm512_loadu_ps(p); }
-  static void storeu(float* p, Reg r) { _mm512_storeu_ps(p, r); }
-  static Reg set1(float x) { return _mm512_set1_ps(x); }
-  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
-  static float hsum(Reg r) { return hsum16(r); }
   static constexpr int kSumBatch = 16;
   static void sum_batch(const Reg* r, float scale, float* out, int64_t ld) { sum16(r, scale, out, ld); }
 };
 
-// Softmax over n values, 16 lanes with a masked tail; the sums reduce in a fixed order.
-void softmax16(float* x, int64_t n) {
-  const int64_t n16 = n / 16 * 16;
-  const auto tail = static_cast<__mmask16>((1u << (n - n16)) - 1u);
-  __m512 mx = _mm512_set1_ps(-INFINITY);
-  for (int64_t i = 0; i < n16; i += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
-  mx = _mm512_mask_max_ps(mx, tail, mx, _mm512_maskz_loadu_ps(tail, x + n16));
-  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
-  __m512 sum = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n16; i += 16) {
-    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), m));
-    _mm512_storeu_ps(x + i, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  if (tail != 0) {
-    const __m512 e = _mm512_maskz_mov_ps(tail, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + n16), m)));
-    _mm512_mask_storeu_ps(x + n16, tail, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
-  for (int64_t i = 0; i < n16; i += 16) _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), inv));
-  _mm512_mask_storeu_ps(x + n16, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, x + n16), inv));
-}
+void softmax16(float* x, int64_t n) { softmax_lanes<Vec16>(x, n); }
 
 }  // namespace
 
