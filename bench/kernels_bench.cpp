@@ -1,11 +1,11 @@
 // Matmul kernels vs memory bandwidth, measured in the same run.
 //
-//   BM_ReadBandwidth/threads        plain read of a 512 MB buffer (the roofline for decode)
 //   BM_Gemv/<type>/<isa>/threads    m = 1 over an 8192 x 8192 weight matrix (>> L3): GB/s of weights
 //   BM_Gemm/<type>/<isa>/rows/cols  m = 512 prefill on Qwen3-0.6B shapes, 1 and 2 threads: GFLOP/s
 //
 // Counters: GB/s (10^9 bytes of weights per wall second), pct_of_read (GB/s over the read
-// bandwidth measured at start with the same thread count), GFLOP/s; single-thread runs add
+// bandwidth that `ridge probe`'s loops measure at start with the same thread count: the best of
+// its read variants, the roof ridge reports against), GFLOP/s; single-thread runs add
 // GB/cpu_s and GFLOP/cpu_s (per CPU-second of the calling thread: what the kernel does while it
 // runs, the useful figure on a shared machine). Use --benchmark_repetitions=5 and read medians.
 #include <benchmark/benchmark.h>
@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/probe.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "tensor/fp16.h"
@@ -29,9 +30,7 @@
 namespace ridge::kernels {
 namespace {
 
-constexpr size_t kReadBytes = size_t{512} << 20;
-
-// Read bandwidth per thread count, filled by BM_ReadBandwidth (registered first).
+// Read bandwidth per thread count (GB/s), measured by the probe in main().
 std::map<int, double>& read_gbps() {
   static std::map<int, double> m;
   return m;
@@ -44,62 +43,10 @@ ThreadPool& pool_of(int n) {
   return *p;
 }
 
-uint64_t sum_words(const uint64_t* p, size_t n) {
-  uint64_t a = 0, b = 0, c = 0, d = 0;
-  for (size_t i = 0; i + 4 <= n; i += 4) {
-    a += p[i], b += p[i + 1], c += p[i + 2], d += p[i + 3];
-  }
-  return a + b + c + d;
-}
-
-void BM_ReadBandwidth(benchmark::State& state) {
-  const int n_threads = static_cast<int>(state.range(0));
-  static std::vector<uint64_t> buf(kReadBytes / 8, 1);
-  ThreadPool& pool = pool_of(n_threads);
-  std::vector<uint64_t> sums(static_cast<size_t>(n_threads));
-  for (auto _ : state) {
-    pool.run([&](int ith, int nth) {
-      const Range r = split_range(static_cast<int64_t>(buf.size()), ith, nth, 64);
-      sums[static_cast<size_t>(ith)] =
-          sum_words(buf.data() + r.begin, static_cast<size_t>(r.end - r.begin));
-    });
-    benchmark::DoNotOptimize(sums.data());
-  }
-  state.counters["GB"] = benchmark::Counter(static_cast<double>(kReadBytes) / 1e9,
-                                            benchmark::Counter::kIsIterationInvariantRate);
-}
-
 double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Median of 5 timed passes of the same read, for the pct_of_read ratios (measured at start).
-double measure_read_gbps(int n_threads) {
-  static std::vector<uint64_t> buf(kReadBytes / 8, 1);
-  ThreadPool& pool = pool_of(n_threads);
-  std::vector<double> rates;
-  std::vector<uint64_t> sums(static_cast<size_t>(n_threads));
-  for (int rep = 0; rep < 6; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    pool.run([&](int ith, int nth) {
-      const Range r = split_range(static_cast<int64_t>(buf.size()), ith, nth, 64);
-      sums[static_cast<size_t>(ith)] =
-          sum_words(buf.data() + r.begin, static_cast<size_t>(r.end - r.begin));
-    });
-    benchmark::DoNotOptimize(sums.data());
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (rep > 0) rates.push_back(static_cast<double>(kReadBytes) / 1e9 / s);  // rep 0 warms up
-  }
-  std::sort(rates.begin(), rates.end());
-  if (n_threads == 1) {  // the same read per CPU-second of the reading thread
-    const double c0 = thread_cpu_seconds();
-    benchmark::DoNotOptimize(sum_words(buf.data(), buf.size()));
-    std::printf("read bandwidth, 1 thread, per CPU-second: %.1f GB/s\n",
-                static_cast<double>(kReadBytes) / 1e9 / (thread_cpu_seconds() - c0));
-  }
-  return rates[rates.size() / 2];
 }
 
 struct Matrix {
@@ -222,13 +169,6 @@ void run_decode_stack_bench(benchmark::State& state, GgmlType type, Isa isa, int
 }
 
 void register_all() {
-  for (int t : {1, 2}) {
-    benchmark::RegisterBenchmark(("BM_ReadBandwidth/threads:" + std::to_string(t)).c_str(),
-                                 BM_ReadBandwidth)
-        ->Arg(t)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-  }
   const GgmlType types[] = {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0};
   for (GgmlType type : types) {
     for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
@@ -280,10 +220,18 @@ void register_all() {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  for (int t : {1, 2}) {
-    const double gbps = ridge::kernels::measure_read_gbps(t);
-    ridge::kernels::read_gbps()[t] = gbps;
-    std::printf("read bandwidth, %d thread(s): %.1f GB/s (median of 5)\n", t, gbps);
+  ridge::analysis::ProbeOptions probe;
+  probe.max_threads = 2;
+  probe.compute_seconds = 0.01;
+  const auto roof = ridge::analysis::run_probe(probe);
+  if (!roof.ok()) {
+    std::fprintf(stderr, "kernels_bench: probe failed: %s\n", roof.status().message().c_str());
+    return 1;
+  }
+  for (const auto& b : roof->bandwidth) {
+    ridge::kernels::read_gbps()[b.n_threads] = b.read_gbs;
+    std::printf("read bandwidth (ridge probe), %d thread(s): %.1f GB/s (%s)\n", b.n_threads,
+                b.read_gbs, b.read_loop.c_str());
   }
   ridge::kernels::register_all();
   benchmark::RunSpecifiedBenchmarks();
