@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/x86_avx2/avx2.h"
+#include "kernels/x86_avx2/quant_simd.h"
 
 namespace ridge::kernels::avx2 {
 namespace {
@@ -39,12 +40,7 @@ __m256 load_tail(const void* p, int64_t n) {
   return W::load(tmp);
 }
 
-inline float reduce8(__m256 v) {
-  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-  const __m128 d = _mm_add_ss(c, _mm_movehdup_ps(c));
-  return _mm_cvtss_f32(d);
-}
+inline float reduce8(__m256 v) { return quant_avx2::hsum8(v); }
 
 template <typename W, int MR, int NR>
 void tile(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,

@@ -267,6 +267,31 @@ struct AlignedArray {
   AlignedArray& operator=(const AlignedArray&) = delete;
 };
 
+// m = 1 for formats with F::kRowDecode: the weights are streamed row after row (the hardware
+// prefetcher follows) and F::row_block(block, x of the block, its bsums, lanes, r) reduces row r's
+// super-block to its exact integers and scales in F::RowLanes (one 16-lane record per
+// super-block); then the panel's lanes take F::lane_step(lanes, dx, acc) in block order: the
+// GEMM's float step on the same integers. xq: x's quants, in the order row_block reads them.
+template <typename F>
+void decode_streamed(const WeightView& w, const Acts& a, const KActs& x, const int8_t* xq,
+                     int64_t j0, int64_t j1, float* y) {
+  AlignedArray<typename F::RowLanes> lanes(x.nb);
+  std::memset(static_cast<void*>(lanes.p), 0, static_cast<size_t>(x.nb) * sizeof(typename F::RowLanes));
+  for (int64_t j = j0; j < j1; j += kPanel) {
+    const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
+    for (int64_t r = 0; r < n; ++r) {
+      const uint8_t* row = static_cast<const uint8_t*>(w.data) + static_cast<uint64_t>(j + r) * w.row_bytes;
+      for (int64_t b = 0; b < x.nb; ++b) {
+        F::row_block(row + b * F::kBlockBytes, xq + kSuperBlock * b, a.q8k_bsums + 16 * b,
+                     &lanes.p[b], static_cast<int>(r));
+      }
+    }
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < x.nb; ++b) acc = F::lane_step(lanes.p[b], x.d[b], acc);
+    _mm512_mask_storeu_ps(y + j, valid_mask(j, j1), acc);
+  }
+}
+
 // The rows routine of a format F (see the file comment).
 template <typename F>
 void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {

@@ -126,13 +126,23 @@ struct FormatQ45 {
     return _mm512_fmadd_ps(v, _mm512_set1_ps(dx), acc);
   }
 
-  static void row_sums(const uint8_t* blk, const int8_t* xr, const int16_t* bsums, int32_t* isum,
-                       int32_t* msum);
+  struct alignas(64) RowLanes {
+    int32_t isum[kPanel], msum[kPanel];
+    uint16_t d[kPanel], dmin[kPanel];
+  };
+  static void row_block(const uint8_t* blk, const int8_t* xr, const int16_t* bsums, RowLanes* out,
+                        int r);
+  static __m512 lane_step(const RowLanes& l, float dx, __m512 acc) {
+    const auto half16 = [](const uint16_t* p) {
+      return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+    };
+    return float_step(_mm512_load_si512(l.isum), _mm512_load_si512(l.msum), half16(l.d),
+                      half16(l.dmin), dx, acc);
+  }
 };
 
-// m = 1 (as Q6_K in kquant_q6k.cpp): the weights are streamed row after row and each row's
-// super-block reduced to its exact integers isum and msum in the row layout; then the panel's
-// lanes take float_step in block order, the GEMM's operations on the same integers.
+// m = 1 (decode_streamed in kquant_panel.h, as Q6_K): each row's super-block reduced to its exact
+// integers isum and msum in the row layout.
 //
 // Row layout: one 64-byte load of qs[64 h ..] holds sub-blocks 4h (low nibbles of its first
 // 32 bytes), 4h + 1 (their high nibbles), 4h + 2 and 4h + 3 (the same for the last 32). x is
@@ -140,8 +150,10 @@ struct FormatQ45 {
 // of each super-block. vpmaddubsw (q <= 31, |x| <= 127: no saturation) then vpdpwssd by the
 // sub-block scale of each 16-bit lane gives the exact isum.
 template <bool kFive>
-void FormatQ45<kFive>::row_sums(const uint8_t* blk, const int8_t* xr, const int16_t* bsums,
-                                int32_t* isum, int32_t* msum) {
+void FormatQ45<kFive>::row_block(const uint8_t* blk, const int8_t* xr, const int16_t* bsums,
+                                 RowLanes* out, int r) {
+  std::memcpy(&out->d[r], blk, 2);
+  std::memcpy(&out->dmin[r], blk + 2, 2);
   // The 12 scale bytes to sc0..7, mn0..7 (one byte each), on 32-bit words.
   uint32_t u[4];
   std::memcpy(u, blk + 4, 12);
@@ -157,9 +169,7 @@ void FormatQ45<kFive>::row_sums(const uint8_t* blk, const int8_t* xr, const int1
   const __m256i mn_pairs =
       _mm256_permutexvar_epi16(_mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15), scmn);
   const __m256i mprod = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)), mn_pairs);
-  __m128i m = _mm_add_epi32(_mm256_castsi256_si128(mprod), _mm256_extracti128_si256(mprod, 1));
-  m = _mm_add_epi32(m, _mm_unpackhi_epi64(m, m));
-  *msum = _mm_cvtsi128_si32(_mm_add_epi32(m, _mm_shuffle_epi32(m, 1)));
+  out->msum[r] = quant_avx512::hsum_epi32(mprod);
 
   const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
   const uint8_t* qs = blk + kQsOffset;
@@ -184,11 +194,7 @@ void FormatQ45<kFive>::row_sums(const uint8_t* blk, const int8_t* xr, const int1
     sum_lo = _mm512_dpwssd_epi32(sum_lo, p_lo, _mm512_permutexvar_epi16(halves(4 * h, 4 * h + 2), sc));
     sum_hi = _mm512_dpwssd_epi32(sum_hi, p_hi, _mm512_permutexvar_epi16(halves(4 * h + 1, 4 * h + 3), sc));
   }
-  const __m512i v = _mm512_add_epi32(sum_lo, sum_hi);
-  const __m256i t = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
-  __m128i q4 = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-  q4 = _mm_add_epi32(q4, _mm_unpackhi_epi64(q4, q4));
-  *isum = _mm_cvtsi128_si32(_mm_add_epi32(q4, _mm_shuffle_epi32(q4, 1)));
+  out->isum[r] = quant_avx512::hsum_epi32(_mm512_add_epi32(sum_lo, sum_hi));
 }
 
 template <bool kFive>
@@ -201,35 +207,7 @@ void FormatQ45<kFive>::decode_rows(const WeightView& w, const Acts& a, const KAc
       std::memcpy(xr.p + kSuperBlock * b + 32 * c, x.q + kSuperBlock * b + 32 * kChunkOrder[c], 32);
     }
   }
-  const int64_t n_lanes = x.nb * kPanel;
-  AlignedArray<int32_t> isum(n_lanes), msum(n_lanes);
-  AlignedArray<uint16_t> dh(n_lanes), dminh(n_lanes);
-  std::memset(isum.p, 0, static_cast<size_t>(n_lanes) * sizeof(int32_t));
-  std::memset(msum.p, 0, static_cast<size_t>(n_lanes) * sizeof(int32_t));
-  std::memset(dh.p, 0, static_cast<size_t>(n_lanes) * sizeof(uint16_t));
-  std::memset(dminh.p, 0, static_cast<size_t>(n_lanes) * sizeof(uint16_t));
-  for (int64_t j = j0; j < j1; j += kPanel) {
-    const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
-    for (int64_t r = 0; r < n; ++r) {
-      const uint8_t* row = static_cast<const uint8_t*>(w.data) + static_cast<uint64_t>(j + r) * w.row_bytes;
-      for (int64_t b = 0; b < x.nb; ++b) {
-        const uint8_t* blk = row + b * kBlockBytes;
-        row_sums(blk, xr.p + kSuperBlock * b, a.q8k_bsums + 16 * b, &isum.p[b * kPanel + r],
-                 &msum.p[b * kPanel + r]);
-        std::memcpy(&dh.p[b * kPanel + r], blk, 2);
-        std::memcpy(&dminh.p[b * kPanel + r], blk + 2, 2);
-      }
-    }
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t b = 0; b < x.nb; ++b) {
-      const auto half16 = [](const uint16_t* p) {
-        return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
-      };
-      acc = float_step(_mm512_load_si512(isum.p + b * kPanel), _mm512_load_si512(msum.p + b * kPanel),
-                       half16(dh.p + b * kPanel), half16(dminh.p + b * kPanel), x.d[b], acc);
-    }
-    _mm512_mask_storeu_ps(y + j, valid_mask(j, j1), acc);
-  }
+  decode_streamed<FormatQ45<kFive>>(w, a, x, xr.p, j0, j1, y);
 }
 
 }  // namespace

@@ -90,9 +90,22 @@ struct FormatQ6 {
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc);
   }
 
+  // m = 1 by decode_streamed (kquant_panel.h): its panel unpacking costs more than the stream.
   static constexpr bool kRowDecode = true;
+  struct alignas(64) RowLanes {
+    int32_t isum[kPanel];
+    uint16_t d[kPanel];
+  };
+  static void row_block(const uint8_t* blk, const int8_t* x, const int16_t* bsums, RowLanes* out,
+                        int r);
+  static __m512 lane_step(const RowLanes& l, float dx, __m512 acc) {
+    const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(l.d)));
+    return float_step(d, dx, _mm512_load_si512(l.isum), acc);
+  }
   static void decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
-                          int64_t j1, float* y);
+                          int64_t j1, float* y) {
+    decode_streamed<FormatQ6>(w, a, x, x.q, j0, j1, y);
+  }
 };
 
 // vpermw indices: 128-bit lane L of 64 quants [q0 | q1] (c = 2h) or [q2 | q3] (c = 2h + 1) is
@@ -131,38 +144,13 @@ inline __m512i row_isum(const BlockQ6_K& w, const int8_t* x, const int16_t* bsum
   return _mm512_add_epi32(sumi, sumi2);
 }
 
-// m = 1: the weights are streamed row after row (the hardware prefetcher follows), each row's
-// integer vector reduced per super-block into isum[b][lane] (one block at a time: grouping
-// four blocks' reductions was 2x slower), then the panel's lanes take
-// float_step in block order: the GEMM's operations on the same integers.
-void FormatQ6::decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
-                           int64_t j1, float* y) {
-  AlignedArray<int32_t> isum(x.nb * kPanel);
-  AlignedArray<uint16_t> dh(x.nb * kPanel);
-  std::memset(isum.p, 0, static_cast<size_t>(x.nb * kPanel) * sizeof(int32_t));
-  std::memset(dh.p, 0, static_cast<size_t>(x.nb * kPanel) * sizeof(uint16_t));
-  for (int64_t j = j0; j < j1; j += kPanel) {
-    const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
-    for (int64_t r = 0; r < n; ++r) {
-      const auto* row = reinterpret_cast<const BlockQ6_K*>(static_cast<const uint8_t*>(w.data) +
-                                                           static_cast<uint64_t>(j + r) * w.row_bytes);
-      for (int64_t b = 0; b < x.nb; ++b) {
-        const __m512i v = row_isum(row[b], x.q + kSuperBlock * b, a.q8k_bsums + 16 * b);
-        const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
-        __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-        q = _mm_add_epi32(q, _mm_unpackhi_epi64(q, q));
-        q = _mm_add_epi32(q, _mm_shuffle_epi32(q, 1));
-        isum.p[b * kPanel + r] = _mm_cvtsi128_si32(q);
-        dh.p[b * kPanel + r] = row[b].d;
-      }
-    }
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t b = 0; b < x.nb; ++b) {
-      const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(dh.p + b * kPanel)));
-      acc = float_step(d, x.d[b], _mm512_load_si512(isum.p + b * kPanel), acc);
-    }
-    _mm512_mask_storeu_ps(y + j, valid_mask(j, j1), acc);
-  }
+// Row r's super-block: its isum (row_isum's lanes added; grouping four blocks' reductions was
+// 2x slower) and d.
+void FormatQ6::row_block(const uint8_t* blk, const int8_t* x, const int16_t* bsums, RowLanes* out,
+                         int r) {
+  const auto& w = *reinterpret_cast<const BlockQ6_K*>(blk);
+  out->isum[r] = quant_avx512::hsum_epi32(row_isum(w, x, bsums));
+  out->d[r] = w.d;
 }
 
 }  // namespace

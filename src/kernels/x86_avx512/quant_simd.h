@@ -31,6 +31,16 @@ inline __m512i join(__m256i lo, __m256i hi) {
   return _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
 }
 
+// Sums of int32 lanes (exact: the caller's totals fit in int32).
+inline int32_t hsum_epi32(__m256i v) {
+  __m128i q = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  q = _mm_add_epi32(q, _mm_unpackhi_epi64(q, q));
+  return _mm_cvtsi128_si32(_mm_add_epi32(q, _mm_shuffle_epi32(q, 1)));
+}
+inline int32_t hsum_epi32(__m512i v) {
+  return hsum_epi32(_mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)));
+}
+
 // 128-bit lane L = the 16 bytes at p[L]. The lane index of vinserti32x4 must be an immediate, so
 // the inserts are spelled out: a loop over L folds to constants only when the optimizer unrolls
 // it, which -O2 with sanitizers does not.

@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/x86_avx2/quant_simd.h"
+
 namespace ridge::model {
 namespace {
 
@@ -41,12 +43,7 @@ struct Vec8 {
     return _mm256_and_ps(r, _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(k), lane)));
   }
   // Fixed reduction trees: the 128-bit halves, then lanes (0 + 2, 1 + 3), then those two.
-  static float hsum(Reg v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    return _mm_cvtss_f32(s);
-  }
+  static float hsum(Reg v) { return kernels::quant_avx2::hsum8(v); }
   static float hmax(Reg v) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
