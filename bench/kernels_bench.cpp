@@ -18,11 +18,14 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "analysis/probe.h"
+#include "base/check.h"
+#include "base/huge_pages.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "tensor/fp16.h"
@@ -53,14 +56,18 @@ struct Matrix {
   GgmlType type;
   int64_t rows, cols;
   uint64_t row_bytes;
-  std::vector<uint8_t> bytes;
+  HugeBuffer storage;  // huge pages, as the engine reads a model's weights (gguf::Backing)
+  std::span<uint8_t> bytes;
   WeightView view() const { return {type, bytes.data(), rows, cols, row_bytes}; }
 };
 
 Matrix make_matrix(GgmlType type, int64_t rows, int64_t cols) {
   const auto& tr = traits(type);
-  Matrix w{type, rows, cols, static_cast<uint64_t>(cols / tr.block_elems) * tr.block_bytes, {}};
-  w.bytes.resize(w.row_bytes * static_cast<uint64_t>(rows));
+  Matrix w{type, rows, cols, static_cast<uint64_t>(cols / tr.block_elems) * tr.block_bytes, {}, {}};
+  const uint64_t n_bytes = w.row_bytes * static_cast<uint64_t>(rows);
+  w.storage = alloc_huge(n_bytes);
+  RIDGE_CHECK(w.storage != nullptr);
+  w.bytes = std::span<uint8_t>(static_cast<uint8_t*>(w.storage.get()), n_bytes);
   std::mt19937 rng(42);
   for (auto& b : w.bytes) b = static_cast<uint8_t>(rng() & 0x3f);  // finite f16/bf16/f32 values
   if (type == GgmlType::kQ8_0) {

@@ -28,6 +28,7 @@ struct BatchArgs {
   engine::EngineOptions engine;
   bool ignore_eos = false;
   bool quiet = false;
+  gguf::Backing backing = gguf::Backing::kHugePages;
 };
 
 struct Item {
@@ -160,6 +161,7 @@ void add_flags(CLI::App& app, BatchArgs& a) {
   app.add_flag("--ignore-eos", a.ignore_eos, "generate max_tokens whatever the model says (benchmarks)");
   app.add_option("-t,--threads", a.engine.n_threads, "compute threads")->capture_default_str();
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
+  add_mmap_flag(app, a.backing);
   app.add_flag("-q,--quiet", a.quiet, "no memory banner");
 }
 
@@ -201,7 +203,7 @@ int cmd_batch(int argc, char** argv) {
   a.engine.kv_bytes = *kv_bytes;
   auto items = read_prompts(a.prompts_path, a.ignore_eos);
   if (!items.ok()) return report(items.status());
-  auto model = model::Model::load(a.model_path, kernels::kernels_for(isa));
+  auto model = model::Model::load(a.model_path, kernels::kernels_for(isa), a.backing);
   if (!model.ok()) return report(model.status());
   auto tok = tokenizer::Tokenizer::from_gguf(model->file());
   if (!tok.ok()) return report(tok.status());

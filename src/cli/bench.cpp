@@ -27,6 +27,7 @@ struct BenchArgs {
   int64_t n_decode = 32;
   std::optional<int> n_threads;
   bool json = false, csv = false, no_probe = false;
+  gguf::Backing backing = gguf::Backing::kHugePages;
 };
 
 Result<const kernels::Kernels*> pick_isa(const std::string& name) {
@@ -52,7 +53,7 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
                                          const std::string& type_label, const BenchArgs& a,
                                          const std::optional<analysis::ProbeResult>& probe) {
   RIDGE_ASSIGN_OR_RETURN(const kernels::Kernels* k, pick_isa(a.isa));
-  RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, *k));
+  RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, *k, a.backing));
   RIDGE_ASSIGN_OR_RETURN(model::TensorTypeFn types, model::weight_types_from_gguf(m.file()));
   const model::KvType kv = model::kv_type_from_name(a.kv_type).value_or(model::KvType::kF16);
   RIDGE_ASSIGN_OR_RETURN(model::ModelCost cost, model::model_cost(m.config(), types, kv));
@@ -145,6 +146,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--compare-types", a.compare_types,
                  "with --synthetic: two weight types, e.g. q8_0,q4_k_m (speed vs byte ratio)");
+  add_mmap_flag(app, a.backing);
   app.add_flag("--json", a.json, "print JSON (schema ridge.bench/1)");
   app.add_flag("--csv", a.csv, "print CSV, one row per point");
   app.add_option("--svg", a.svg_path,

@@ -6,6 +6,13 @@
 
 namespace ridge::cli {
 
+void add_mmap_flag(CLI::App& app, gguf::Backing& backing) {
+  app.add_flag_callback(
+      "--mmap", [&backing] { backing = gguf::Backing::kMapped; },
+      "map the weights file instead of reading it into huge pages: opens at once and shares the "
+      "page cache, but decode streams 4 KiB pages (slower)");
+}
+
 int report(const Status& status) {
   if (status.ok()) return 0;
   fmt::print(stderr, "ridge: error: {}\n", status.message());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "gguf/reader.h"
 
 namespace ridge::cli {
 
@@ -16,5 +17,9 @@ int report(const Status& status);
 // Parses argv into `app`. On --help prints help and returns 0; on a parse error prints one
 // error line and returns 2; on success returns nullopt (carry on).
 std::optional<int> parse(CLI::App& app, int argc, char** argv);
+
+// --mmap: the model's weights stay in a read-only mapping of the file instead of being read into
+// huge pages (gguf::Backing); `backing` receives the choice.
+void add_mmap_flag(CLI::App& app, gguf::Backing& backing);
 
 }  // namespace ridge::cli

@@ -31,6 +31,7 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("--presence-penalty", s.presence_penalty, "presence penalty")->capture_default_str();
   app.add_option("-s,--seed", o.seed, "random seed (default: random)");
   app.add_option("--stop", s.stop, "stop string (repeatable)");
+  add_mmap_flag(app, o.backing);
 }
 
 namespace {
@@ -61,7 +62,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   RIDGE_RETURN_IF_ERROR(validate(o));
   RIDGE_ASSIGN_OR_RETURN(const kernels::Kernels* k, pick_kernels(o.isa));
   Stopwatch sw;
-  RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(o.model_path, *k));
+  RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(o.model_path, *k, o.backing));
   Loaded l;
   l.model = std::make_unique<model::Model>(std::move(m));
   RIDGE_ASSIGN_OR_RETURN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::from_gguf(l.model->file()));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cli/common.h"
 #include "base/thread_pool.h"
 #include "model/model.h"
 #include "model/session.h"
@@ -30,9 +31,10 @@ struct GenerationOptions {
   std::string kv_type = "f16";  // f16, bf16, q8_0 or f32
   sampling::SamplingParams sampling;
   std::optional<uint64_t> seed;
+  gguf::Backing backing = gguf::Backing::kHugePages;
 };
 
-// Adds -m, -t, -c, -b, -n, --isa, --kv-type and the sampling flags to `app`.
+// Adds -m, -t, -c, -b, -n, --isa, --kv-type, --mmap and the sampling flags to `app`.
 void add_generation_options(CLI::App& app, GenerationOptions& o);
 
 // Everything a generating command needs, loaded and validated.

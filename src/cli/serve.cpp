@@ -33,6 +33,7 @@ struct ServeArgs {
   std::string chat_template;
   double kv_mib = 0;
   double drain_timeout_s = 30;
+  gguf::Backing backing = gguf::Backing::kHugePages;
   engine::EngineOptions engine;
   server::ServerOptions server;
 };
@@ -55,6 +56,7 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_flag("--no-prefix-caching", [&a](int64_t) { a.engine.prefix_caching = false; }, "disable prefix caching");
   app.add_option("-t,--threads", a.engine.n_threads, "engine compute threads")->capture_default_str();
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
+  add_mmap_flag(app, a.backing);
   app.add_option("--max-queue", a.server.max_queue, "sequences that may wait beyond --max-seqs before 429")->capture_default_str();
   app.add_option("--max-body", a.server.max_body_bytes, "largest request body in bytes (413 beyond)")->capture_default_str();
   app.add_option("--request-timeout", a.server.request_timeout_s, "seconds per request, 0: none")->capture_default_str();
@@ -118,7 +120,7 @@ int cmd_serve(int argc, char** argv) {
     http.join();
     return report(s);
   };
-  auto model = model::Model::load(a.model_path, kernels::kernels_for(*isa));
+  auto model = model::Model::load(a.model_path, kernels::kernels_for(*isa), a.backing);
   if (!model.ok()) return fail(model.status());
   auto tok = tokenizer::Tokenizer::from_gguf(model->file());
   if (!tok.ok()) return fail(tok.status());

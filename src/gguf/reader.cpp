@@ -8,9 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
 #include <unordered_set>
 
 #include "base/checked_math.h"
+#include "base/huge_pages.h"
 #include "gguf/utf8.h"
 
 namespace ridge::gguf {
@@ -270,7 +274,52 @@ Result<File> File::parse(std::span<const uint8_t> bytes, std::string name, const
   return f;
 }
 
-Result<File> File::open(const std::string& path, const ReadLimits& limits) {
+namespace {
+
+// Bytes [begin, end) of `fd` into dst + begin; "" on success, else the error.
+std::string read_range(int fd, uint8_t* dst, size_t begin, size_t end) {
+  constexpr size_t kChunk = size_t{64} << 20;
+  for (size_t done = begin; done < end;) {
+    const ssize_t n = pread(fd, dst + done, std::min(kChunk, end - done), static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fmt::format("read at offset {}: {}", done, std::strerror(errno));
+    if (n == 0) return fmt::format("file ended at offset {} while being read", done);
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// The whole of `fd` (`size` bytes) read into huge-page memory, by several threads: the time goes
+// into faulting in and zeroing the pages and into the copy from the page cache, both per core.
+Result<std::shared_ptr<void>> read_into_huge_pages(int fd, size_t size, const std::string& path) {
+  HugeBuffer buffer = alloc_huge(size);
+  if (!buffer) return error("{}: cannot allocate {} bytes to read it into", path, size);
+  auto* dst = static_cast<uint8_t*>(buffer.get());
+  constexpr size_t kPerThread = size_t{256} << 20;
+  const size_t n = std::clamp<size_t>(size / kPerThread, 1,
+                                      std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8));
+  std::vector<std::string> errors(n);
+  std::vector<std::thread> threads;
+  // Split on huge-page boundaries, so that no page is faulted in by two threads.
+  auto bound = [&](size_t i) {
+    const size_t pages = (size + kHugePageBytes - 1) / kHugePageBytes;
+    return std::min(size, pages * i / n * kHugePageBytes);
+  };
+  for (size_t i = 1; i < n; ++i) {
+    threads.emplace_back([&, i] { errors[i] = read_range(fd, dst, bound(i), bound(i + 1)); });
+  }
+  errors[0] = read_range(fd, dst, 0, bound(1));
+  for (auto& t : threads) t.join();
+  for (const std::string& e : errors) {
+    if (!e.empty()) return error("{}: {}", path, e);
+  }
+  const HugeUnmap unmap = buffer.get_deleter();
+  return std::shared_ptr<void>(buffer.release(), unmap);
+}
+
+}  // namespace
+
+Result<File> File::open(const std::string& path, const ReadLimits& limits, Backing backing) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return error("{}: cannot open: {}", path, std::strerror(errno));
   struct stat st;
@@ -288,12 +337,20 @@ Result<File> File::open(const std::string& path, const ReadLimits& limits) {
     ::close(fd);
     return error("{}: magic at offset 0: file truncated ({} bytes), not a GGUF file", path, size);
   }
-  void* addr = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  int e = errno;
-  ::close(fd);
-  if (addr == MAP_FAILED) return error("{}: cannot map: {}", path, std::strerror(e));
-  std::shared_ptr<void> mapping(addr, [size](void* a) { munmap(a, size); });
-  auto bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(addr), size);
+  std::shared_ptr<void> mapping;
+  if (backing == Backing::kHugePages) {
+    Result<std::shared_ptr<void>> copy = read_into_huge_pages(fd, size, path);
+    ::close(fd);
+    if (!copy.ok()) return copy.status();
+    mapping = std::move(*copy);
+  } else {
+    void* addr = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    int e = errno;
+    ::close(fd);
+    if (addr == MAP_FAILED) return error("{}: cannot map: {}", path, std::strerror(e));
+    mapping = std::shared_ptr<void>(addr, [size](void* a) { munmap(a, size); });
+  }
+  auto bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(mapping.get()), size);
   RIDGE_ASSIGN_OR_RETURN(File f, parse(bytes, path, limits));
   f.mapping_ = std::move(mapping);
   return f;

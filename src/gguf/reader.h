@@ -1,4 +1,4 @@
-// Memory-mapped, bounds-checked GGUF v2/v3 reader.
+// Memory-mapped (or read into huge pages), bounds-checked GGUF v2/v3 reader.
 //
 // Every count, length, offset and product read from the file is checked; any problem becomes a
 // one-line Status naming the file, the field and the byte offset. Tensor types are only checked
@@ -46,10 +46,18 @@ struct ReadLimits {
   uint64_t max_metadata_items = 1ull << 28;  // total values across all arrays
 };
 
+// Where a file's bytes live once opened.
+enum class Backing {
+  kMapped,     // a read-only mapping of the file (page cache, 4 KiB pages): instant to open
+  kHugePages,  // read into anonymous memory advised into huge pages (base/huge_pages.h):
+               // costs a copy at open, then every pass over the weights streams faster
+};
+
 class File {
  public:
-  // Maps and parses `path`.
-  static Result<File> open(const std::string& path, const ReadLimits& limits = {});
+  // Maps (or reads) and parses `path`.
+  static Result<File> open(const std::string& path, const ReadLimits& limits = {},
+                           Backing backing = Backing::kMapped);
   // Parses bytes already in memory (not copied: they must outlive the File). `name` is used in
   // error messages.
   static Result<File> parse(std::span<const uint8_t> bytes, std::string name,
@@ -89,7 +97,7 @@ class File {
 
  private:
   class Parser;
-  std::shared_ptr<void> mapping_;  // keeps the mmap alive (null for parse())
+  std::shared_ptr<void> mapping_;  // keeps the mapping or the copy alive (null for parse())
   std::span<const uint8_t> bytes_;
   std::string path_;
   uint32_t version_ = 0;

@@ -56,7 +56,6 @@ void load_q8_0(const uint8_t* src, float* dst, int64_t n) {
 
 }  // namespace
 
-void KvCache::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
 Result<GgmlType> kv_type_from_name(std::string_view name) {
   std::string n(name);
@@ -183,17 +182,23 @@ Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
                  cfg.block_size);
   }
   const uint64_t bytes = (rows * rb + kAlignment - 1) / kAlignment * kAlignment;
+  const auto n_arrays = static_cast<uint64_t>(cfg.n_layer) * 2;
+  if (bytes > UINT64_MAX / n_arrays) {
+    return error("kv cache: {} blocks of {} tokens overflow the address space", cfg.n_blocks,
+                 cfg.block_size);
+  }
   KvCache cache(cfg);
   cache.row_bytes_ = rb;
+  cache.storage_ = alloc_huge(bytes * n_arrays);
+  if (!cache.storage_) {
+    return error("kv cache: cannot allocate {} bytes ({} layers, {} blocks)", bytes * n_arrays,
+                 cfg.n_layer, cfg.n_blocks);
+  }
+  auto* p = static_cast<uint8_t*>(cache.storage_.get());
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
-    for (auto* list : {&cache.k_, &cache.v_}) {
-      auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, bytes));
-      if (p == nullptr) {
-        return error("kv cache: cannot allocate {} bytes for layer {} ({} blocks)", bytes, l,
-                     cfg.n_blocks);
-      }
-      list->emplace_back(p);
-    }
+    cache.k_.push_back(p);
+    cache.v_.push_back(p + bytes);
+    p += 2 * bytes;
   }
   return cache;
 }
@@ -215,18 +220,18 @@ uint64_t KvCache::slot_offset_bytes(int64_t slot, int64_t head) const {
 }
 
 const void* KvCache::k_block(int64_t layer, int64_t block, int64_t head) const {
-  return k_[static_cast<size_t>(layer)].get() + block_offset_bytes(block, head);
+  return k_[static_cast<size_t>(layer)] + block_offset_bytes(block, head);
 }
 
 const void* KvCache::v_block(int64_t layer, int64_t block, int64_t head) const {
-  return v_[static_cast<size_t>(layer)].get() + block_offset_bytes(block, head);
+  return v_[static_cast<size_t>(layer)] + block_offset_bytes(block, head);
 }
 
 void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
   RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
   const int64_t hd = cfg_.head_dim;
-  uint8_t* kb = k_[static_cast<size_t>(layer)].get();
-  uint8_t* vb = v_[static_cast<size_t>(layer)].get();
+  uint8_t* kb = k_[static_cast<size_t>(layer)];
+  uint8_t* vb = v_[static_cast<size_t>(layer)];
   for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
     const uint64_t off = slot_offset_bytes(slot, h);
     kv_store_row(cfg_.type, k + h * hd, kb + off, hd);
@@ -237,8 +242,8 @@ void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v)
 void KvCache::read(int64_t layer, int64_t slot, float* k, float* v) const {
   RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
   const int64_t hd = cfg_.head_dim;
-  const uint8_t* kb = k_[static_cast<size_t>(layer)].get();
-  const uint8_t* vb = v_[static_cast<size_t>(layer)].get();
+  const uint8_t* kb = k_[static_cast<size_t>(layer)];
+  const uint8_t* vb = v_[static_cast<size_t>(layer)];
   for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
     const uint64_t off = slot_offset_bytes(slot, h);
     kv_load_row(cfg_.type, kb + off, k + h * hd, hd);

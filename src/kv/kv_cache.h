@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/huge_pages.h"
 #include "base/status.h"
 #include "tensor/ggml_type.h"
 
@@ -93,15 +94,11 @@ class KvCache {
   uint64_t block_offset_bytes(int64_t block, int64_t head) const;
   uint64_t slot_offset_bytes(int64_t slot, int64_t head) const;
 
-  struct FreeDeleter {
-    void operator()(uint8_t* p) const;
-  };
-  using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
-
   KvCacheConfig cfg_;
   uint64_t row_bytes_ = 0;
-  std::vector<Buffer> k_;  // per layer
-  std::vector<Buffer> v_;  // per layer
+  HugeBuffer storage_;         // every layer's K and V, in huge pages (read by every step)
+  std::vector<uint8_t*> k_;  // per layer, into storage_
+  std::vector<uint8_t*> v_;  // per layer, into storage_
 };
 
 }  // namespace ridge::kv

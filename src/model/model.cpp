@@ -5,8 +5,9 @@
 
 namespace ridge::model {
 
-Result<Model> Model::load(const std::string& path, const kernels::Kernels& kernels) {
-  RIDGE_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
+Result<Model> Model::load(const std::string& path, const kernels::Kernels& kernels,
+                          gguf::Backing backing) {
+  RIDGE_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path, {}, backing));
   return from_file(std::make_shared<const gguf::File>(std::move(file)), kernels);
 }
 

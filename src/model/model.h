@@ -1,4 +1,4 @@
-// A loaded model: config, memory-mapped weights bound by name, and the forward pass.
+// A loaded model: config, weights (read into huge pages or mapped) bound by name, and the forward pass.
 //
 // forward() runs every layer once for the whole batch (prompt chunks and decode tokens of any
 // number of sequences): RMSNorm -> Q/K/V matmuls (+ bias / Q-K norm) -> RoPE + KV write ->
@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "gguf/reader.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
 #include "model/arch.h"
@@ -21,16 +22,15 @@
 #include "model/weights.h"
 #include "model/workspace.h"
 
-namespace ridge::gguf {
-class File;
-}
 
 namespace ridge::model {
 
 class Model {
  public:
-  // Maps `path`, reads the config, binds every weight. Errors name the file and the tensor.
-  static Result<Model> load(const std::string& path, const kernels::Kernels& kernels);
+  // Reads `path` into huge pages (or maps it: gguf::Backing), reads the config, binds every
+  // weight. Errors name the file and the tensor.
+  static Result<Model> load(const std::string& path, const kernels::Kernels& kernels,
+                            gguf::Backing backing = gguf::Backing::kHugePages);
   static Result<Model> from_file(std::shared_ptr<const gguf::File> file,
                                  const kernels::Kernels& kernels);
 

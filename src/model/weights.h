@@ -1,6 +1,6 @@
-// Weights of a decoder-only transformer, bound by name to the tensors of a memory-mapped GGUF
-// file. Matrices are views into the mapping (never copied); only small vectors (norm weights,
-// biases) that are not stored as f32 are converted into owned f32 copies.
+// Weights of a decoder-only transformer, bound by name to the tensors of a GGUF file. Matrices
+// are views into the file's bytes (mapped, or read into huge pages: gguf::Backing), never copied
+// one by one; only small vectors (norm weights, biases) that are not stored as f32 are converted into owned f32 copies.
 #pragma once
 
 #include <cstdint>

@@ -111,6 +111,42 @@ TEST(GgufRoundTrip, WriterRejectsBadTensors) {
   EXPECT_FALSE(w.add_tensor_data("q", GgmlType::kQ8_0, {32}, b).ok());  // duplicate
 }
 
+// The same file opened mapped and read into huge pages: the same bytes, metadata and tensors;
+// the copy is huge-page aligned; a file cut short fails the same way in both.
+TEST(GgufRead, HugePageCopyMatchesMapping) {
+  Writer w;
+  w.set("general.architecture", make_string("llama"));
+  w.set("t.u32", make_u32(77));
+  std::vector<uint8_t> data(3 * 1024 * 1024 + 100);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 131 + (i >> 11));
+  ASSERT_TRUE(w.add_tensor_data("big", GgmlType::kI8, {data.size()}, data).ok());
+  const std::string path = ::testing::TempDir() + "/huge_copy.gguf";
+  ASSERT_TRUE(w.write(path).ok());
+  auto mapped = File::open(path, {}, Backing::kMapped);
+  auto copied = File::open(path, {}, Backing::kHugePages);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().message();
+  ASSERT_TRUE(copied.ok()) << copied.status().message();
+  ASSERT_EQ(mapped->file_size(), copied->file_size());
+  EXPECT_NE(mapped->bytes().data(), copied->bytes().data());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(copied->bytes().data()) % (2u << 20), 0u);
+  EXPECT_EQ(std::memcmp(mapped->bytes().data(), copied->bytes().data(), mapped->file_size()), 0);
+  EXPECT_EQ(*copied->get_uint("t.u32"), 77u);
+  const TensorInfo* t = copied->find_tensor("big");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(std::memcmp(t->data, data.data(), data.size()), 0);
+  EXPECT_GE(t->data, copied->bytes().data());
+
+  std::filesystem::resize_file(path, mapped->file_size() - 4096);  // into the tensor data
+  auto cut_mapped = File::open(path, {}, Backing::kMapped);
+  auto cut_copied = File::open(path, {}, Backing::kHugePages);
+  ASSERT_FALSE(cut_mapped.ok());
+  ASSERT_FALSE(cut_copied.ok());
+  EXPECT_EQ(cut_mapped.status().message(), cut_copied.status().message());
+  EXPECT_FALSE(File::open("/nonexistent/file.gguf", {}, Backing::kHugePages).ok());
+  EXPECT_FALSE(File::open("/tmp", {}, Backing::kHugePages).ok());
+  std::filesystem::remove(path);
+}
+
 TEST(GgufRead, Stories260K) {
   const std::string path = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared data absent: " << path;
