@@ -352,6 +352,7 @@ Result<File> File::open(const std::string& path, const ReadLimits& limits, Backi
   }
   auto bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(mapping.get()), size);
   RIDGE_ASSIGN_OR_RETURN(File f, parse(bytes, path, limits));
+  if (backing == Backing::kHugePages) f.writable_ = std::span<uint8_t>(static_cast<uint8_t*>(mapping.get()), size);
   f.mapping_ = std::move(mapping);
   return f;
 }

@@ -69,6 +69,9 @@ class File {
   uint64_t data_offset() const { return data_offset_; }
   uint64_t file_size() const { return bytes_.size(); }
   std::span<const uint8_t> bytes() const { return bytes_; }
+  // The same bytes, writable, when they are this File's own copy (Backing::kHugePages); empty
+  // for a mapping or parsed bytes. Whoever writes must be the File's only user.
+  std::span<uint8_t> writable_bytes() { return writable_; }
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return kv_; }
   const Value* find(std::string_view key) const;
@@ -99,6 +102,7 @@ class File {
   class Parser;
   std::shared_ptr<void> mapping_;  // keeps the mapping or the copy alive (null for parse())
   std::span<const uint8_t> bytes_;
+  std::span<uint8_t> writable_;
   std::string path_;
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;

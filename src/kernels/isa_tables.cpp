@@ -24,7 +24,8 @@ TypeTable avx512_type_table() {
   t.set(GgmlType::kF32, {avx512::rows_f32, ActFormat::kF32, avx512::kFloatRowGrain});
   t.set(GgmlType::kF16, {avx512::rows_f16, ActFormat::kF32AsF16, avx512::kFloatRowGrain});
   t.set(GgmlType::kBF16, {avx512::rows_bf16, ActFormat::kF32AsBf16, avx512::kFloatRowGrain});
-  t.set(GgmlType::kQ8_0, {avx512::rows_q8_0, ActFormat::kQ8_0, avx512::kQ8_0RowGrain});
+  t.set(GgmlType::kQ8_0, {avx512::rows_q8_0, ActFormat::kQ8_0, avx512::kQ8_0RowGrain,
+                          WeightLayout::kPanels16});
   t.quantize_q8_0 = avx512::quantize_act_row_q8_0;
   t.quantize_q8_k = avx512::quantize_act_row_q8_k;
   return t;

@@ -21,14 +21,22 @@ std::string_view isa_name(Isa isa);
 std::optional<Isa> isa_from_name(std::string_view name);  // "ref", "avx2", "avx512"
 Isa best_isa();                                             // from CPUID
 
-// A weight matrix in its stored (GGUF) layout: `rows` rows of `cols` elements, row-major with
-// `cols` contiguous, rows `row_bytes` apart (W[j] is output feature j).
+// How a matrix's bytes are ordered (kernels/weight_layout.h).
+enum class WeightLayout : uint8_t {
+  kRows,      // GGUF's: row after row, each row a run of the type's blocks
+  kPanels16,  // Q8_0: every 16 rows one panel, block by block, each block already in the form the
+              // AVX-512 kernel computes on; the last rows % 16 rows stay in kRows order
+};
+
+// A weight matrix: `rows` rows of `cols` elements; in kRows layout row-major with `cols`
+// contiguous, rows `row_bytes` apart (W[j] is output feature j). Any layout takes the same bytes.
 struct WeightView {
   GgmlType type = GgmlType::kF32;
   const void* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   uint64_t row_bytes = 0;
+  WeightLayout layout = WeightLayout::kRows;
 };
 
 
@@ -60,8 +68,11 @@ struct Kernels {
                        int64_t m, ThreadPool& pool, const MatmulEpilogue* epilogue);
   // Whether matmul accepts weights of this type.
   bool (*supports_matmul)(GgmlType type);
-  // Row conversions (dst/src have n elements); any supported type to f32.
+  // Row conversions (dst/src have n elements); any supported type to f32, kRows layout.
   void (*dequantize_row)(GgmlType type, const void* src, float* dst, int64_t n);
+  // The layout this ISA's matmul reads a type fastest in (kRows unless it has a packed one);
+  // matmul takes a matrix in kRows or in this layout.
+  WeightLayout (*layout_for)(GgmlType type);
 };
 
 // The kernel table of an ISA (CHECKs that this CPU supports it; see isa_supported).

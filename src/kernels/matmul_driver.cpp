@@ -171,6 +171,7 @@ void run_matmul_group(const TypeTable& table, std::span<const MatmulTarget> targ
     entries[t] = table.find(w.type);
     RIDGE_CHECK(entries[t] != nullptr);
     RIDGE_CHECK(w.cols == cols && w.rows >= 0 && cols % traits(w.type).block_elems == 0);
+    RIDGE_CHECK(w.layout == WeightLayout::kRows || w.layout == entries[t]->layout);
     RIDGE_CHECK(m == 0 || (ldx >= cols && targets[t].ldy >= w.rows));
     RIDGE_CHECK(epilogue == nullptr || w.rows == targets[0].w->rows);
   }

@@ -66,6 +66,8 @@ struct TypeMatmul {
   MatmulRowsFn rows = nullptr;
   ActFormat act = ActFormat::kF32;
   int64_t row_grain = 1;  // threads get multiples of this many output rows (the panel height)
+  // Besides kRows, the one other layout `rows` reads (and prefers; kRows: none).
+  WeightLayout layout = WeightLayout::kRows;
 };
 
 constexpr size_t kTypeIdCount = 40;  // ggml type ids are < 40 (see tensor/ggml_type.h)

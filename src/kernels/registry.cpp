@@ -24,7 +24,13 @@ struct IsaKernels {
     RIDGE_CHECK(fn != nullptr);
     fn(src, dst, n);
   }
-  static Kernels make(Isa isa) { return Kernels{isa, matmul, matmul_group, supports_matmul, dequantize_row}; }
+  static WeightLayout layout_for(GgmlType type) {
+    const TypeMatmul* e = Table().find(type);
+    return e != nullptr ? e->layout : WeightLayout::kRows;
+  }
+  static Kernels make(Isa isa) {
+    return Kernels{isa, matmul, matmul_group, supports_matmul, dequantize_row, layout_for};
+  }
 };
 
 const TypeTable& ref_table() {

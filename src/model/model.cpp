@@ -8,18 +8,25 @@ namespace ridge::model {
 Result<Model> Model::load(const std::string& path, const kernels::Kernels& kernels,
                           gguf::Backing backing) {
   RIDGE_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path, {}, backing));
-  return from_file(std::make_shared<const gguf::File>(std::move(file)), kernels);
+  // The copy is this model's alone: its matrices may be rewritten into the kernels' layout.
+  const std::span<uint8_t> writable = file.writable_bytes();
+  return bind(std::make_shared<const gguf::File>(std::move(file)), kernels, writable);
 }
 
 Result<Model> Model::from_file(std::shared_ptr<const gguf::File> file,
                                const kernels::Kernels& kernels) {
+  return bind(std::move(file), kernels, {});
+}
+
+Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels::Kernels& kernels,
+                          std::span<uint8_t> writable) {
   Model m;
   m.file_ = std::move(file);
   m.kernels_ = &kernels;
   const std::string& path = m.file_->path();
   RIDGE_ASSIGN_OR_RETURN(m.cfg_, config_from_gguf(*m.file_));
   RIDGE_ASSIGN_OR_RETURN(m.arch_, find_architecture(m.cfg_.arch));
-  WeightBinder binder(*m.file_, kernels, m.w_);
+  WeightBinder binder(*m.file_, kernels, m.w_, writable);
   RIDGE_RETURN_IF_ERROR(bind_common(binder, m.cfg_, m.w_).with_prefix(path));
   RIDGE_RETURN_IF_ERROR(m.arch_->bind_extra(binder, m.cfg_, m.w_).with_prefix(path));
   m.rope_factors_.resize(static_cast<size_t>(m.cfg_.rope_dims / 2));

@@ -31,6 +31,7 @@ class Model {
   // weight. Errors name the file and the tensor.
   static Result<Model> load(const std::string& path, const kernels::Kernels& kernels,
                             gguf::Backing backing = gguf::Backing::kHugePages);
+  // Binds the weights of an opened file, left in GGUF's row order (the file may be shared).
   static Result<Model> from_file(std::shared_ptr<const gguf::File> file,
                                  const kernels::Kernels& kernels);
 
@@ -53,6 +54,10 @@ class Model {
 
  private:
   Model() = default;
+  // from_file, converting each matrix in place into kernels.layout_for when `writable` (the
+  // file's own bytes) is not empty.
+  static Result<Model> bind(std::shared_ptr<const gguf::File> file, const kernels::Kernels& kernels,
+                            std::span<uint8_t> writable);
   Status check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
                     const ThreadPool& pool) const;
   void embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const;

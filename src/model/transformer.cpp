@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/weight_layout.h"
 #include "model/attention.h"
 #include "model/model.h"
 #include "model/ops.h"
@@ -84,8 +85,7 @@ void Model::embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const {
   const kernels::WeightView& e = w_.token_embd;
   for_rows(pool, batch.n_tokens(), d, [&](int64_t t) {
     const auto tok = static_cast<uint64_t>(batch.tokens[static_cast<size_t>(t)]);
-    kernels_->dequantize_row(e.type, static_cast<const uint8_t*>(e.data) + tok * e.row_bytes,
-                             ws.x.data() + t * d, d);
+    kernels::dequantize_weight_row(*kernels_, e, static_cast<int64_t>(tok), ws.x.data() + t * d);
     // Rope cosines/sines of this token, shared by all layers and heads.
     float* cs = ws.rope_cos.data() + t * half;
     float* sn = ws.rope_sin.data() + t * half;

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "base/check.h"
 #include "gguf/reader.h"
+#include "kernels/weight_layout.h"
 #include "tensor/fp16.h"
 
 namespace ridge::model {
@@ -56,6 +59,16 @@ Result<kernels::WeightView> WeightBinder::optional_matrix(const std::string& nam
   v.cols = cols;
   v.row_bytes = *row_bytes;
   out_.matrix_bytes += t->n_bytes;
+  const kernels::WeightLayout layout = kernels_.layout_for(t->type);
+  if (!writable_.empty() && layout != kernels::WeightLayout::kRows) {
+    RIDGE_CHECK(t->data >= file_.bytes().data() && t->data + t->n_bytes <= file_.bytes().data() + file_.bytes().size());
+    if (std::find(converted_.begin(), converted_.end(), t->data) == converted_.end()) {
+      uint8_t* bytes = writable_.data() + (t->data - file_.bytes().data());
+      kernels::convert_layout(t->type, layout, bytes, rows, cols);
+      converted_.push_back(t->data);
+    }
+    v.layout = layout;
+  }
   return v;
 }
 

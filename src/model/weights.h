@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,8 +55,12 @@ struct Weights {
 // [64]", "not supported yet: q4_K in tensor 'blk.0.ffn_up.weight'".
 class WeightBinder {
  public:
-  WeightBinder(const gguf::File& file, const kernels::Kernels& kernels, Weights& out)
-      : file_(file), kernels_(kernels), out_(out) {}
+  // `writable`: the file's bytes when this binder may rewrite them (Backing::kHugePages, a File
+  // no one else holds): each matrix is then converted in place into the layout the kernels read
+  // fastest (kernels::Kernels::layout_for). Empty: every matrix stays in GGUF's row order.
+  WeightBinder(const gguf::File& file, const kernels::Kernels& kernels, Weights& out,
+               std::span<uint8_t> writable = {})
+      : file_(file), kernels_(kernels), out_(out), writable_(writable) {}
 
   // A matrix of `rows` x `cols` (ggml shape [cols, rows]) of a type the matmul computes.
   Result<kernels::WeightView> matrix(const std::string& name, int64_t rows, int64_t cols);
@@ -70,6 +75,8 @@ class WeightBinder {
   const gguf::File& file_;
   const kernels::Kernels& kernels_;
   Weights& out_;
+  std::span<uint8_t> writable_;
+  std::vector<const void*> converted_;  // tensors already converted (a tied matrix is bound twice)
 };
 
 // Name of tensor `suffix` ("attn_q.weight") of layer `il`: "blk.<il>.attn_q.weight".

@@ -30,6 +30,7 @@
 #include <new>
 
 #include "kernels/matmul_driver.h"
+#include "kernels/weight_layout.h"
 
 // Loaders are forced inline: called, they pass the block through memory (9-10 zmm stores and
 // loads per block), which costs the decode loop more than the loads from the weight rows.
@@ -78,6 +79,22 @@ struct DirectBlocks {
       }
     }
     Format::load(row, off, out);
+  }
+};
+
+// Block b of a panel stored in the kPanels16 layout (kernels/weight_layout.h): the loader's
+// output precomputed at load, 8 x 64 bytes of u then the 16 scales as fp16, panel after panel
+// in one sequential stream.
+struct LayoutBlocks {
+  const uint8_t* base;         // the panel's block 0
+  int64_t prefetch_ahead = 0;  // bytes ahead of each block to prefetch into L2
+  RIDGE_PANEL_INLINE void load(int64_t b, PanelBlock<false>* out) const {
+    const uint8_t* p = base + b * kPanelBlockBytes;
+    for (int64_t k = 0; k < kPanelBlockBytes; k += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(p) + prefetch_ahead + k, _MM_HINT_T1);
+    }
+    for (int g = 0; g < 8; ++g) out->w[g] = _mm512_loadu_si512(p + 64 * g);
+    out->d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 512)));
   }
 };
 
@@ -311,14 +328,15 @@ inline __mmask16 valid_mask(int64_t j, int64_t j1) {
   return n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// The rows routine of a format (MatmulRowsFn; row grain kPanel).
-template <typename Format>
-void panel_matmul_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
-                       int64_t ldy) {
+// Output rows [j0, j1) from the panels source_at(j) gives (a Blocks source for the panel of
+// rows j .. j + 15; see DirectBlocks, LayoutBlocks).
+template <typename Format, typename SourceAt>
+void panel_rows_from(const SourceAt& source_at, const Acts& a, int64_t j0, int64_t j1, float* y,
+                     int64_t ldy) {
   const int64_t nb = a.cols / 32;
   if (a.m <= kMr) {  // decode: load each block in registers, stream the weights once
     for (int64_t j = j0; j < j1; j += kPanel) {
-      panel_all_rows<Format>(panel_at<Format>(w, j, j1), a, nb, y + j, ldy, valid_mask(j, j1));
+      panel_all_rows<Format>(source_at(j), a, nb, y + j, ldy, valid_mask(j, j1));
     }
     return;
   }
@@ -328,16 +346,23 @@ void panel_matmul_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j
   Block* p0 = buffer.p;
   Block* p1 = buffer.p + nb;
   for (int64_t j = j0; j < j1; j += 2 * kPanel) {
-    const DirectBlocks<Format> d0 = panel_at<Format>(w, j, j1);
+    const auto d0 = source_at(j);
     for (int64_t b = 0; b < nb; ++b) d0.load(b, &p0[b]);
     if (j + kPanel >= j1) {
       panel_all_rows<Format>(PackedBlocks<Format::kMin>{p0}, a, nb, y + j, ldy, valid_mask(j, j1));
       continue;
     }
-    const DirectBlocks<Format> d1 = panel_at<Format>(w, j + kPanel, j1);
+    const auto d1 = source_at(j + kPanel);
     for (int64_t b = 0; b < nb; ++b) d1.load(b, &p1[b]);
     wide_all_rows<Format>(p0, p1, a, nb, y + j, ldy, valid_mask(j, j1), valid_mask(j + kPanel, j1));
   }
+}
+
+// The rows routine of a format on kRows weights (MatmulRowsFn; row grain kPanel).
+template <typename Format>
+void panel_matmul_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
+                       int64_t ldy) {
+  panel_rows_from<Format>([&](int64_t j) { return panel_at<Format>(w, j, j1); }, a, j0, j1, y, ldy);
 }
 
 }  // namespace
