@@ -28,6 +28,7 @@
 #include "base/huge_pages.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
+#include "kernels/weight_layout.h"
 #include "tensor/fp16.h"
 
 namespace ridge::kernels {
@@ -58,12 +59,13 @@ struct Matrix {
   uint64_t row_bytes;
   HugeBuffer storage;  // huge pages, as the engine reads a model's weights (gguf::Backing)
   std::span<uint8_t> bytes;
-  WeightView view() const { return {type, bytes.data(), rows, cols, row_bytes}; }
+  WeightLayout layout = WeightLayout::kRows;  // as the engine converts it for the ISA
+  WeightView view() const { return {type, bytes.data(), rows, cols, row_bytes, layout}; }
 };
 
-Matrix make_matrix(GgmlType type, int64_t rows, int64_t cols) {
+Matrix make_matrix(GgmlType type, int64_t rows, int64_t cols, WeightLayout layout) {
   const auto& tr = traits(type);
-  Matrix w{type, rows, cols, static_cast<uint64_t>(cols / tr.block_elems) * tr.block_bytes, {}, {}};
+  Matrix w{type, rows, cols, static_cast<uint64_t>(cols / tr.block_elems) * tr.block_bytes, {}, {}, layout};
   const uint64_t n_bytes = w.row_bytes * static_cast<uint64_t>(rows);
   w.storage = alloc_huge(n_bytes);
   RIDGE_CHECK(w.storage != nullptr);
@@ -76,16 +78,17 @@ Matrix make_matrix(GgmlType type, int64_t rows, int64_t cols) {
       std::memcpy(&w.bytes[b], &d, 2);
     }
   }
+  if (layout != WeightLayout::kRows) convert_layout(type, layout, w.bytes.data(), rows, cols);
   return w;
 }
 
-const Matrix& cached_matrix(GgmlType type, int64_t rows, int64_t cols) {
-  static std::map<std::tuple<int, int64_t, int64_t>, Matrix> cache;
-  auto key = std::make_tuple(static_cast<int>(type), rows, cols);
+const Matrix& cached_matrix(GgmlType type, int64_t rows, int64_t cols, WeightLayout layout) {
+  static std::map<std::tuple<int, int64_t, int64_t, int>, Matrix> cache;
+  auto key = std::make_tuple(static_cast<int>(type), rows, cols, static_cast<int>(layout));
   auto it = cache.find(key);
   if (it == cache.end()) {
     cache.clear();  // keep one big matrix alive at a time
-    it = cache.emplace(key, make_matrix(type, rows, cols)).first;
+    it = cache.emplace(key, make_matrix(type, rows, cols, layout)).first;
   }
   return it->second;
 }
@@ -97,7 +100,7 @@ void run_matmul_bench(benchmark::State& state, GgmlType type, Isa isa, int64_t m
     return;
   }
   const Kernels& k = kernels_for(isa);
-  const Matrix& w = cached_matrix(type, rows, cols);
+  const Matrix& w = cached_matrix(type, rows, cols, k.layout_for(type));
   std::vector<float> x(static_cast<size_t>(m * cols));
   std::mt19937 rng(7);
   std::normal_distribution<float> nd;
@@ -144,16 +147,16 @@ void run_decode_stack_bench(benchmark::State& state, GgmlType type, Isa isa, int
   const std::pair<int64_t, int64_t> shapes[] = {{2048, 1024}, {1024, 1024}, {1024, 1024},
                                                 {1024, 2048}, {3072, 1024}, {3072, 1024},
                                                 {1024, 3072}};
-  static std::map<int, std::vector<Matrix>> stacks;
-  auto& stack = stacks[static_cast<int>(type)];
-  if (stack.empty()) {
+  static std::map<std::pair<int, int>, std::vector<Matrix>> stacks;
+  const auto key = std::make_pair(static_cast<int>(type), static_cast<int>(k.layout_for(type)));
+  if (stacks[key].empty()) {
     stacks.clear();
-    auto& fresh = stacks[static_cast<int>(type)];
+    auto& fresh = stacks[key];
     for (int l = 0; l < kLayers; ++l) {
-      for (auto [rows, cols] : shapes) fresh.push_back(make_matrix(type, rows, cols));
+      for (auto [rows, cols] : shapes) fresh.push_back(make_matrix(type, rows, cols, k.layout_for(type)));
     }
   }
-  auto& mats = stacks[static_cast<int>(type)];
+  auto& mats = stacks[key];
   std::vector<float> x(3072, 0.5f), y(3072);
   ThreadPool& pool = pool_of(n_threads);
   double bytes = 0;
