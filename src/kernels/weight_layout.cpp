@@ -4,48 +4,63 @@
 #include <vector>
 
 #include "base/check.h"
-#include "tensor/fp16.h"
 
 namespace ridge::kernels {
 namespace {
 
-constexpr int64_t kQ8Block = 34;  // fp16 d + 32 int8
+// One field of a block: bytes [in, in + len) of row r's block go to out + r * len of the
+// panel's block, XORed with `flip` (weight_layout.h).
+struct Move {
+  int in;
+  int out;
+  int len;  // 2 or 4
+  uint32_t flip;
+};
 
-void panels16_from_rows(uint8_t* data, int64_t rows, int64_t cols) {
-  const int64_t nb = cols / 32;
-  const auto row_bytes = static_cast<size_t>(nb * kQ8Block);
-  std::vector<uint8_t> rows_copy(kPanelRows * row_bytes);
-  for (int64_t p = 0; p < rows / kPanelRows; ++p) {
-    uint8_t* panel = data + static_cast<size_t>(p) * kPanelRows * row_bytes;
-    std::memcpy(rows_copy.data(), panel, rows_copy.size());
-    for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* out = panel + b * kPanelBlockBytes;
-      for (int64_t r = 0; r < kPanelRows; ++r) {
-        const uint8_t* blk = rows_copy.data() + r * row_bytes + b * kQ8Block;
-        std::memcpy(out + 512 + 2 * r, blk, 2);
-        for (int g = 0; g < 8; ++g) {
-          for (int k = 0; k < 4; ++k) out[64 * g + 4 * r + k] = blk[2 + 4 * g + k] ^ 0x80;
-        }
-      }
+struct Panels16Format {
+  int block_bytes = 0;
+  int block_elems = 0;
+  std::vector<Move> moves;
+};
+
+const Panels16Format* panels16_format(GgmlType type) {
+  static const Panels16Format q8_0 = [] {
+    Panels16Format f{34, 32, {}};
+    for (int g = 0; g < 8; ++g) f.moves.push_back({2 + 4 * g, 64 * g, 4, 0x80808080u});
+    f.moves.push_back({0, 512, 2, 0});
+    return f;
+  }();
+  static const Panels16Format q4_k = [] {
+    Panels16Format f{144, 256, {}};
+    for (int c = 0; c < 4; ++c) {
+      for (int t = 0; t < 8; ++t) f.moves.push_back({16 + 32 * c + 4 * t, 64 * (8 * c + t), 4, 0});
     }
+    for (int q = 0; q < 3; ++q) f.moves.push_back({4 + 4 * q, 2048 + 64 * q, 4, 0});
+    f.moves.push_back({0, 2240, 4, 0});
+    return f;
+  }();
+  switch (type) {
+    case GgmlType::kQ8_0: return &q8_0;
+    case GgmlType::kQ4_K: return &q4_k;
+    default: return nullptr;
   }
 }
 
-void panels16_row(const WeightView& w, int64_t row, float* dst) {
-  const auto* panel = static_cast<const uint8_t*>(w.data) +
-                      static_cast<uint64_t>(row / kPanelRows) * kPanelRows * w.row_bytes;
-  const int64_t r = row % kPanelRows;
-  for (int64_t b = 0; b < w.cols / 32; ++b) {
-    const uint8_t* blk = panel + b * kPanelBlockBytes;
-    uint16_t h;
-    std::memcpy(&h, blk + 512 + 2 * r, 2);
-    const float d = fp16_to_f32(h);
-    for (int g = 0; g < 8; ++g) {
-      for (int k = 0; k < 4; ++k) {
-        const auto q = static_cast<int8_t>(blk[64 * g + 4 * r + k] ^ 0x80);
-        dst[32 * b + 4 * g + k] = static_cast<float>(q) * d;  // ref's dequantize: q * d
-      }
-    }
+// Row r's block at `row_block` <-> its place in the panel's block at `panel_block`.
+void move_block(const Panels16Format& f, uint8_t* panel_block, const uint8_t* row_block, int64_t r) {
+  for (const Move& m : f.moves) {
+    uint32_t v = 0;
+    std::memcpy(&v, row_block + m.in, static_cast<size_t>(m.len));
+    v ^= m.flip;
+    std::memcpy(panel_block + m.out + r * m.len, &v, static_cast<size_t>(m.len));
+  }
+}
+void unmove_block(const Panels16Format& f, const uint8_t* panel_block, uint8_t* row_block, int64_t r) {
+  for (const Move& m : f.moves) {
+    uint32_t v = 0;
+    std::memcpy(&v, panel_block + m.out + r * m.len, static_cast<size_t>(m.len));
+    v ^= m.flip;
+    std::memcpy(row_block + m.in, &v, static_cast<size_t>(m.len));
   }
 }
 
@@ -53,22 +68,42 @@ void panels16_row(const WeightView& w, int64_t row, float* dst) {
 
 bool layout_defined(GgmlType type, WeightLayout layout) {
   return layout == WeightLayout::kRows ||
-         (layout == WeightLayout::kPanels16 && type == GgmlType::kQ8_0);
+         (layout == WeightLayout::kPanels16 && panels16_format(type) != nullptr);
 }
 
 void convert_layout(GgmlType type, WeightLayout layout, uint8_t* data, int64_t rows, int64_t cols) {
-  RIDGE_CHECK(layout_defined(type, layout) && rows >= 0 && cols % 32 == 0);
-  if (layout == WeightLayout::kPanels16) panels16_from_rows(data, rows, cols);
+  RIDGE_CHECK(layout_defined(type, layout) && rows >= 0);
+  if (layout == WeightLayout::kRows) return;
+  const Panels16Format& f = *panels16_format(type);
+  RIDGE_CHECK(cols % f.block_elems == 0);
+  const int64_t nb = cols / f.block_elems;
+  const auto row_bytes = static_cast<size_t>(nb * f.block_bytes);
+  std::vector<uint8_t> rows_copy(kPanelRows * row_bytes);
+  for (int64_t p = 0; p < rows / kPanelRows; ++p) {
+    uint8_t* panel = data + static_cast<size_t>(p) * kPanelRows * row_bytes;
+    std::memcpy(rows_copy.data(), panel, rows_copy.size());
+    for (int64_t b = 0; b < nb; ++b) {
+      for (int64_t r = 0; r < kPanelRows; ++r) {
+        move_block(f, panel + b * kPanelRows * f.block_bytes, rows_copy.data() + r * row_bytes + b * f.block_bytes, r);
+      }
+    }
+  }
 }
 
 void dequantize_weight_row(const Kernels& k, const WeightView& w, int64_t row, float* dst) {
   RIDGE_CHECK(row >= 0 && row < w.rows);
-  if (w.layout == WeightLayout::kPanels16 && row < w.rows / kPanelRows * kPanelRows) {
-    panels16_row(w, row, dst);
+  const auto* data = static_cast<const uint8_t*>(w.data);
+  if (w.layout == WeightLayout::kRows || row >= w.rows / kPanelRows * kPanelRows) {
+    k.dequantize_row(w.type, data + static_cast<uint64_t>(row) * w.row_bytes, dst, w.cols);
     return;
   }
-  k.dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + static_cast<uint64_t>(row) * w.row_bytes,
-                   dst, w.cols);
+  const Panels16Format& f = *panels16_format(w.type);
+  const uint8_t* panel = data + static_cast<uint64_t>(row / kPanelRows) * kPanelRows * w.row_bytes;
+  std::vector<uint8_t> bytes(w.row_bytes);
+  for (int64_t b = 0; b < w.cols / f.block_elems; ++b) {
+    unmove_block(f, panel + b * kPanelRows * f.block_bytes, bytes.data() + b * f.block_bytes, row % kPanelRows);
+  }
+  k.dequantize_row(w.type, bytes.data(), dst, w.cols);
 }
 
 }  // namespace ridge::kernels

@@ -1,5 +1,5 @@
-// The kPanels16 weight layout (kernels/weight_layout.h): converting a Q8_0 matrix in place keeps
-// every row's values, and the matmul of every ISA that reads it gives the bits it gives on the
+// The kPanels16 weight layout (kernels/weight_layout.h): converting a Q8_0 or Q4_K matrix in
+// place keeps every row's values, and the matmul of every ISA that reads it gives the bits it gives on the
 // GGUF row layout, for any m, row range and thread count.
 #include <gtest/gtest.h>
 
@@ -32,8 +32,17 @@ WeightView view_in(const TestWeights& w, WeightLayout layout) {
   return v;
 }
 
-TEST(WeightLayout, DefinedOnlyForQ8_0Panels) {
+// The types with a kPanels16 layout, and column counts that fit their blocks.
+struct LayoutCase {
+  GgmlType type;
+  std::vector<int64_t> cols;
+};
+const LayoutCase kCases[] = {{GgmlType::kQ8_0, {32, 160, 1024}}, {GgmlType::kQ4_K, {256, 768}}};
+
+TEST(WeightLayout, DefinedForQ8_0AndQ4_KPanels) {
   EXPECT_TRUE(layout_defined(GgmlType::kQ8_0, WeightLayout::kPanels16));
+  EXPECT_TRUE(layout_defined(GgmlType::kQ4_K, WeightLayout::kPanels16));
+  EXPECT_FALSE(layout_defined(GgmlType::kQ5_K, WeightLayout::kPanels16));
   EXPECT_TRUE(layout_defined(GgmlType::kF16, WeightLayout::kRows));
   EXPECT_FALSE(layout_defined(GgmlType::kQ4_0, WeightLayout::kPanels16));
   EXPECT_FALSE(layout_defined(GgmlType::kF16, WeightLayout::kPanels16));
@@ -44,9 +53,10 @@ TEST(WeightLayout, DefinedOnlyForQ8_0Panels) {
 TEST(WeightLayout, RowsReadBackUnchanged) {
   const Kernels& ref = kernels_for(Isa::kRef);
   uint32_t seed = 5;
-  for (int64_t cols : {32, 96, 1024}) {
+  for (const LayoutCase& c : kCases) {
+  for (int64_t cols : c.cols) {
     for (int64_t rows : {1, 15, 16, 40, 100}) {  // no panel, one exact panel, ragged tails
-      const TestWeights w = random_weights(GgmlType::kQ8_0, rows, cols, seed++);
+      const TestWeights w = random_weights(c.type, rows, cols, seed++);
       const TestWeights p = converted(w, WeightLayout::kPanels16);
       if (rows >= 16) {
         EXPECT_NE(w.bytes, p.bytes);  // the panels did move
@@ -57,9 +67,10 @@ TEST(WeightLayout, RowsReadBackUnchanged) {
         dequantize_weight_row(ref, w.view(), j, a.data());
         dequantize_weight_row(ref, view_in(p, WeightLayout::kPanels16), j, b.data());
         ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
-            << rows << " x " << cols << ", row " << j;
+            << ggml_type_name(c.type) << " " << rows << " x " << cols << ", row " << j;
       }
     }
+  }
   }
 }
 
@@ -68,12 +79,15 @@ class WeightLayoutIsaTest : public ::testing::TestWithParam<Isa> {};
 TEST_P(WeightLayoutIsaTest, MatmulBitsEqualRowLayout) {
   if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not on this CPU";
   const Kernels& k = kernels_for(GetParam());
-  const WeightLayout layout = k.layout_for(GgmlType::kQ8_0);
-  if (layout == WeightLayout::kRows) GTEST_SKIP() << isa_name(GetParam()) << " reads Q8_0 rows only";
   uint32_t seed = 9;
-  for (int64_t cols : {32, 160, 1024}) {
+  int tested = 0;
+  for (const LayoutCase& c : kCases) {
+  const WeightLayout layout = k.layout_for(c.type);
+  if (layout == WeightLayout::kRows) continue;  // this ISA reads the type's rows only
+  ++tested;
+  for (int64_t cols : c.cols) {
     for (int64_t rows : {16, 40, 100, 256}) {
-      const TestWeights w = random_weights(GgmlType::kQ8_0, rows, cols, seed++);
+      const TestWeights w = random_weights(c.type, rows, cols, seed++);
       const TestWeights p = converted(w, layout);
       const WeightView wv = w.view(), pv = view_in(p, layout);
       for (int64_t m : {1, 2, 5, 8, 9, 17, 33}) {
@@ -84,7 +98,7 @@ TEST_P(WeightLayoutIsaTest, MatmulBitsEqualRowLayout) {
           k.matmul(wv, x.data(), cols, m, ya.data(), rows, pool);
           k.matmul(pv, x.data(), cols, m, yb.data(), rows, pool);
           ASSERT_EQ(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)), 0)
-              << rows << " x " << cols << ", m " << m << ", " << n_threads << " threads";
+              << ggml_type_name(c.type) << " " << rows << " x " << cols << ", m " << m << ", " << n_threads << " threads";
           // In a group beside a row-layout matrix: the same bits again.
           std::vector<float> yc(ya.size()), yd(ya.size());
           const MatmulTarget targets[2] = {{&pv, yc.data(), rows}, {&wv, yd.data(), rows}};
@@ -95,6 +109,8 @@ TEST_P(WeightLayoutIsaTest, MatmulBitsEqualRowLayout) {
       }
     }
   }
+  }
+  if (tested == 0) GTEST_SKIP() << isa_name(GetParam()) << " reads every type's rows only";
 }
 
 INSTANTIATE_TEST_SUITE_P(All, WeightLayoutIsaTest,

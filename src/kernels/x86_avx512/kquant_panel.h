@@ -28,6 +28,7 @@
 #include <new>
 
 #include "kernels/matmul_driver.h"
+#include "kernels/weight_layout.h"
 #include "kernels/x86_avx512/quant_simd.h"
 
 namespace ridge::kernels::kquant_avx512 {
@@ -59,6 +60,13 @@ inline Panel panel_at(const WeightView& w, int64_t j, int64_t j1) {
   p.prefetch_ahead = static_cast<int64_t>(kPanel * w.row_bytes);
   return p;
 }
+
+// A panel of a kPanels16 matrix (kernels/weight_layout.h): its blocks, each kPanel x the row
+// block's bytes, one after another.
+struct LayoutPanel {
+  const uint8_t* base;         // block 0 of the panel
+  int64_t prefetch_ahead = 0;  // bytes ahead of each block to prefetch into L2 (0: none)
+};
 
 inline __mmask16 valid_mask(int64_t j, int64_t j1) {
   const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
@@ -241,10 +249,10 @@ void all_rows(const typename F::Packed* const* p, const KActs& x, int64_t m, flo
   }
 }
 
-// Decode: each super-block of the panel is packed into one stack block and used at once by all
-// MR (= m) rows, so the weights are read once, in order.
-template <typename F, int MR>
-void direct_panel(const Panel& panel, const KActs& x, float* y, int64_t ldy, __mmask16 valid) {
+// Decode: each super-block of the panel (a Panel of kRows rows or a LayoutPanel) is packed into
+// one stack block and used at once by all MR (= m) rows, so the weights are read once, in order.
+template <typename F, int MR, typename P>
+void direct_panel(const P& panel, const KActs& x, float* y, int64_t ldy, __mmask16 valid) {
   __m512 acc[MR][1];
   for (int i = 0; i < MR; ++i) acc[i][0] = _mm512_setzero_ps();
   typename F::Packed block;
@@ -292,23 +300,13 @@ void decode_streamed(const WeightView& w, const Acts& a, const KActs& x, const i
   }
 }
 
-// The rows routine of a format F (see the file comment).
-template <typename F>
-void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  KActs x;
-  x.q = a.q8_qs;
-  x.d = a.q8k_d;
-  x.cols = a.cols;
-  x.nb = a.cols / kSuperBlock;
-  AlignedArray<int32_t> extra(a.m * x.nb * F::kExtra);
-  x.extra = extra.p;
-  F::prepare_extra(a, x);
-  if constexpr (F::kRowDecode) {
-    if (a.m == 1) return F::decode_rows(w, a, x, j0, j1, y);
-  }
+// Output rows [j0, j1) over the panels panel_at(j, prefetch panels) gives (see rows_k).
+template <typename F, typename PanelAt>
+void rows_k_from(const PanelAt& panel_at, const Acts& a, const KActs& x, int64_t j0, int64_t j1,
+                 float* y, int64_t ldy) {
   if (a.m <= kDirectRows) {
     for (int64_t j = j0; j < j1; j += kPanel) {
-      const Panel panel = panel_at(w, j, j1);
+      const auto panel = panel_at(j, 1);
       const __mmask16 valid = valid_mask(j, j1);
       switch (a.m) {
         case 1: direct_panel<F, 1>(panel, x, y + j, ldy, valid); break;
@@ -326,8 +324,7 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
   for (int64_t j = j0; j < j1; j += 2 * kPanel) {
     const int np = j + kPanel < j1 ? 2 : 1;
     for (int k = 0; k < np; ++k) {
-      Panel panel = panel_at(w, j + kPanel * k, j1);
-      panel.prefetch_ahead = 2 * panel.prefetch_ahead;  // the next pair, read during all_rows
+      const auto panel = panel_at(j + kPanel * k, 2);  // prefetch the next pair, read during all_rows
       for (int64_t b = 0; b < x.nb; ++b) F::pack(panel, b, p[k] + b);
     }
     const __mmask16 valid[2] = {valid_mask(j, j1), valid_mask(j + kPanel, j1)};
@@ -337,6 +334,43 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
     } else {
       all_rows<F, 1>(cp, x, a.m, y + j, ldy, valid);
     }
+  }
+}
+
+// How far ahead of a kPanels16 super-block its lines are prefetched in decode (as Q8_0's).
+constexpr int64_t kLayoutPrefetchBytes = 4096;
+
+// The rows routine of a format F (see the file comment): weights in kRows, or in kPanels16
+// where F::kLayout says the format has that layout (full panels; the rows % 16 tail is kRows).
+template <typename F>
+void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  KActs x;
+  x.q = a.q8_qs;
+  x.d = a.q8k_d;
+  x.cols = a.cols;
+  x.nb = a.cols / kSuperBlock;
+  AlignedArray<int32_t> extra(a.m * x.nb * F::kExtra);
+  x.extra = extra.p;
+  F::prepare_extra(a, x);
+  if constexpr (F::kRowDecode) {
+    if (a.m == 1) return F::decode_rows(w, a, x, j0, j1, y);
+  }
+  const auto rows_at = [&](int64_t j, int ahead_panels) {
+    Panel panel = panel_at(w, j, j1);
+    panel.prefetch_ahead *= ahead_panels;
+    return panel;
+  };
+  if (w.layout != WeightLayout::kPanels16) return rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
+  if constexpr (F::kLayout) {
+    const int64_t panels_end = w.rows / kPanel * kPanel;
+    const int64_t mid = j1 < panels_end ? j1 : (j0 > panels_end ? j0 : panels_end);
+    const uint64_t panel_bytes = kPanel * w.row_bytes;
+    const auto layout_at = [&](int64_t j, int ahead_panels) {
+      const auto* base = static_cast<const uint8_t*>(w.data) + static_cast<uint64_t>(j / kPanel) * panel_bytes;
+      return LayoutPanel{base, ahead_panels == 1 ? kLayoutPrefetchBytes : static_cast<int64_t>(ahead_panels * panel_bytes)};
+    };
+    if (j0 < mid) rows_k_from<F>(layout_at, a, x, j0, mid, y, ldy);
+    if (mid < j1) rows_k_from<F>(rows_at, a, x, mid, j1, y, ldy);
   }
 }
 

@@ -56,19 +56,56 @@ struct FormatQ45 {
   // threads: Q5_K 12.0-12.7 / 17.9-22.5 GB/s panel, 12.6-15.0 / 22.9-28.2 rows; Q4_K 16.6-17.3 /
   // 26.0-29.1 panel, 12.3-13.9 / 21.8-25.3 rows).
   static constexpr bool kRowDecode = kFive;
+  // Q4_K also reads kPanels16 (weight_layout.h): the transposes below then happen at load.
+  static constexpr bool kLayout = !kFive;
   static void decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
                           int64_t j1, float* y);
 
-  static void pack(const Panel& p, int64_t b, Packed* out) {
-    const int64_t off = b * kBlockBytes;
-    prefetch_next(p, off, kBlockBytes);
+  // Super-block b of a panel's 16 kRows rows: the fields transposed to one row per lane.
+  struct RowsSource {
+    const Panel& p;
+    int64_t off;
+    RowsSource(const Panel& panel, int64_t b) : p(panel), off(b * kBlockBytes) {
+      prefetch_next(p, off, kBlockBytes);
+    }
+    void qh(__m512i out[8]) const { transpose_32(p, off + 16, out); }
+    void quants(int c, __m512i out[8]) const { transpose_32(p, off + kQsOffset + 32 * c, out); }
+    void head(__m512i out[4]) const { transpose_16(p, off, out); }
+  };
+  // The same registers loaded from a kPanels16 super-block (Q4_K: weight_layout.h).
+  struct LayoutSource {
+    const uint8_t* blk;
+    LayoutSource(const LayoutPanel& p, int64_t b) : blk(p.base + b * kPanel * kBlockBytes) {
+      if (p.prefetch_ahead == 0) return;
+      for (int64_t k = 0; k < kPanel * kBlockBytes; k += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(blk) + p.prefetch_ahead + k, _MM_HINT_T1);
+      }
+    }
+    void qh(__m512i*) const {}
+    void quants(int c, __m512i out[8]) const {
+      for (int t = 0; t < 8; ++t) out[t] = _mm512_loadu_si512(blk + 64 * (8 * c + t));
+    }
+    void head(__m512i out[4]) const {
+      out[0] = _mm512_loadu_si512(blk + 2240);
+      for (int q = 0; q < 3; ++q) out[1 + q] = _mm512_loadu_si512(blk + 2048 + 64 * q);
+    }
+  };
+
+  static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) {
+    static_assert(!kFive, "Q5_K has no kPanels16 layout");
+    unpack(LayoutSource(p, b), out);
+  }
+
+  template <typename Source>
+  static void unpack(const Source& src, Packed* out) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     const __m512i bit4 = _mm512_set1_epi8(0x10);
     __m512i qh[8];
-    if constexpr (kFive) transpose_32(p, off + 16, qh);
+    if constexpr (kFive) src.qh(qh);
     for (int c = 0; c < 4; ++c) {  // qs bytes 32c .. 32c + 31: sub-blocks 2c (low), 2c + 1
       __m512i t8[8];
-      transpose_32(p, off + kQsOffset + 32 * c, t8);
+      src.quants(c, t8);
       for (int t = 0; t < 8; ++t) {
         __m512i lo = _mm512_and_si512(t8[t], low4);
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t8[t], 4), low4);
@@ -83,7 +120,7 @@ struct FormatQ45 {
     // Scales (scale_packing.h): g1 = bytes 0..3 of the 12 (sc0..3 low 6 bits, sc4..7 top 2),
     // g2 = bytes 4..7 (the same for the mins), g3 = bytes 8..11 (low nibbles of sc4..7 / mn4..7).
     __m512i g[4];  // g0 = d | dmin << 16
-    transpose_16(p, off, g);
+    src.head(g);
     const __m512i g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3];
     const __m512i m6 = _mm512_set1_epi32(63), m4 = _mm512_set1_epi32(15);
     const __m512i m2 = _mm512_set1_epi32(3);

@@ -92,6 +92,7 @@ struct FormatQ6 {
 
   // m = 1 by decode_streamed (kquant_panel.h): its panel unpacking costs more than the stream.
   static constexpr bool kRowDecode = true;
+  static constexpr bool kLayout = false;  // kRows only
   struct alignas(64) RowLanes {
     int32_t isum[kPanel];
     uint16_t d[kPanel];

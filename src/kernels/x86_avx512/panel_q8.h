@@ -45,6 +45,7 @@ namespace {
 
 constexpr int kPanel = 16;  // weight rows per panel (one per lane)
 constexpr int kMr = 8;      // decode: up to 8 x rows share one loaded block
+constexpr int64_t kPanelBlockBytes = kPanel * 34;  // a Q8_0 block of a kPanels16 panel
 
 // One block of a panel as the kernel consumes it: 8 x 64 bytes of u, the 16 scales and, for
 // formats with a min, the 16 mins.
