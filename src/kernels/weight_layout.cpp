@@ -39,9 +39,25 @@ const Panels16Format* panels16_format(GgmlType type) {
     f.moves.push_back({0, 2240, 4, 0});
     return f;
   }();
+  // The legacy 4/5-bit formats: qs dwords (4), qh (5-bit), d | m (with a min) or d.
+  const auto legacy = [](int bytes, int qs_at, int qh_at, bool has_min) {
+    Panels16Format f{bytes, 32, {}};
+    for (int k = 0; k < 4; ++k) f.moves.push_back({qs_at + 4 * k, 64 * k, 4, 0});
+    if (qh_at >= 0) f.moves.push_back({qh_at, 256, 4, 0});
+    f.moves.push_back({0, qh_at >= 0 ? 320 : 256, has_min ? 4 : 2, 0});
+    return f;
+  };
+  static const Panels16Format q4_0 = legacy(18, 2, -1, false);
+  static const Panels16Format q4_1 = legacy(20, 4, -1, true);
+  static const Panels16Format q5_0 = legacy(22, 6, 2, false);
+  static const Panels16Format q5_1 = legacy(24, 8, 4, true);
   switch (type) {
     case GgmlType::kQ8_0: return &q8_0;
     case GgmlType::kQ4_K: return &q4_k;
+    case GgmlType::kQ4_0: return &q4_0;
+    case GgmlType::kQ4_1: return &q4_1;
+    case GgmlType::kQ5_0: return &q5_0;
+    case GgmlType::kQ5_1: return &q5_1;
     default: return nullptr;
   }
 }

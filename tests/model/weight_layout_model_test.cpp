@@ -1,6 +1,7 @@
 // A model read into huge pages has its matrices converted into the kernels' layout
-// (Kernels::layout_for; Q8_0 panels on AVX-512); one mapped keeps GGUF's rows. Both must give
-// bit-identical logits over a prompt and greedy decode steps, on every ISA.
+// (Kernels::layout_for: kPanels16 for the 32-element formats and Q4_K on AVX-512); one mapped
+// keeps GGUF's rows. Both must give bit-identical logits over a prompt and greedy decode steps,
+// on every ISA.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -44,7 +45,7 @@ std::vector<float> trace(const Model& m, int n_threads) {
 }
 
 TEST(WeightLayoutModel, HugePageCopyEqualsMapping) {
-  for (const char* type : {"q8_0", "f16"}) {  // f16: no other layout, rows as mapped
+  for (const char* type : {"q8_0", "q4_0", "q5_1", "f16"}) {  // f16: rows in both
     SCOPED_TRACE(type);
     auto cfg = preset_config("tiny-qwen3");
     ASSERT_TRUE(cfg.ok());

@@ -33,6 +33,35 @@ struct LegacyFormat {
 
   RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off,
                                       PanelBlock<kMin>* out) {
+    __m512i t[4];
+    transpose_qs(row, off, t);
+    const __m512i qh = kFive ? load_dwords(row, off + kQhAt) : _mm512_setzero_si512();
+    if constexpr (kMin) {  // d and m are the two halves of the block's first dword
+      finish(t, qh, load_dwords(row, off), out);
+    } else {
+      finish(t, qh, _mm512_setzero_si512(), out);
+      out->d = load_halves(row, off);
+    }
+  }
+
+  // kPanels16 (weight_layout.h): t[0..3], then qh (5-bit formats), then d | m << 16 per lane
+  // (formats with a min) or the 16 fp16 d.
+  static constexpr int64_t kLayoutQh = 256;
+  static constexpr int64_t kLayoutScales = kFive ? 320 : 256;
+  RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<kMin>* out) {
+    const __m512i t[4] = {_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
+                          _mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192)};
+    const __m512i qh = kFive ? _mm512_loadu_si512(p + kLayoutQh) : _mm512_setzero_si512();
+    if constexpr (kMin) {
+      finish(t, qh, _mm512_loadu_si512(p + kLayoutScales), out);
+    } else {
+      finish(t, qh, _mm512_setzero_si512(), out);
+      out->d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kLayoutScales)));
+    }
+  }
+
+  // t[k] lane r = dword k (qs 4k..4k+3) of row r.
+  RIDGE_PANEL_INLINE static void transpose_qs(const uint8_t* const* row, int64_t off, __m512i t[4]) {
     // z[q], 128-bit lane L = the 16 qs bytes (4 dwords) of row q + 4L.
     __m512i z[4];
     for (int q = 0; q < 4; ++q) {
@@ -45,21 +74,28 @@ struct LegacyFormat {
     const __m512i a1 = _mm512_unpackhi_epi32(z[0], z[1]);
     const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]);
     const __m512i a3 = _mm512_unpackhi_epi32(z[2], z[3]);
-    const __m512i t[4] = {_mm512_unpacklo_epi64(a0, a2), _mm512_unpackhi_epi64(a0, a2),
-                          _mm512_unpacklo_epi64(a1, a3), _mm512_unpackhi_epi64(a1, a3)};
+    t[0] = _mm512_unpacklo_epi64(a0, a2);
+    t[1] = _mm512_unpackhi_epi64(a0, a2);
+    t[2] = _mm512_unpacklo_epi64(a1, a3);
+    t[3] = _mm512_unpackhi_epi64(a1, a3);
+  }
+
+  // The block from its transposed fields: quants (with qh's bit 4) and, with a min, d and m
+  // from dm = d | m << 16 per lane (without, the caller sets d).
+  RIDGE_PANEL_INLINE static void finish(const __m512i t[4], __m512i qh, __m512i dm,
+                                        PanelBlock<kMin>* out) {
     // Elements 4k..4k+3 are the low nibbles of qs 4k..4k+3, elements 16 + 4k.. the high ones.
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int k = 0; k < 4; ++k) {
       out->w[k] = _mm512_and_si512(t[k], low4);
       out->w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4);
     }
-    if constexpr (kFive) add_high_bits(load_dwords(row, off + kQhAt), out);
-    if constexpr (kMin) {  // d and m are the two halves of the block's first dword
-      const __m512i dm = load_dwords(row, off);
+    if constexpr (kFive) add_high_bits(qh, out);
+    if constexpr (kMin) {
       out->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm));
       out->m = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
     } else {
-      out->d = load_halves(row, off);
+      (void)dm;
     }
   }
 

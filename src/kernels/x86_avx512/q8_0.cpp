@@ -55,31 +55,19 @@ struct Q8_0Format {
     }
     out->d = load_halves(row, off);
   }
+
+  // kPanels16 (weight_layout.h): the registers above, stored: 8 x 64 bytes of u, then 16 fp16 d.
+  RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<false>* out) {
+    for (int g = 0; g < 8; ++g) out->w[g] = _mm512_loadu_si512(p + 64 * g);
+    out->d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 512)));
+  }
 };
 
 }  // namespace
 
-// How far ahead of a kPanels16 block its lines are prefetched into L2: 4 KiB (7.5 blocks) beat
-// 2 and 8 KiB in a 285 MB GEMV on the 2-core Zen 4 VM (2026-12-03, medians of 9).
-constexpr int64_t kLayoutPrefetchBytes = 4096;
-
-// kRows weights, or kPanels16 weights whose full panels stream sequentially (the last rows % 16
-// rows are kRows). Either way the same loaded blocks, so the same bits.
 void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
                int64_t ldy) {
-  if (w.layout != WeightLayout::kPanels16) return panel_matmul_rows<Q8_0Format>(w, a, j0, j1, y, ldy);
-  const int64_t panels_end = w.rows / kPanel * kPanel;
-  const int64_t mid = j1 < panels_end ? j1 : (j0 > panels_end ? j0 : panels_end);
-  if (j0 < mid) {
-    const auto* base = static_cast<const uint8_t*>(w.data);
-    const uint64_t panel_bytes = kPanel * w.row_bytes;
-    panel_rows_from<Q8_0Format>(
-        [&](int64_t j) {
-          return LayoutBlocks{base + static_cast<uint64_t>(j / kPanel) * panel_bytes, kLayoutPrefetchBytes};
-        },
-        a, j0, mid, y, ldy);
-  }
-  if (mid < j1) panel_matmul_rows<Q8_0Format>(w, a, mid, j1, y, ldy);
+  panel_matmul_rows<Q8_0Format>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::avx512
