@@ -104,8 +104,8 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   p.n_decode = opt.n_decode;
 
   // Untimed warm-up: sequence 0's first chunk, as llama.cpp's bench warms up before timing.
-  // Without it the timed prefill would include the first touch of every weight page (the file
-  // is mmapped) and of the workspace. The chunk's KV rows are rewritten by the timed run.
+  // Without it the timed prefill would include the first touch of every weight page (with
+  // --mmap) and of the workspace and KV cache. The chunk's KV rows are rewritten by the timed run.
   {
     const int64_t m = std::min(lim.max_tokens, context);
     b.clear();
