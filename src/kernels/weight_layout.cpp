@@ -1,6 +1,8 @@
 #include "kernels/weight_layout.h"
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "base/check.h"
@@ -62,22 +64,28 @@ const Panels16Format* panels16_format(GgmlType type) {
   }
 }
 
-// Row r's block at `row_block` <-> its place in the panel's block at `panel_block`.
-void move_block(const Panels16Format& f, uint8_t* panel_block, const uint8_t* row_block, int64_t r) {
-  for (const Move& m : f.moves) {
-    uint32_t v = 0;
-    std::memcpy(&v, row_block + m.in, static_cast<size_t>(m.len));
-    v ^= m.flip;
-    std::memcpy(panel_block + m.out + r * m.len, &v, static_cast<size_t>(m.len));
+// Copies a field of `len` (2 or 4) bytes XORed with `flip`; constant-size copies, so that the
+// compiler emits plain moves instead of a memmove call per field.
+inline void move_field(uint8_t* dst, const uint8_t* src, int len, uint32_t flip) {
+  if (len == 4) {
+    uint32_t v;
+    std::memcpy(&v, src, 4);
+    v ^= flip;
+    std::memcpy(dst, &v, 4);
+  } else {
+    uint16_t v;
+    std::memcpy(&v, src, 2);
+    v = static_cast<uint16_t>(v ^ flip);
+    std::memcpy(dst, &v, 2);
   }
 }
+
+// Row r's block at `row_block` <-> its place in the panel's block at `panel_block`.
+void move_block(const Panels16Format& f, uint8_t* panel_block, const uint8_t* row_block, int64_t r) {
+  for (const Move& m : f.moves) move_field(panel_block + m.out + r * m.len, row_block + m.in, m.len, m.flip);
+}
 void unmove_block(const Panels16Format& f, const uint8_t* panel_block, uint8_t* row_block, int64_t r) {
-  for (const Move& m : f.moves) {
-    uint32_t v = 0;
-    std::memcpy(&v, panel_block + m.out + r * m.len, static_cast<size_t>(m.len));
-    v ^= m.flip;
-    std::memcpy(row_block + m.in, &v, static_cast<size_t>(m.len));
-  }
+  for (const Move& m : f.moves) move_field(row_block + m.in, panel_block + m.out + r * m.len, m.len, m.flip);
 }
 
 }  // namespace
@@ -94,16 +102,32 @@ void convert_layout(GgmlType type, WeightLayout layout, uint8_t* data, int64_t r
   RIDGE_CHECK(cols % f.block_elems == 0);
   const int64_t nb = cols / f.block_elems;
   const auto row_bytes = static_cast<size_t>(nb * f.block_bytes);
-  std::vector<uint8_t> rows_copy(kPanelRows * row_bytes);
-  for (int64_t p = 0; p < rows / kPanelRows; ++p) {
-    uint8_t* panel = data + static_cast<size_t>(p) * kPanelRows * row_bytes;
-    std::memcpy(rows_copy.data(), panel, rows_copy.size());
-    for (int64_t b = 0; b < nb; ++b) {
-      for (int64_t r = 0; r < kPanelRows; ++r) {
-        move_block(f, panel + b * kPanelRows * f.block_bytes, rows_copy.data() + r * row_bytes + b * f.block_bytes, r);
+  const int64_t n_panels = rows / kPanelRows;
+  // Panels [p0, p1), each through a copy of its rows.
+  const auto convert_panels = [&](int64_t p0, int64_t p1) {
+    std::vector<uint8_t> rows_copy(kPanelRows * row_bytes);
+    for (int64_t p = p0; p < p1; ++p) {
+      uint8_t* panel = data + static_cast<size_t>(p) * kPanelRows * row_bytes;
+      std::memcpy(rows_copy.data(), panel, rows_copy.size());
+      for (int64_t b = 0; b < nb; ++b) {
+        for (int64_t r = 0; r < kPanelRows; ++r) {
+          move_block(f, panel + b * kPanelRows * f.block_bytes,
+                     rows_copy.data() + r * row_bytes + b * f.block_bytes, r);
+        }
       }
     }
+  };
+  // Large matrices on several threads (a model's load converts GBs; panels are independent).
+  constexpr size_t kBytesPerThread = size_t{16} << 20;
+  const size_t total = static_cast<size_t>(n_panels) * kPanelRows * row_bytes;
+  const auto n_threads = static_cast<int64_t>(std::min<size_t>(
+      {total / kBytesPerThread + 1, std::max(1u, std::thread::hardware_concurrency()), 8}));
+  std::vector<std::thread> threads;
+  for (int64_t t = 1; t < n_threads; ++t) {
+    threads.emplace_back(convert_panels, n_panels * t / n_threads, n_panels * (t + 1) / n_threads);
   }
+  convert_panels(0, n_panels / n_threads);
+  for (std::thread& t : threads) t.join();
 }
 
 void dequantize_weight_row(const Kernels& k, const WeightView& w, int64_t row, float* dst) {
