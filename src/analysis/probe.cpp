@@ -15,6 +15,7 @@
 
 #include "analysis/probe_kernels.h"
 #include "base/cpu_features.h"
+#include "base/meminfo.h"
 #include "base/timer.h"
 
 namespace ridge::analysis {
@@ -120,19 +121,7 @@ struct FreeDeleter {
   void operator()(float* p) const { std::free(p); }
 };
 
-double mem_total_gb() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kb = 0;
-  while (in >> key) {
-    if (key == "MemTotal:") {
-      in >> kb;
-      return kb * 1024.0 / 1e9;
-    }
-    in.ignore(1 << 10, '\n');
-  }
-  return 0;
-}
+double mem_total_gb() { return static_cast<double>(meminfo_bytes("MemTotal")) / 1e9; }
 
 double load_average() {
   std::ifstream in("/proc/loadavg");

@@ -59,9 +59,11 @@ int cmd_run(int argc, char** argv) {
   const auto n_prompt = static_cast<double>(tokens.size());
   const auto n_dec = static_cast<double>(stats->n_decode_steps);
   fmt::print(stderr,
-             "\nload: {:.2f} s | prompt: {} tokens, {:.2f} s, {:.1f} tok/s | decode: {} tokens, "
+             "\nload: {:.2f} s ({}) | prompt: {} tokens, {:.2f} s, {:.1f} tok/s | decode: {} tokens, "
              "{:.2f} s, {:.1f} tok/s | {} threads, {} kernels\n",
-             l.load_seconds, tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_decode_steps,
+             l.load_seconds,
+             l.model->file().backing() == gguf::Backing::kHugePages ? "huge pages" : "mapped",
+             tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_decode_steps,
              stats->decode_seconds, n_dec > 0 ? n_dec / stats->decode_seconds : 0.0,
              l.pool->size(), kernels::isa_name(l.model->kernels().isa));
   // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.

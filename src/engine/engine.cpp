@@ -8,22 +8,11 @@
 #include "base/timer.h"
 #include "engine/engine_inbox.h"
 #include "engine/scheduler.h"
+#include "base/meminfo.h"
 #include "gguf/reader.h"
 
 namespace ridge::engine {
 namespace {
-
-// MemAvailable from /proc/meminfo in bytes, 0 if unknown.
-uint64_t mem_available_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return 0;
-}
 
 std::optional<model::KvType> cost_kv_type(GgmlType t) {
   switch (t) {
@@ -118,7 +107,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   if (o.kv_bytes > 0) {
     n_blocks = static_cast<int64_t>(o.kv_bytes / block_bytes);
   } else {
-    const uint64_t avail = mem_available_bytes();
+    const uint64_t avail = meminfo_bytes("MemAvailable");
     n_blocks = std::min<int64_t>(static_cast<int64_t>(o.kv_ram_fraction * static_cast<double>(avail) / static_cast<double>(block_bytes)),
                                  per_seq * o.max_seqs);
   }

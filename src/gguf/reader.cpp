@@ -15,6 +15,7 @@
 
 #include "base/checked_math.h"
 #include "base/huge_pages.h"
+#include "base/meminfo.h"
 #include "gguf/utf8.h"
 
 namespace ridge::gguf {
@@ -339,6 +340,12 @@ Result<File> File::open(const std::string& path, const ReadLimits& limits, Backi
   }
   std::shared_ptr<void> mapping;
   if (backing == Backing::kHugePages) {
+    // A copy that would not fit (with room to spare: 1/8 more and 512 MiB) leaves the file
+    // mapped, where the page cache can still page it in and out.
+    const uint64_t avail = meminfo_bytes("MemAvailable");
+    if (avail != 0 && size + size / 8 + (uint64_t{512} << 20) > avail) backing = Backing::kMapped;
+  }
+  if (backing == Backing::kHugePages) {
     Result<std::shared_ptr<void>> copy = read_into_huge_pages(fd, size, path);
     ::close(fd);
     if (!copy.ok()) return copy.status();
@@ -353,6 +360,7 @@ Result<File> File::open(const std::string& path, const ReadLimits& limits, Backi
   auto bytes = std::span<const uint8_t>(static_cast<const uint8_t*>(mapping.get()), size);
   RIDGE_ASSIGN_OR_RETURN(File f, parse(bytes, path, limits));
   if (backing == Backing::kHugePages) f.writable_ = std::span<uint8_t>(static_cast<uint8_t*>(mapping.get()), size);
+  f.backing_ = backing;
   f.mapping_ = std::move(mapping);
   return f;
 }

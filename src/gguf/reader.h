@@ -55,7 +55,8 @@ enum class Backing {
 
 class File {
  public:
-  // Maps (or reads) and parses `path`.
+  // Maps (or reads) and parses `path`. kHugePages falls back to kMapped when the copy would not
+  // fit in the memory the system reports available (backing() says which one was used).
   static Result<File> open(const std::string& path, const ReadLimits& limits = {},
                            Backing backing = Backing::kMapped);
   // Parses bytes already in memory (not copied: they must outlive the File). `name` is used in
@@ -72,6 +73,7 @@ class File {
   // The same bytes, writable, when they are this File's own copy (Backing::kHugePages); empty
   // for a mapping or parsed bytes. Whoever writes must be the File's only user.
   std::span<uint8_t> writable_bytes() { return writable_; }
+  Backing backing() const { return backing_; }
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return kv_; }
   const Value* find(std::string_view key) const;
@@ -103,6 +105,7 @@ class File {
   std::shared_ptr<void> mapping_;  // keeps the mapping or the copy alive (null for parse())
   std::span<const uint8_t> bytes_;
   std::span<uint8_t> writable_;
+  Backing backing_ = Backing::kMapped;
   std::string path_;
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
