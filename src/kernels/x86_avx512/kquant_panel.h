@@ -337,9 +337,6 @@ void rows_k_from(const PanelAt& panel_at, const Acts& a, const KActs& x, int64_t
   }
 }
 
-// How far ahead of a kPanels16 super-block its lines are prefetched in decode (as Q8_0's).
-constexpr int64_t kLayoutPrefetchBytes = 4096;
-
 // The rows routine of a format F (see the file comment): weights in kRows, or in kPanels16
 // where F::kLayout says the format has that layout (full panels; the rows % 16 tail is kRows).
 template <typename F>
@@ -362,15 +359,17 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
   };
   if (w.layout != WeightLayout::kPanels16) return rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
   if constexpr (F::kLayout) {
-    const int64_t panels_end = w.rows / kPanel * kPanel;
-    const int64_t mid = j1 < panels_end ? j1 : (j0 > panels_end ? j0 : panels_end);
-    const uint64_t panel_bytes = kPanel * w.row_bytes;
-    const auto layout_at = [&](int64_t j, int ahead_panels) {
-      const auto* base = static_cast<const uint8_t*>(w.data) + static_cast<uint64_t>(j / kPanel) * panel_bytes;
-      return LayoutPanel{base, ahead_panels == 1 ? kLayoutPrefetchBytes : static_cast<int64_t>(ahead_panels * panel_bytes)};
-    };
-    if (j0 < mid) rows_k_from<F>(layout_at, a, x, j0, mid, y, ldy);
-    if (mid < j1) rows_k_from<F>(rows_at, a, x, mid, j1, y, ldy);
+    const auto* data = static_cast<const uint8_t*>(w.data);
+    split_panels16(
+        w, j0, j1,
+        [&](int64_t p0, int64_t p1, uint64_t panel_bytes) {
+          const auto layout_at = [&](int64_t j, int ahead_panels) {
+            const int64_t ahead = ahead_panels == 1 ? kPanels16PrefetchBytes : static_cast<int64_t>(ahead_panels * panel_bytes);
+            return LayoutPanel{data + static_cast<uint64_t>(j / kPanel) * panel_bytes, ahead};
+          };
+          rows_k_from<F>(layout_at, a, x, p0, p1, y, ldy);
+        },
+        [&](int64_t r0, int64_t r1) { rows_k_from<F>(rows_at, a, x, r0, r1, y, ldy); });
   }
 }
 

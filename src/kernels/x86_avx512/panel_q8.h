@@ -359,10 +359,6 @@ void panel_rows_from(const SourceAt& source_at, const Acts& a, int64_t j0, int64
   }
 }
 
-// How far ahead of a kPanels16 block its lines are prefetched into L2: 4 KiB beat 2 and 8 KiB
-// in a 285 MB Q8_0 GEMV on the 2-core Zen 4 VM (2026-12-03, medians of 9).
-constexpr int64_t kLayoutPrefetchBytes = 4096;
-
 // The rows routine of a format (MatmulRowsFn; row grain kPanel): weights in kRows, or in
 // kPanels16, whose full panels stream sequentially through Format::load_layout (the last
 // rows % 16 rows are kRows). Either way the same loaded blocks, so the same bits.
@@ -371,17 +367,16 @@ void panel_matmul_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j
                        int64_t ldy) {
   const auto rows_at = [&](int64_t j) { return panel_at<Format>(w, j, j1); };
   if (w.layout != WeightLayout::kPanels16) return panel_rows_from<Format>(rows_at, a, j0, j1, y, ldy);
-  const int64_t panels_end = w.rows / kPanel * kPanel;
-  const int64_t mid = j1 < panels_end ? j1 : (j0 > panels_end ? j0 : panels_end);
-  if (j0 < mid) {
-    const auto* base = static_cast<const uint8_t*>(w.data);
-    const uint64_t panel_bytes = kPanel * w.row_bytes;
-    const auto layout_at = [&](int64_t j) {
-      return LayoutBlocks<Format>{base + static_cast<uint64_t>(j / kPanel) * panel_bytes, kLayoutPrefetchBytes};
-    };
-    panel_rows_from<Format>(layout_at, a, j0, mid, y, ldy);
-  }
-  if (mid < j1) panel_rows_from<Format>(rows_at, a, mid, j1, y, ldy);
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  split_panels16(
+      w, j0, j1,
+      [&](int64_t p0, int64_t p1, uint64_t panel_bytes) {
+        const auto layout_at = [&](int64_t j) {
+          return LayoutBlocks<Format>{base + static_cast<uint64_t>(j / kPanel) * panel_bytes, kPanels16PrefetchBytes};
+        };
+        panel_rows_from<Format>(layout_at, a, p0, p1, y, ldy);
+      },
+      [&](int64_t r0, int64_t r1) { panel_rows_from<Format>(rows_at, a, r0, r1, y, ldy); });
 }
 
 }  // namespace
