@@ -77,14 +77,8 @@ std::vector<Trace> run(const Model& m, const std::vector<int>& which, int n_thre
 TEST(BatchInvariance, AloneEqualsInBatchOfEight) {
   for (const char* type : {"f32", "q8_0"}) {
     SCOPED_TRACE(type);
-    auto cfg = preset_config("tiny-qwen2");
-    ASSERT_TRUE(cfg.ok());
-    SynthOptions so;
-    so.type = *ggml_type_from_name(type);
-    so.seed = 11;
-    so.n_threads = 1;
     gguf::Writer writer;
-    ASSERT_TRUE(build_synthetic_model(*cfg, so, writer).ok());
+    ASSERT_TRUE(testing::build_synthetic("tiny-qwen2", type, 11, writer).ok());
     auto bytes = writer.write_to_memory();
     ASSERT_TRUE(bytes.ok());
     auto file = gguf::File::parse(*bytes, "tiny-qwen2");

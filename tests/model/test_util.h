@@ -10,9 +10,11 @@
 #include <string>
 
 #include "base/thread_pool.h"
+#include "gguf/writer.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "model/session.h"
+#include "model/synth.h"
 
 namespace ridge::model::testing {
 
@@ -27,6 +29,20 @@ inline const kernels::Kernels& test_kernels() { return kernels::kernels_for(kern
 // Index of the largest value (lowest index on ties), as greedy decoding picks it.
 inline int32_t argmax(std::span<const float> v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// A random-weight model of `preset` ("tiny-qwen2", ...) with `type` weights ("q8_0", ...) written
+// into `writer` (model/synth.h, one thread).
+inline Status build_synthetic(const std::string& preset, const std::string& type, uint64_t seed,
+                              gguf::Writer& writer) {
+  RIDGE_ASSIGN_OR_RETURN(ModelConfig cfg, preset_config(preset));
+  SynthOptions so;
+  const auto t = ggml_type_from_name(type);
+  if (!t) return error("unknown weight type '{}'", type);
+  so.type = *t;
+  so.seed = seed;
+  so.n_threads = 1;
+  return build_synthetic_model(cfg, so, writer).status();
 }
 
 }  // namespace ridge::model::testing

@@ -47,14 +47,8 @@ std::vector<float> trace(const Model& m, int n_threads) {
 TEST(WeightLayoutModel, HugePageCopyEqualsMapping) {
   for (const char* type : {"q8_0", "q4_0", "q5_1", "f16"}) {  // f16: rows in both
     SCOPED_TRACE(type);
-    auto cfg = preset_config("tiny-qwen3");
-    ASSERT_TRUE(cfg.ok());
-    SynthOptions so;
-    so.type = *ggml_type_from_name(type);
-    so.seed = 21;
-    so.n_threads = 1;
     gguf::Writer writer;
-    ASSERT_TRUE(build_synthetic_model(*cfg, so, writer).ok());
+    ASSERT_TRUE(testing::build_synthetic("tiny-qwen3", type, 21, writer).ok());
     const std::string path = ::testing::TempDir() + "/layout_" + type + ".gguf";
     ASSERT_TRUE(writer.write(path).ok());
     for (kernels::Isa isa : {kernels::Isa::kAvx2, kernels::Isa::kAvx512}) {
