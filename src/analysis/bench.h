@@ -78,6 +78,7 @@ struct BenchReport {
   std::string model;        // file name or "synthetic tiny-qwen3:f32"
   std::string weight_type;  // "f32", "q8_0", "file"
   std::string isa;
+  std::string weights_memory;  // "huge pages" or "mapped" (gguf::Backing of the loaded file)
   int n_threads = 0;
   double load_avg = 0;      // 1-minute load average when the bench started
   double weight_read_bytes = 0;

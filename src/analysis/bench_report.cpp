@@ -60,9 +60,10 @@ std::string format_bench_table(const BenchReport& r) {
   const bool bw_known = r.roof.bandwidth_bytes_per_s > 0;
   const bool fl_known = r.roof.peak_flops > 0;
   std::string s = fmt::format(
-      "model {} ({}), {} kernels, {} threads, load average {:.1f}\nroof: {:.1f} GB/s, {:.1f} "
-      "GFLOP/s ({})\n",
-      r.model, r.weight_type, r.isa, r.n_threads, r.load_avg, r.roof.bandwidth_bytes_per_s / 1e9,
+      "model {} ({}), {} kernels, weights {}, {} threads, load average {:.1f}\nroof: {:.1f} GB/s, "
+      "{:.1f} GFLOP/s ({})\n",
+      r.model, r.weight_type, r.isa, r.weights_memory == "huge pages" ? "in huge pages" : r.weights_memory,
+      r.n_threads, r.load_avg, r.roof.bandwidth_bytes_per_s / 1e9,
       r.roof.peak_flops / 1e9, r.roof.source);
   s += fmt::format("{:>5} {:>6} {:>9} {:>8} {:>9} {:>8} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} "
                    "{:>7} {:>8} {:>6} {:>8} {:>6}\n",
@@ -151,7 +152,7 @@ nlohmann::json bench_to_json(const std::vector<BenchReport>& reports,
     }
     j["results"].push_back({
         {"model", r.model}, {"weight_type", r.weight_type}, {"isa", r.isa},
-        {"threads", r.n_threads}, {"load_avg", r.load_avg},
+        {"weights_memory", r.weights_memory}, {"threads", r.n_threads}, {"load_avg", r.load_avg},
         {"weight_read_bytes", r.weight_read_bytes},
         {"roof", {{"bandwidth_bytes_per_s", r.roof.bandwidth_bytes_per_s},
                   {"peak_flops_per_s", r.roof.peak_flops}, {"source", r.roof.source}}},
