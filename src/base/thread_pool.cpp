@@ -107,6 +107,15 @@ void ThreadPool::run(const std::function<void(int ith, int nth)>& fn) {
   while (left != 0) left = wait_change(p.pending, left);
 }
 
+void run_on_threads(int n, const std::function<void(int i)>& fn) {
+  RIDGE_CHECK(n >= 1);
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(n - 1));
+  for (int i = 1; i < n; ++i) threads.emplace_back(fn, i);
+  fn(0);
+  for (std::thread& t : threads) t.join();
+}
+
 Range split_range(int64_t n, int ith, int nth, int64_t grain) {
   RIDGE_CHECK(nth >= 1 && ith >= 0 && ith < nth && grain >= 1 && n >= 0);
   const int64_t n_grains = (n + grain - 1) / grain;

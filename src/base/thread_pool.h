@@ -27,6 +27,10 @@ class ThreadPool {
   std::unique_ptr<Impl> impl_;
 };
 
+// Runs fn(i) for i in [0, n) on n short-lived threads, the caller being i = 0, and returns when
+// all finish: one-off parallel work outside a pool (loading a model, writing one).
+void run_on_threads(int n, const std::function<void(int i)>& fn);
+
 // The [begin, end) share of `n` items for thread `ith` of `nth`, in contiguous chunks that are
 // multiples of `grain` (except the last).
 struct Range {

@@ -64,7 +64,7 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   r.model = label;
   r.weight_type = type_label;
   r.isa = std::string(kernels::isa_name(k->isa));
-  r.weights_memory = m.file().backing() == gguf::Backing::kHugePages ? "huge pages" : "mapped";
+  r.weights_memory = std::string(gguf::backing_name(m.file().backing()));
   r.n_threads = n_threads;
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) r.load_avg = load[0];

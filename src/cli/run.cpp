@@ -62,7 +62,7 @@ int cmd_run(int argc, char** argv) {
              "\nload: {:.2f} s ({}) | prompt: {} tokens, {:.2f} s, {:.1f} tok/s | decode: {} tokens, "
              "{:.2f} s, {:.1f} tok/s | {} threads, {} kernels\n",
              l.load_seconds,
-             l.model->file().backing() == gguf::Backing::kHugePages ? "huge pages" : "mapped",
+             gguf::backing_name(l.model->file().backing()),
              tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_decode_steps,
              stats->decode_seconds, n_dec > 0 ? n_dec / stats->decode_seconds : 0.0,
              l.pool->size(), kernels::isa_name(l.model->kernels().isa));

@@ -16,6 +16,7 @@
 #include "base/checked_math.h"
 #include "base/huge_pages.h"
 #include "base/meminfo.h"
+#include "base/thread_pool.h"
 #include "gguf/utf8.h"
 
 namespace ridge::gguf {
@@ -300,17 +301,15 @@ Result<std::shared_ptr<void>> read_into_huge_pages(int fd, size_t size, const st
   const size_t n = std::clamp<size_t>(size / kPerThread, 1,
                                       std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8));
   std::vector<std::string> errors(n);
-  std::vector<std::thread> threads;
   // Split on huge-page boundaries, so that no page is faulted in by two threads.
   auto bound = [&](size_t i) {
     const size_t pages = (size + kHugePageBytes - 1) / kHugePageBytes;
     return std::min(size, pages * i / n * kHugePageBytes);
   };
-  for (size_t i = 1; i < n; ++i) {
-    threads.emplace_back([&, i] { errors[i] = read_range(fd, dst, bound(i), bound(i + 1)); });
-  }
-  errors[0] = read_range(fd, dst, 0, bound(1));
-  for (auto& t : threads) t.join();
+  run_on_threads(static_cast<int>(n), [&](int i) {
+    const auto k = static_cast<size_t>(i);
+    errors[k] = read_range(fd, dst, bound(k), bound(k + 1));
+  });
   for (const std::string& e : errors) {
     if (!e.empty()) return error("{}: {}", path, e);
   }
@@ -319,6 +318,10 @@ Result<std::shared_ptr<void>> read_into_huge_pages(int fd, size_t size, const st
 }
 
 }  // namespace
+
+std::string_view backing_name(Backing backing) {
+  return backing == Backing::kHugePages ? "huge pages" : "mapped";
+}
 
 Result<File> File::open(const std::string& path, const ReadLimits& limits, Backing backing) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -53,6 +53,9 @@ enum class Backing {
                // costs a copy at open, then every pass over the weights streams faster
 };
 
+// "huge pages" or "mapped".
+std::string_view backing_name(Backing backing);
+
 class File {
  public:
   // Maps (or reads) and parses `path`. kHugePages falls back to kMapped when the copy would not

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/thread_pool.h"
 
 namespace ridge::kernels {
 namespace {
@@ -122,12 +123,9 @@ void convert_layout(GgmlType type, WeightLayout layout, uint8_t* data, int64_t r
   const size_t total = static_cast<size_t>(n_panels) * kPanelRows * row_bytes;
   const auto n_threads = static_cast<int64_t>(std::min<size_t>(
       {total / kBytesPerThread + 1, std::max(1u, std::thread::hardware_concurrency()), 8}));
-  std::vector<std::thread> threads;
-  for (int64_t t = 1; t < n_threads; ++t) {
-    threads.emplace_back(convert_panels, n_panels * t / n_threads, n_panels * (t + 1) / n_threads);
-  }
-  convert_panels(0, n_panels / n_threads);
-  for (std::thread& t : threads) t.join();
+  run_on_threads(static_cast<int>(n_threads), [&](int t) {
+    convert_panels(n_panels * t / n_threads, n_panels * (t + 1) / n_threads);
+  });
 }
 
 void dequantize_weight_row(const Kernels& k, const WeightView& w, int64_t row, float* dst) {
@@ -139,7 +137,8 @@ void dequantize_weight_row(const Kernels& k, const WeightView& w, int64_t row, f
   }
   const Panels16Format& f = *panels16_format(w.type);
   const uint8_t* panel = data + static_cast<uint64_t>(row / kPanelRows) * kPanelRows * w.row_bytes;
-  std::vector<uint8_t> bytes(w.row_bytes);
+  thread_local std::vector<uint8_t> bytes;  // the row in kRows order (embeddings: per token)
+  bytes.resize(w.row_bytes);
   for (int64_t b = 0; b < w.cols / f.block_elems; ++b) {
     unmove_block(f, panel + b * kPanelRows * f.block_bytes, bytes.data() + b * f.block_bytes, row % kPanelRows);
   }

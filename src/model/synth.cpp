@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <thread>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "gguf/reader.h"
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
@@ -92,10 +92,7 @@ Status add_random(gguf::Writer& w, const std::string& name, GgmlType type, int64
         }
       }
     };
-    std::vector<std::thread> threads;
-    for (int t = 1; t < n_threads; ++t) threads.emplace_back(work, t);
-    work(0);
-    for (auto& t : threads) t.join();
+    run_on_threads(n_threads, work);
     for (auto& s : results) RIDGE_RETURN_IF_ERROR(s);
     return ok_status();
   });

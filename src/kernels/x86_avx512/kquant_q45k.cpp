@@ -76,10 +76,7 @@ struct FormatQ45 {
   struct LayoutSource {
     const uint8_t* blk;
     LayoutSource(const LayoutPanel& p, int64_t b) : blk(p.base + b * kPanel * kBlockBytes) {
-      if (p.prefetch_ahead == 0) return;
-      for (int64_t k = 0; k < kPanel * kBlockBytes; k += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(blk) + p.prefetch_ahead + k, _MM_HINT_T1);
-      }
+      if (p.prefetch_ahead != 0) quant_avx512::prefetch_l2_lines(blk + p.prefetch_ahead, kPanel * kBlockBytes);
     }
     void qh(__m512i*) const {}
     void quants(int c, __m512i out[8]) const {

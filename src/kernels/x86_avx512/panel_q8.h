@@ -31,6 +31,7 @@
 
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
+#include "kernels/x86_avx512/quant_simd.h"
 
 // Loaders are forced inline: called, they pass the block through memory (9-10 zmm stores and
 // loads per block), which costs the decode loop more than the loads from the weight rows.
@@ -92,9 +93,7 @@ struct LayoutBlocks {
   RIDGE_PANEL_INLINE void load(int64_t b, PanelBlock<Format::kMin>* out) const {
     constexpr int64_t kBytes = kPanel * Format::kBlockBytes;
     const uint8_t* p = base + b * kBytes;
-    for (int64_t k = 0; k < kBytes; k += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(p) + prefetch_ahead + k, _MM_HINT_T1);
-    }
+    quant_avx512::prefetch_l2_lines(p + prefetch_ahead, kBytes);
     Format::load_layout(p, out);
   }
 };

@@ -41,6 +41,11 @@ inline int32_t hsum_epi32(__m512i v) {
   return hsum_epi32(_mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)));
 }
 
+// Prefetches into L2 (T1) every line of [p, p + bytes): a kPanels16 block `ahead` of the one read.
+inline __attribute__((always_inline)) void prefetch_l2_lines(const uint8_t* p, int64_t bytes) {
+  for (int64_t k = 0; k < bytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(p) + k, _MM_HINT_T1);
+}
+
 // 128-bit lane L = the 16 bytes at p[L]. The lane index of vinserti32x4 must be an immediate, so
 // the inserts are spelled out: a loop over L folds to constants only when the optimizer unrolls
 // it, which -O2 with sanitizers does not.
