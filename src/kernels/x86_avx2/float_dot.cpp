@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "kernels/float_tile_rows.h"
 #include "kernels/x86_avx2/avx2.h"
 #include "kernels/x86_avx2/quant_simd.h"
 
@@ -43,25 +44,20 @@ __m256 load_tail(const void* p, int64_t n) {
 inline float reduce8(__m256 v) { return quant_avx2::hsum8(v); }
 
 template <typename W, int MR, int NR>
-void tile(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,
-          float* y, int64_t ldy) {
+void tile(const float* x, int64_t ldx, const TileRows& w, int64_t cols, float* y, int64_t ldy) {
   __m256 acc[MR][NR];
   for (int i = 0; i < MR; ++i) {
     for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_ps();
   }
-  // The NR rows are one contiguous region read column-wise, which the hardware prefetcher does
-  // not follow: prefetch the same lines of the next NR rows into L2 while these are read.
-  const auto ahead = static_cast<int64_t>(NR * row_bytes);
   int64_t k = 0;
   for (; k + 8 <= cols; k += 8) {
     if ((k * W::kBytes) % 64 == 0) {
       for (int j = 0; j < NR; ++j) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + j * row_bytes + k * W::kBytes) + ahead,
-                     _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(w.row(j) + k * W::kBytes) + w.ahead, _MM_HINT_T1);
       }
     }
     __m256 wv[NR];
-    for (int j = 0; j < NR; ++j) wv[j] = W::load(w + j * row_bytes + k * W::kBytes);
+    for (int j = 0; j < NR; ++j) wv[j] = W::load(w.row(j) + k * W::kBytes);
     for (int i = 0; i < MR; ++i) {
       const __m256 xv = _mm256_loadu_ps(x + i * ldx + k);
       for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(xv, wv[j], acc[i][j]);
@@ -69,14 +65,14 @@ void tile(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int
   }
   if (k < cols) {
     __m256 wv[NR];
-    for (int j = 0; j < NR; ++j) wv[j] = load_tail<W>(w + j * row_bytes + k * W::kBytes, cols - k);
+    for (int j = 0; j < NR; ++j) wv[j] = load_tail<W>(w.row(j) + k * W::kBytes, cols - k);
     for (int i = 0; i < MR; ++i) {
       const __m256 xv = load_tail<F32W>(x + i * ldx + k, cols - k);
       for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_fmadd_ps(xv, wv[j], acc[i][j]);
     }
   }
   for (int i = 0; i < MR; ++i) {
-    for (int j = 0; j < NR; ++j) y[i * ldy + j] = reduce8(acc[i][j]);
+    for (int j = 0; j < NR; ++j) y[i * ldy + j * w.y_step] = reduce8(acc[i][j]);
   }
 }
 
@@ -84,13 +80,13 @@ constexpr int kMr = 4;  // 4 x 2 accumulators + 2 weights + 1 x in 16 registers
 constexpr int kNr = 2;
 
 template <typename W, int NR>
-void tile_rows(int64_t mr, const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
-               int64_t cols, float* y, int64_t ldy) {
+void tile_rows(int64_t mr, const float* x, int64_t ldx, const TileRows& w, int64_t cols, float* y,
+               int64_t ldy) {
   switch (mr) {
-    case 1: return tile<W, 1, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    case 2: return tile<W, 2, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    case 3: return tile<W, 3, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    default: return tile<W, kMr, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    case 1: return tile<W, 1, NR>(x, ldx, w, cols, y, ldy);
+    case 2: return tile<W, 2, NR>(x, ldx, w, cols, y, ldy);
+    case 3: return tile<W, 3, NR>(x, ldx, w, cols, y, ldy);
+    default: return tile<W, kMr, NR>(x, ldx, w, cols, y, ldy);
   }
 }
 
@@ -100,6 +96,14 @@ template <typename W>
 void rows_float(const WeightView& wv, const Acts& a, int64_t j0, int64_t j1, float* y,
                 int64_t ldy) {
   const auto* base = static_cast<const uint8_t*>(wv.data);
+  if (a.m <= kFloatDecodeMaxM) {  // tiles of far-apart rows (float_tile_rows.h)
+    const auto mr = a.m;
+    for_decode_tiles(
+        base, wv.row_bytes, j0, j1,
+        [&](const TileRows& w, int64_t j) { tile_rows<W, kFloatDecodeStreams>(mr, a.f32, a.ldx, w, a.cols, y + j, ldy); },
+        [&](const TileRows& w, int64_t j) { tile_rows<W, 1>(mr, a.f32, a.ldx, w, a.cols, y + j, ldy); });
+    return;
+  }
   int64_t jb_rows = static_cast<int64_t>(kWeightBlockBytes / (wv.row_bytes + 1));
   jb_rows = jb_rows < kNr ? kNr : jb_rows / kNr * kNr;
   for (int64_t jb = j0; jb < j1; jb += jb_rows) {
@@ -109,11 +113,11 @@ void rows_float(const WeightView& wv, const Acts& a, int64_t j0, int64_t j1, flo
       const float* x = a.f32 + i * a.ldx;
       int64_t j = jb;
       for (; j + kNr <= jb_end; j += kNr) {
-        tile_rows<W, kNr>(mr, x, a.ldx, base + j * wv.row_bytes, wv.row_bytes, a.cols,
+        tile_rows<W, kNr>(mr, x, a.ldx, adjacent_rows(base, wv.row_bytes, j, kNr), a.cols,
                           y + i * ldy + j, ldy);
       }
       for (; j < jb_end; ++j) {
-        tile_rows<W, 1>(mr, x, a.ldx, base + j * wv.row_bytes, wv.row_bytes, a.cols,
+        tile_rows<W, 1>(mr, x, a.ldx, adjacent_rows(base, wv.row_bytes, j, 1), a.cols,
                         y + i * ldy + j, ldy);
       }
     }

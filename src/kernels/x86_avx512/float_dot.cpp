@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/float_tile_rows.h"
 #include "kernels/x86_avx512/avx512.h"
 #include "kernels/x86_avx512/quant_simd.h"
 
@@ -66,18 +67,17 @@ inline float reduce16(__m512 v) { return quant_avx512::hsum16(v); }
 // products are exact in f32), inputs and results subnormal-flushed (DAZ/FTZ). x rows are bf16,
 // packed once per call (pack_bf16_rows).
 template <int MR, int NR>
-void tile_bf16_pairs(const uint16_t* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
-                     int64_t cols, float* y, int64_t ldy) {
+void tile_bf16_pairs(const uint16_t* x, int64_t ldx, const TileRows& w, int64_t cols, float* y,
+                     int64_t ldy) {
   __m512 acc[MR][NR];
   for (int i = 0; i < MR; ++i) {
     for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_ps();
   }
-  const auto ahead = static_cast<int64_t>(NR * row_bytes);
   for (int64_t k = 0; k < cols; k += 32) {
     __m512bh wv[NR];
     for (int j = 0; j < NR; ++j) {
-      const uint8_t* p = w + j * row_bytes + k * 2;
-      _mm_prefetch(reinterpret_cast<const char*>(p) + ahead, _MM_HINT_T1);
+      const uint8_t* p = w.row(j) + k * 2;
+      _mm_prefetch(reinterpret_cast<const char*>(p) + w.ahead, _MM_HINT_T1);
       wv[j] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(p));
     }
     for (int i = 0; i < MR; ++i) {
@@ -86,7 +86,7 @@ void tile_bf16_pairs(const uint16_t* x, int64_t ldx, const uint8_t* w, uint64_t 
     }
   }
   for (int i = 0; i < MR; ++i) {
-    for (int j = 0; j < NR; ++j) y[i * ldy + j] = reduce16(acc[i][j]);
+    for (int j = 0; j < NR; ++j) y[i * ldy + j * w.y_step] = reduce16(acc[i][j]);
   }
 }
 
@@ -103,25 +103,20 @@ void pack_bf16_rows(const float* x, int64_t ldx, int64_t m, int64_t cols, uint16
 // y[i][j] for i in [0, MR) x rows, j in [0, NR) weight rows.
 // f32 x: every (i, j) through the sequence described at the top.
 template <typename W, int MR, int NR>
-void tile_f32x(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,
-               float* y, int64_t ldy) {
+void tile_f32x(const float* x, int64_t ldx, const TileRows& w, int64_t cols, float* y, int64_t ldy) {
   __m512 acc[MR][NR];
   for (int i = 0; i < MR; ++i) {
     for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_setzero_ps();
   }
-  // The NR rows are one contiguous region read column-wise, which the hardware prefetcher does
-  // not follow: prefetch the same lines of the next NR rows into L2 while these are read.
-  const auto ahead = static_cast<int64_t>(NR * row_bytes);
   int64_t k = 0;
   for (; k + 16 <= cols; k += 16) {
     if ((k * W::kBytes) % 64 == 0) {
       for (int j = 0; j < NR; ++j) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + j * row_bytes + k * W::kBytes) + ahead,
-                     _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(w.row(j) + k * W::kBytes) + w.ahead, _MM_HINT_T1);
       }
     }
     __m512 wv[NR];
-    for (int j = 0; j < NR; ++j) wv[j] = W::load(w + j * row_bytes + k * W::kBytes);
+    for (int j = 0; j < NR; ++j) wv[j] = W::load(w.row(j) + k * W::kBytes);
     for (int i = 0; i < MR; ++i) {
       const __m512 xv = _mm512_loadu_ps(x + i * ldx + k);
       for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
@@ -130,25 +125,24 @@ void tile_f32x(const float* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes
   if (k < cols) {
     const auto mask = static_cast<__mmask16>((1u << (cols - k)) - 1u);
     __m512 wv[NR];
-    for (int j = 0; j < NR; ++j) wv[j] = W::load_tail(w + j * row_bytes + k * W::kBytes, mask);
+    for (int j = 0; j < NR; ++j) wv[j] = W::load_tail(w.row(j) + k * W::kBytes, mask);
     for (int i = 0; i < MR; ++i) {
       const __m512 xv = _mm512_maskz_loadu_ps(mask, x + i * ldx + k);
       for (int j = 0; j < NR; ++j) acc[i][j] = _mm512_fmadd_ps(xv, wv[j], acc[i][j]);
     }
   }
   for (int i = 0; i < MR; ++i) {
-    for (int j = 0; j < NR; ++j) y[i * ldy + j] = reduce16(acc[i][j]);
+    for (int j = 0; j < NR; ++j) y[i * ldy + j * w.y_step] = reduce16(acc[i][j]);
   }
 }
 
 // x is f32 (XT = float), or bf16 pairs for BF16 weights with cols % 32 == 0 (XT = uint16_t).
 template <typename W, int MR, int NR, typename XT>
-void tile(const XT* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes, int64_t cols,
-          float* y, int64_t ldy) {
+void tile(const XT* x, int64_t ldx, const TileRows& w, int64_t cols, float* y, int64_t ldy) {
   if constexpr (std::is_same_v<XT, uint16_t>) {
-    return tile_bf16_pairs<MR, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    return tile_bf16_pairs<MR, NR>(x, ldx, w, cols, y, ldy);
   } else {
-    tile_f32x<W, MR, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    tile_f32x<W, MR, NR>(x, ldx, w, cols, y, ldy);
   }
 }
 
@@ -156,27 +150,21 @@ constexpr int kMr = 6;  // x rows per tile: 6 x 4 accumulators + 4 weights fit i
 constexpr int kNr = 4;
 
 template <typename W, int NR, typename XT>
-void tile_rows(int64_t mr, const XT* x, int64_t ldx, const uint8_t* w, uint64_t row_bytes,
-               int64_t cols, float* y, int64_t ldy) {
+void tile_rows(int64_t mr, const XT* x, int64_t ldx, const TileRows& w, int64_t cols, float* y,
+               int64_t ldy) {
   switch (mr) {
-    case 1: return tile<W, 1, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    case 2: return tile<W, 2, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    case 3: return tile<W, 3, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    case 4: return tile<W, 4, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    case 5: return tile<W, 5, NR>(x, ldx, w, row_bytes, cols, y, ldy);
-    default: return tile<W, kMr, NR>(x, ldx, w, row_bytes, cols, y, ldy);
+    case 1: return tile<W, 1, NR>(x, ldx, w, cols, y, ldy);
+    case 2: return tile<W, 2, NR>(x, ldx, w, cols, y, ldy);
+    case 3: return tile<W, 3, NR>(x, ldx, w, cols, y, ldy);
+    case 4: return tile<W, 4, NR>(x, ldx, w, cols, y, ldy);
+    case 5: return tile<W, 5, NR>(x, ldx, w, cols, y, ldy);
+    default: return tile<W, kMr, NR>(x, ldx, w, cols, y, ldy);
   }
 }
 
 // Weight rows are taken in blocks that stay in L2 while every x row passes over them, so a
 // weight byte comes from memory once per call whatever m is.
 constexpr uint64_t kWeightBlockBytes = 256 * 1024;
-
-// Decode (m <= 3): 8 weight rows per tile, so more row streams have misses in flight (one noisy
-// A/B on a shared Zen 4 core: 11.7-12.3 vs 11.2-11.5 GB per CPU-second with 4 rows, 8-10 with
-// 2). The per-(i, j) operation sequence is the same as in the prefill tiles.
-constexpr int kDecodeMaxM = 3;
-constexpr int kDecodeNr = 8;
 
 // x rows (XT: f32, or bf16 pairs), m of them with leading dimension ldx, and `cols` columns.
 template <typename XT>
@@ -185,28 +173,27 @@ struct XRows {
   int64_t ldx, m, cols;
 };
 
+// Decode: tiles of kFloatDecodeStreams far-apart rows (float_tile_rows.h).
 template <typename W, typename XT>
 void rows_decode(const WeightView& wv, const XRows<XT>& x, int64_t j0, int64_t j1, float* y,
                  int64_t ldy) {
-  const auto* base = static_cast<const uint8_t*>(wv.data);
-  int64_t j = j0;
-  for (; j + kDecodeNr <= j1; j += kDecodeNr) {
-    const uint8_t* w = base + j * wv.row_bytes;
-    switch (x.m) {
-      case 1: tile<W, 1, kDecodeNr>(x.p, x.ldx, w, wv.row_bytes, x.cols, y + j, ldy); break;
-      case 2: tile<W, 2, kDecodeNr>(x.p, x.ldx, w, wv.row_bytes, x.cols, y + j, ldy); break;
-      default: tile<W, 3, kDecodeNr>(x.p, x.ldx, w, wv.row_bytes, x.cols, y + j, ldy); break;
-    }
-  }
-  for (; j < j1; ++j) {
-    tile_rows<W, 1>(x.m, x.p, x.ldx, base + j * wv.row_bytes, wv.row_bytes, x.cols, y + j, ldy);
-  }
+  constexpr int kS = kFloatDecodeStreams;
+  for_decode_tiles(
+      static_cast<const uint8_t*>(wv.data), wv.row_bytes, j0, j1,
+      [&](const TileRows& w, int64_t j) {
+        switch (x.m) {
+          case 1: return tile<W, 1, kS>(x.p, x.ldx, w, x.cols, y + j, ldy);
+          case 2: return tile<W, 2, kS>(x.p, x.ldx, w, x.cols, y + j, ldy);
+          default: return tile<W, 3, kS>(x.p, x.ldx, w, x.cols, y + j, ldy);
+        }
+      },
+      [&](const TileRows& w, int64_t j) { tile_rows<W, 1>(x.m, x.p, x.ldx, w, x.cols, y + j, ldy); });
 }
 
 template <typename W, typename XT>
 void rows_tiled(const WeightView& wv, const XRows<XT>& x, int64_t j0, int64_t j1, float* y,
                 int64_t ldy) {
-  if (x.m <= kDecodeMaxM) return rows_decode<W>(wv, x, j0, j1, y, ldy);
+  if (x.m <= kFloatDecodeMaxM) return rows_decode<W>(wv, x, j0, j1, y, ldy);
   const auto* base = static_cast<const uint8_t*>(wv.data);
   int64_t jb_rows = static_cast<int64_t>(kWeightBlockBytes / (wv.row_bytes + 1));
   jb_rows = jb_rows < kNr ? kNr : jb_rows / kNr * kNr;
@@ -217,11 +204,11 @@ void rows_tiled(const WeightView& wv, const XRows<XT>& x, int64_t j0, int64_t j1
       const XT* xi = x.p + i * x.ldx;
       int64_t j = jb;
       for (; j + kNr <= jb_end; j += kNr) {
-        tile_rows<W, kNr>(mr, xi, x.ldx, base + j * wv.row_bytes, wv.row_bytes, x.cols,
+        tile_rows<W, kNr>(mr, xi, x.ldx, adjacent_rows(base, wv.row_bytes, j, kNr), x.cols,
                           y + i * ldy + j, ldy);
       }
       for (; j < jb_end; ++j) {
-        tile_rows<W, 1>(mr, xi, x.ldx, base + j * wv.row_bytes, wv.row_bytes, x.cols,
+        tile_rows<W, 1>(mr, xi, x.ldx, adjacent_rows(base, wv.row_bytes, j, 1), x.cols,
                         y + i * ldy + j, ldy);
       }
     }
