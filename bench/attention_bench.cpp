@@ -1,6 +1,9 @@
 // Paged attention of one decode token (qwen3-0.6b shapes: 16 query heads, 8 KV heads, head_dim
 // 128, one layer) and of a 512-token prefill chunk, against contexts of 512..4096, per KV type.
 // ./bench_attention --benchmark_filter=Decode   (counters: KV bytes read per second)
+// BM_DecodeLayers runs the decode token through all 28 layers of the cache, one paged_attention
+// call each, as the forward pass does: 2048-4096 positions are 235-470 MB of f16 KV, far beyond
+// L3, so it measures the stream from memory (the one-layer cases above stay in L3).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -24,9 +27,9 @@ struct Setup {
   std::vector<int32_t> table;
 };
 
-Setup make(GgmlType type, int64_t n_ctx) {
+Setup make(GgmlType type, int64_t n_ctx, int64_t n_layer = 1) {
   const int64_t n_blocks = (n_ctx + kBs - 1) / kBs;
-  auto kv = kv::KvCache::create(kv::KvCacheConfig{1, kHeadKv, kHd, kBs, n_blocks, type});
+  auto kv = kv::KvCache::create(kv::KvCacheConfig{n_layer, kHeadKv, kHd, kBs, n_blocks, type});
   Setup s{std::move(kv).value(), {}};
   std::mt19937 rng(1);
   std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -34,22 +37,22 @@ Setup make(GgmlType type, int64_t n_ctx) {
   for (int64_t p = 0; p < n_blocks * kBs; ++p) {
     for (auto& x : k) x = nd(rng);
     for (auto& x : v) x = nd(rng);
-    s.kv.write(0, p, k.data(), v.data());
+    for (int64_t l = 0; l < n_layer; ++l) s.kv.write(l, p, k.data(), v.data());
   }
   for (int64_t b = 0; b < n_blocks; ++b) s.table.push_back(static_cast<int32_t>(b));
   return s;
 }
 
-void run(benchmark::State& state, GgmlType type, bool prefill) {
+void run(benchmark::State& state, GgmlType type, bool prefill, int64_t n_layer = 1, int n_threads = 1) {
   const int64_t n_ctx = state.range(0);
   const int64_t n_tok = prefill ? 512 : 1;
-  Setup s = make(type, n_ctx);
+  Setup s = make(type, n_ctx, n_layer);
   Batch b;
   b.add_seq(s.table, static_cast<int32_t>(n_ctx));
   for (int64_t t = n_ctx - n_tok; t < n_ctx; ++t) b.add_token(0, static_cast<int32_t>(t), 0, true, kBs);
   std::vector<float> q(static_cast<size_t>(n_tok * kHead * kHd), 0.1f), out(q.size());
   const int64_t per = attention_scratch_floats(kHead, kHeadKv, kHd, kBs, n_ctx);
-  std::vector<float> scratch(static_cast<size_t>(per));
+  std::vector<float> scratch(static_cast<size_t>(per * n_threads));
   AttentionArgs a;
   a.q = q.data();
   a.out = out.data();
@@ -62,12 +65,16 @@ void run(benchmark::State& state, GgmlType type, bool prefill) {
   a.scale = 0.088f;
   a.scratch = scratch.data();
   a.scratch_per_thread = per;
-  ThreadPool pool(1);
+  ThreadPool pool(n_threads);
   for (auto _ : state) {
-    paged_attention(a, pool);
+    for (int64_t l = 0; l < n_layer; ++l) {
+      a.layer = l;
+      paged_attention(a, pool);
+    }
     benchmark::DoNotOptimize(out.data());
   }
-  const double kv_bytes = 2.0 * static_cast<double>(s.kv.row_bytes()) * kHeadKv * static_cast<double>(n_ctx);
+  const double kv_bytes = 2.0 * static_cast<double>(s.kv.row_bytes()) * kHeadKv * static_cast<double>(n_ctx) *
+                          static_cast<double>(n_layer);
   state.counters["kv_bytes/s"] = benchmark::Counter(kv_bytes, benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -112,6 +119,10 @@ void BM_Decode_f16(benchmark::State& st) { run(st, GgmlType::kF16, false); }
 void BM_Decode_bf16(benchmark::State& st) { run(st, GgmlType::kBF16, false); }
 void BM_Decode_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, false); }
 void BM_Decode_f32(benchmark::State& st) { run(st, GgmlType::kF32, false); }
+template <GgmlType T>
+void BM_DecodeLayers(benchmark::State& st) {
+  run(st, T, false, 28, static_cast<int>(st.range(1)));
+}
 void BM_Prefill512_f16(benchmark::State& st) { run(st, GgmlType::kF16, true); }
 void BM_Prefill512_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, true); }
 BENCHMARK(BM_DecodeOldConvert_f16)->Arg(512)->Arg(2048)->Arg(4096);
@@ -119,6 +130,8 @@ BENCHMARK(BM_Decode_f16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_bf16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_q8_0)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_f32)->Arg(2048);
+BENCHMARK(BM_DecodeLayers<GgmlType::kF16>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<GgmlType::kQ8_0>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_Prefill512_f16)->Arg(2048)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Prefill512_q8_0)->Arg(2048)->Unit(benchmark::kMillisecond);
 

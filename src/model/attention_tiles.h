@@ -3,9 +3,9 @@
 //   using Reg; kLanes; kQkRows (K rows per score tile); kPvCols (registers of V per sum tile);
 //   template <GgmlType T> Reg load(const uint8_t* row, int64_t i)  (values [i, i + kLanes) as f32)
 //   zero(), loadu(p), storeu(p, r), set1(x), fmadd(a, b, c), hsum(r) (a fixed reduction tree);
-//   kSumBatch and sum_batch(const Reg* r, float scale, float* out, int64_t ld): out[(k / R) * ld +
-//   k % R] = hsum(r[k]) * scale for k < kSumBatch with R = kQkRows, the same bits as hsum
-//   (kSumBatch 0: no batched form).
+//   kSumBatch and sum_batch<R>(const Reg* r, float scale, float* out, int64_t ld): out[(k / R) *
+//   ld + k % R] = hsum(r[k]) * scale for k < kSumBatch, the same bits as hsum (kSumBatch 0: no
+//   batched form; R divides kSumBatch).
 // Include only from a file compiled for that ISA: internal linkage, no cross-ISA copy is linked.
 #pragma once
 
@@ -35,12 +35,24 @@ inline void qk_tile(const uint8_t* k, uint64_t rb, int64_t j0, const float* cons
       for (int r = 0; r < R; ++r) acc[n][r] = V::fmadd(xq, kv[r], acc[n][r]);
     }
   }
-  if constexpr (NQ * R == V::kSumBatch && R == V::kQkRows) {
-    V::sum_batch(&acc[0][0], scale, scores + j0, ld);
+  if constexpr (NQ * R == V::kSumBatch) {
+    V::template sum_batch<R>(&acc[0][0], scale, scores + j0, ld);
   } else {
     for (int n = 0; n < NQ; ++n) {
       for (int r = 0; r < R; ++r) scores[n * ld + j0 + r] = V::hsum(acc[n][r]) * scale;
     }
+  }
+}
+
+// K rows per score tile for NQ queries: enough to fill one batched reduction (kSumBatch sums)
+// when NQ divides it (the reductions then cost a fraction of the per-score trees: with 2 queries
+// per KV head, as Qwen3-0.6B/1.7B have, 8 rows instead of 4), else kQkRows.
+template <typename V, int NQ>
+constexpr int qk_tile_rows() {
+  if constexpr (V::kSumBatch > 0 && V::kSumBatch % NQ == 0 && V::kSumBatch / NQ >= V::kQkRows) {
+    return V::kSumBatch / NQ;
+  } else {
+    return V::kQkRows;
   }
 }
 
@@ -51,7 +63,7 @@ void qk_rows(const uint8_t* k, uint64_t rb, int64_t n_rows, const AttnQueries& q
   for (int n = 0; n < NQ; ++n) x[n] = qs.q_at(q0 + n);
   const int64_t hd = qs.hd;
   float* s = scores + q0 * ld;
-  constexpr int kR = V::kQkRows;
+  constexpr int kR = qk_tile_rows<V, NQ>();
   int64_t j = 0;
   for (; j + kR <= n_rows; j += kR) qk_tile<V, T, NQ, kR>(k, rb, j, x, hd, scale, s, ld);
   for (; j < n_rows; ++j) qk_tile<V, T, NQ, 1>(k, rb, j, x, hd, scale, s, ld);

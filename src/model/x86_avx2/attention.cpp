@@ -43,6 +43,7 @@ struct Avx2 : Vec8 {
   template <GgmlType T>
   static Reg load(const uint8_t* row, int64_t i) { return load8<T>(row, i); }
   static constexpr int kSumBatch = 0;
+  template <int R>
   static void sum_batch(const Reg*, float, float*, int64_t) {}
 };
 

@@ -45,8 +45,10 @@ inline __m512 load16(const uint8_t* row, int64_t i) {
 // same pairs, so the two agree bit for bit (IEEE addition is commutative, only the pairing
 // matters).
 //
-// The 16 sums hsum16(r[k]) * scale, stored 4 per query: out[(k / 4) * ld + k % 4]. Each level
-// reduces two registers into one, halving the width per register: 16 x 16 lanes to 1 x 16.
+// The 16 sums hsum16(r[k]) * scale, stored R per query: out[(k / R) * ld + k % R] (R = 4, 8 or
+// 16). Each level reduces two registers into one, halving the width per register: 16 x 16 lanes
+// to 1 x 16.
+template <int R>
 inline void sum16(const __m512* r, float scale, float* out, int64_t ld) {
   __m512 p[8], q[4], s[2];
   for (int k = 0; k < 8; ++k) {  // 256-bit halves: lanes 0-7 reg 2k, 8-15 reg 2k + 1
@@ -66,10 +68,18 @@ inline void sum16(const __m512* r, float scale, float* out, int64_t ld) {
                                  _mm512_shuffle_ps(s[0], s[1], _MM_SHUFFLE(3, 1, 3, 1)));
   const __m512i to_reg = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __m512 v = _mm512_mul_ps(_mm512_permutexvar_ps(to_reg, t), _mm512_set1_ps(scale));
-  _mm_storeu_ps(out, _mm512_castps512_ps128(v));
-  _mm_storeu_ps(out + ld, _mm512_extractf32x4_ps(v, 1));
-  _mm_storeu_ps(out + 2 * ld, _mm512_extractf32x4_ps(v, 2));
-  _mm_storeu_ps(out + 3 * ld, _mm512_extractf32x4_ps(v, 3));
+  if constexpr (R == 16) {
+    _mm512_storeu_ps(out, v);
+  } else if constexpr (R == 8) {
+    _mm256_storeu_ps(out, _mm512_castps512_ps256(v));
+    _mm256_storeu_ps(out + ld, _mm512_extractf32x8_ps(v, 1));
+  } else {
+    static_assert(R == 4);
+    _mm_storeu_ps(out, _mm512_castps512_ps128(v));
+    _mm_storeu_ps(out + ld, _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps(out + 2 * ld, _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps(out + 3 * ld, _mm512_extractf32x4_ps(v, 3));
+  }
 }
 
 // The vector operations attention_tiles.h runs on: 16 lanes.
@@ -79,7 +89,8 @@ struct Avx512 : Vec16 {
   template <GgmlType T>
   static Reg load(const uint8_t* row, int64_t i) { return load16<T>(row, i); }
   static constexpr int kSumBatch = 16;
-  static void sum_batch(const Reg* r, float scale, float* out, int64_t ld) { sum16(r, scale, out, ld); }
+  template <int R>
+  static void sum_batch(const Reg* r, float scale, float* out, int64_t ld) { sum16<R>(r, scale, out, ld); }
 };
 
 void softmax16(float* x, int64_t n) { softmax_lanes<Vec16>(x, n); }
