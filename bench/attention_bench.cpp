@@ -43,7 +43,12 @@ Setup make(GgmlType type, int64_t n_ctx, int64_t n_layer = 1) {
   return s;
 }
 
-void run(benchmark::State& state, GgmlType type, bool prefill, int64_t n_layer = 1, int n_threads = 1) {
+void run(benchmark::State& state, GgmlType type, bool prefill, int64_t n_layer = 1, int n_threads = 1,
+         kernels::Isa isa = kernels::best_isa()) {
+  if (!kernels::isa_supported(isa)) {
+    state.SkipWithError("ISA not supported on this CPU");
+    return;
+  }
   const int64_t n_ctx = state.range(0);
   const int64_t n_tok = prefill ? 512 : 1;
   Setup s = make(type, n_ctx, n_layer);
@@ -58,7 +63,7 @@ void run(benchmark::State& state, GgmlType type, bool prefill, int64_t n_layer =
   a.out = out.data();
   a.batch = &b;
   a.cache = &s.kv;
-  a.kernels = &kernels::kernels_for(kernels::best_isa());
+  a.kernels = &kernels::kernels_for(isa);
   a.n_head = kHead;
   a.n_head_kv = kHeadKv;
   a.head_dim = kHd;
@@ -119,9 +124,9 @@ void BM_Decode_f16(benchmark::State& st) { run(st, GgmlType::kF16, false); }
 void BM_Decode_bf16(benchmark::State& st) { run(st, GgmlType::kBF16, false); }
 void BM_Decode_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, false); }
 void BM_Decode_f32(benchmark::State& st) { run(st, GgmlType::kF32, false); }
-template <GgmlType T>
+template <GgmlType T, kernels::Isa I>
 void BM_DecodeLayers(benchmark::State& st) {
-  run(st, T, false, 28, static_cast<int>(st.range(1)));
+  run(st, T, false, 28, static_cast<int>(st.range(1)), I);
 }
 void BM_Prefill512_f16(benchmark::State& st) { run(st, GgmlType::kF16, true); }
 void BM_Prefill512_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, true); }
@@ -130,8 +135,9 @@ BENCHMARK(BM_Decode_f16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_bf16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_q8_0)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_f32)->Arg(2048);
-BENCHMARK(BM_DecodeLayers<GgmlType::kF16>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
-BENCHMARK(BM_DecodeLayers<GgmlType::kQ8_0>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<GgmlType::kF16, kernels::Isa::kAvx512>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<GgmlType::kQ8_0, kernels::Isa::kAvx512>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<GgmlType::kF16, kernels::Isa::kAvx2>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_Prefill512_f16)->Arg(2048)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Prefill512_q8_0)->Arg(2048)->Unit(benchmark::kMillisecond);
 
