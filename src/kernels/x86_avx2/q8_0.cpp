@@ -14,6 +14,7 @@
 #include <new>
 
 #include "kernels/x86_avx2/avx2.h"
+#include "kernels/x86_avx2/direct_panel.h"
 
 namespace ridge::kernels::avx2 {
 namespace {
@@ -107,65 +108,6 @@ void panel_rows(const PackedBlock* blocks, const Acts& a, int64_t i0, int64_t nb
   }
 }
 
-// Decode (m <= kDirectMaxM): the panel's blocks straight from the rows, no transposes and no pack
-// buffer. Per block, row r's 32 products are summed by vpmaddubsw / vpmaddwd into 8 lanes, then
-// a vphaddd tree folds the 8 rows' vectors into one with row r's exact integer dot in lane r:
-// the same isum_b and the same float step as the packed path, so the same bits.
-constexpr int kDirectMaxM = 3;
-
-inline __m256i row_partial(const uint8_t* w, __m256i x, __m256i ones) {
-  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-  const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q));
-  return _mm256_madd_epi16(pairs, ones);
-}
-
-// Lane r = the sum of p[r]'s 8 lanes (exact: integers).
-inline __m256i fold8(const __m256i* p) {
-  const __m256i s01 = _mm256_hadd_epi32(p[0], p[1]);
-  const __m256i s23 = _mm256_hadd_epi32(p[2], p[3]);
-  const __m256i s45 = _mm256_hadd_epi32(p[4], p[5]);
-  const __m256i s67 = _mm256_hadd_epi32(p[6], p[7]);
-  // lanes 0-3: rows 0-3 (low 128 bits' sums), lanes 4-7: rows 0-3 (high 128 bits'); same for 4-7
-  const __m256i s0123 = _mm256_hadd_epi32(s01, s23);
-  const __m256i s4567 = _mm256_hadd_epi32(s45, s67);
-  return _mm256_add_epi32(_mm256_permute2x128_si256(s0123, s4567, 0x20),
-                          _mm256_permute2x128_si256(s0123, s4567, 0x31));
-}
-
-template <int MR>
-void direct_panel(const uint8_t* const row[kPanel], int64_t ahead, const Acts& a, int64_t nb, float* y,
-                  int64_t ldy, int n_valid) {
-  __m256 acc[MR];
-  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t b = 0; b < nb; ++b) {
-    const int64_t off = b * kBlockBytes;
-    for (int r = 0; r < kPanel && (b & 1) == 0; ++r) {
-      _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + ahead, _MM_HINT_T1);
-    }
-    alignas(16) uint16_t d16[kPanel];
-    for (int r = 0; r < kPanel; ++r) std::memcpy(&d16[r], row[r] + off, 2);
-    const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d16)));
-    for (int i = 0; i < MR; ++i) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q8_qs + i * a.cols + b * 32));
-      __m256i p[kPanel];
-      for (int r = 0; r < kPanel; ++r) p[r] = row_partial(row[r] + off + 2, x, ones);
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.q8_d[i * nb + b]));
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(fold8(p)), scale, acc[i]);
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    float* yi = y + i * ldy;
-    if (n_valid == kPanel) {
-      _mm256_storeu_ps(yi, acc[i]);
-    } else {
-      alignas(32) float tmp[kPanel];
-      _mm256_store_ps(tmp, acc[i]);
-      std::memcpy(yi, tmp, static_cast<size_t>(n_valid) * sizeof(float));
-    }
-  }
-}
-
 struct PackBuffer {
   PackedBlock* p = nullptr;
   explicit PackBuffer(int64_t n) {
@@ -181,10 +123,11 @@ struct PackBuffer {
 
 void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
                int64_t ldy) {
+  // Decode: the blocks straight from the rows (direct_panel.h), the same bits as the packed path.
+  if (a.m <= avx2_panel::kDirectMaxM) return avx2_panel::direct_rows<avx2_panel::Q8_0Direct>(w, a, j0, j1, y, ldy);
   const int64_t nb = a.cols / 32;
-  if (a.m == 0) return;
   const auto* base = static_cast<const uint8_t*>(w.data);
-  PackBuffer buffer(a.m <= kDirectMaxM ? 0 : nb);
+  PackBuffer buffer(nb);
   for (int64_t j = j0; j < j1; j += kPanel) {
     const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
     const uint8_t* row[kPanel];
@@ -194,14 +137,6 @@ void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
     }
     const auto ahead = static_cast<int64_t>(kPanel * w.row_bytes);
     const int nv = static_cast<int>(n_valid);
-    if (a.m <= kDirectMaxM) {
-      switch (a.m) {
-        case 1: direct_panel<1>(row, ahead, a, nb, y + j, ldy, nv); break;
-        case 2: direct_panel<2>(row, ahead, a, nb, y + j, ldy, nv); break;
-        default: direct_panel<3>(row, ahead, a, nb, y + j, ldy, nv); break;
-      }
-      continue;
-    }
     for (int64_t b = 0; b < nb; ++b) pack_block(row, b, ahead, &buffer.p[b]);
     int64_t i = 0;
     for (; i + kMr <= a.m; i += kMr) panel_rows<kMr>(buffer.p, a, i, nb, y + j, ldy, nv);
