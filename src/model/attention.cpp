@@ -91,7 +91,8 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   };
   const auto scores = [&](int64_t h) { return scratch + h * qs.n_q * ld; };
 
-  // K, then V, block by block; `ahead` names the rows to prefetch kPrefetchBlocks blocks on.
+  // K, then V, block by block, each read prefetching the rows kPrefetchBlocks blocks on (past the
+  // last K block, the first V blocks).
   for (int64_t blk = 0; blk < n_blocks; ++blk) {
     const int64_t n_rows = std::min(bs, n_ctx - blk * bs);
     const int64_t next = blk + kPrefetchBlocks;
