@@ -135,7 +135,7 @@ BENCHMARK(BM_Decode_f16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_bf16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_q8_0)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_f32)->Arg(2048);
-BENCHMARK(BM_DecodeLayers<GgmlType::kF16, kernels::Isa::kAvx512>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<GgmlType::kF16, kernels::Isa::kAvx512>)->ArgsProduct({{128, 512, 2048, 4096}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_DecodeLayers<GgmlType::kQ8_0, kernels::Isa::kAvx512>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_DecodeLayers<GgmlType::kF16, kernels::Isa::kAvx2>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_Prefill512_f16)->Arg(2048)->Unit(benchmark::kMillisecond);
