@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/gather_halves.h"
 #include "kernels/matmul_driver.h"
 
 namespace ridge::kernels::avx2_panel {
@@ -36,19 +37,22 @@ inline __m256i fold8(const __m256i* p) {
                           _mm256_permute2x128_si256(s0123, s4567, 0x31));
 }
 
-// The fp16 scale at byte `at` of each row's block, as f32 (lane r: row r). Assembled in general
-// registers: 8 narrow stores read back as one vector would miss store-to-load forwarding.
+// The fp16 scale at byte `at` of each row's block, as f32 (lane r: row r).
 inline __m256 load_scales(const uint8_t* const* row, int64_t at) {
   uint64_t q[2];
-  for (int k = 0; k < 2; ++k) {
-    q[k] = 0;
-    for (int i = 0; i < 4; ++i) {
-      uint16_t h;
-      std::memcpy(&h, row[4 * k + i] + at, 2);
-      q[k] |= static_cast<uint64_t>(h) << (16 * i);
-    }
-  }
+  gather_halves(row, at, q);
   return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(q[1]), static_cast<long long>(q[0])));
+}
+
+// The first n_valid of v's 8 lanes to y.
+inline void store_lanes(float* y, __m256 v, int n_valid) {
+  if (n_valid == kRows) {
+    _mm256_storeu_ps(y, v);
+  } else {
+    alignas(32) float tmp[kRows];
+    _mm256_store_ps(tmp, v);
+    std::memcpy(y, tmp, static_cast<size_t>(n_valid) * sizeof(float));
+  }
 }
 
 // Rows row[0..7] (past the matrix: repeats, results discarded), x rows [0, MR) of a, all nb
@@ -79,16 +83,7 @@ void direct_panel(const uint8_t* const row[kRows], int64_t ahead, const Acts& a,
       acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[i]);
     }
   }
-  for (int i = 0; i < MR; ++i) {
-    float* yi = y + (i0 + i) * ldy;
-    if (n_valid == kRows) {
-      _mm256_storeu_ps(yi, acc[i]);
-    } else {
-      alignas(32) float tmp[kRows];
-      _mm256_store_ps(tmp, acc[i]);
-      std::memcpy(yi, tmp, static_cast<size_t>(n_valid) * sizeof(float));
-    }
-  }
+  for (int i = 0; i < MR; ++i) store_lanes(y + (i0 + i) * ldy, acc[i], n_valid);
 }
 
 // Output rows [j0, j1), panel by panel, each panel serving the x rows kDirectMaxM at a time.

@@ -96,16 +96,7 @@ void panel_rows(const PackedBlock* blocks, const Acts& a, int64_t i0, int64_t nb
       acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i]), scale, acc[i]);
     }
   }
-  for (int i = 0; i < MR; ++i) {
-    float* yi = y + (i0 + i) * ldy;
-    if (n_valid == kPanel) {
-      _mm256_storeu_ps(yi, acc[i]);
-    } else {
-      alignas(32) float tmp[kPanel];
-      _mm256_store_ps(tmp, acc[i]);
-      std::memcpy(yi, tmp, static_cast<size_t>(n_valid) * sizeof(float));
-    }
-  }
+  for (int i = 0; i < MR; ++i) avx2_panel::store_lanes(y + (i0 + i) * ldy, acc[i], n_valid);
 }
 
 struct PackBuffer {

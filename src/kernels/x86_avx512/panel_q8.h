@@ -29,6 +29,7 @@
 #include <cstring>
 #include <new>
 
+#include "kernels/gather_halves.h"
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
 #include "kernels/x86_avx512/quant_simd.h"
@@ -104,19 +105,12 @@ struct PackedBlocks {
   RIDGE_PANEL_INLINE void load(int64_t b, PanelBlock<kMin>* out) const { *out = blocks[b]; }
 };
 
-// The 16-bit / 32-bit field at byte `at` of each row's block (lane r: row r). Scalar loads
-// assembled in general registers: Zen 4's vpgatherdd costs about as much as the rest of a
-// Q4_0 block together, while these loads and shifts run on ports the vector work leaves idle.
+// The 16-bit / 32-bit field at byte `at` of each row's block (lane r: row r), assembled in
+// general registers (gather_halves.h), whose loads and shifts run on ports the vector work
+// leaves idle.
 RIDGE_PANEL_INLINE __m512 load_halves(const uint8_t* const* row, int64_t at) {
   uint64_t q[4];
-  for (int k = 0; k < 4; ++k) {
-    q[k] = 0;
-    for (int i = 0; i < 4; ++i) {
-      uint16_t h;
-      std::memcpy(&h, row[4 * k + i] + at, 2);
-      q[k] |= static_cast<uint64_t>(h) << (16 * i);
-    }
-  }
+  gather_halves(row, at, q);
   const __m256i v = _mm256_set_epi64x(static_cast<long long>(q[3]), static_cast<long long>(q[2]),
                                       static_cast<long long>(q[1]), static_cast<long long>(q[0]));
   return _mm512_cvtph_ps(v);
