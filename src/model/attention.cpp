@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/check.h"
 #include "model/attention_kernels.h"
 #include "model/ops.h"
 
@@ -86,12 +87,15 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   qs.group = group;
   qs.n_q = tile.n_tok * group;
   qs.hd = hd;
-  const auto head = [&](int64_t h) {
-    AttnQueries q = qs;
+  AttnQueries heads[kAttnTileTokens];  // make_units: n_g <= tile_tokens(group) <= kAttnTileTokens
+  RIDGE_CHECK(u.n_g <= kAttnTileTokens);
+  for (int64_t h = 0; h < u.n_g; ++h) {
+    AttnQueries& q = heads[h];
+    q = qs;
     q.q = a.q + tile.t0 * qs.tok_stride + (u.g0 + h) * group * hd;
     q.out = a.out + tile.t0 * qs.tok_stride + (u.g0 + h) * group * hd;
-    return q;
-  };
+  }
+  const auto head = [&](int64_t h) -> const AttnQueries& { return heads[h]; };
   const auto scores = [&](int64_t h) { return scratch + h * qs.n_q * ld; };
 
   // K, then V, block by block, each read prefetching the rows kPrefetchBlocks blocks on (past the

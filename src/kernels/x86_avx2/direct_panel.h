@@ -1,8 +1,7 @@
-// AVX2 decode (m <= kDirectMaxM) for 32-element block formats against Q8_0 activations: a panel
-// of 8 weight rows read straight from the rows, no transposes and no pack buffer. Per block,
-// Format::partial(block, x) gives row r's products summed by vpmaddubsw / vpmaddwd into 8 int32
-// lanes, and a vphaddd tree folds the 8 rows' vectors into one with row r's exact integer dot
-// isum_b in lane r. The float step per lane is the AVX-512 panel kernels' one:
+// AVX2 Q8_0 decode (m <= kDirectMaxM): a panel of 8 weight rows read straight from the rows, no
+// transposes and no pack buffer (x86_avx2/q8_0.cpp picks this or the packed path per panel). Per
+// block, row r's products are summed by vpmaddubsw / vpmaddwd into 8 int32 lanes, and a vphaddd
+// tree folds the 8 rows' vectors into one with row r's exact integer dot isum_b in lane r. The float step per lane is the AVX-512 panel kernels' one:
 //   acc = fma(float(isum_b), dw_b * dx_b, acc)          block after block from 0,
 // which for Q8_0 is ref's specification: bit-identical to ref, to AVX-512 and to the packed AVX2
 // path that serves m > kDirectMaxM. (Q4_0 through this path measured slower than its per-row dot,
@@ -23,6 +22,7 @@ namespace {
 
 constexpr int kRows = 8;          // weight rows per panel, one per lane
 constexpr int kDirectMaxM = 3;    // x rows served by one pass over the panel
+constexpr int64_t kBlockBytes = 34;  // Q8_0: fp16 d, then 32 int8
 
 // Lane r = the sum of p[r]'s 8 lanes (exact: integers).
 inline __m256i fold8(const __m256i* p) {
@@ -55,18 +55,26 @@ inline void store_lanes(float* y, __m256 v, int n_valid) {
   }
 }
 
-// Rows row[0..7] (past the matrix: repeats, results discarded), x rows [0, MR) of a, all nb
-// blocks; `ahead`: bytes from a row to the same row of the next panel, prefetched into L2 about
-// once per 64 bytes of row. Stores the first n_valid lanes of each x row's 8 outputs at y + i*ldy.
-template <typename Format, int MR>
-void direct_panel(const uint8_t* const row[kRows], int64_t ahead, const Acts& a, int64_t i0, int64_t nb,
-                  float* y, int64_t ldy, int n_valid) {
-  constexpr int64_t kPrefetchEvery = 64 / Format::kBlockBytes;  // blocks per line, rounded down
+// Row r's 32 products with x summed into 8 int32 lanes: |w| times x with w's sign (vpmaddubsw
+// needs one unsigned operand; no pair saturates: |w| <= 128, |x| <= 127).
+inline __m256i q8_0_partial(const uint8_t* blk, __m256i x, __m256i ones) {
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q)), ones);
+}
+
+// Rows row[0..7] (past the matrix: repeats, results discarded) against x rows [0, MR) of a, all
+// nb blocks; `ahead`: bytes from a row to the same row of the next panel, prefetched
+// into L2 about once per 64 bytes of row. Stores the first n_valid lanes of each x row's 8
+// outputs at y + i * ldy.
+template <int MR>
+void direct_panel(const uint8_t* const row[kRows], int64_t ahead, const Acts& a, int64_t nb, float* y,
+                  int64_t ldy, int n_valid) {
+  constexpr int64_t kPrefetchEvery = 64 / kBlockBytes;  // blocks per line, rounded down
   __m256 acc[MR];
   for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
-    const int64_t off = b * Format::kBlockBytes;
+    const int64_t off = b * kBlockBytes;
     if (b % kPrefetchEvery == 0) {
       for (int r = 0; r < kRows; ++r) {
         _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + ahead, _MM_HINT_T1);
@@ -74,51 +82,15 @@ void direct_panel(const uint8_t* const row[kRows], int64_t ahead, const Acts& a,
     }
     const __m256 dw = load_scales(row, off);
     for (int i = 0; i < MR; ++i) {
-      const int64_t xi = i0 + i;
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q8_qs + xi * a.cols + b * 32));
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q8_qs + i * a.cols + b * 32));
       __m256i p[kRows];
-      for (int r = 0; r < kRows; ++r) p[r] = Format::partial(row[r] + off, x, ones);
-      const __m256i isum = fold8(p);
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.q8_d[xi * nb + b]));
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), scale, acc[i]);
+      for (int r = 0; r < kRows; ++r) p[r] = q8_0_partial(row[r] + off, x, ones);
+      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.q8_d[i * nb + b]));
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(fold8(p)), scale, acc[i]);
     }
   }
-  for (int i = 0; i < MR; ++i) store_lanes(y + (i0 + i) * ldy, acc[i], n_valid);
+  for (int i = 0; i < MR; ++i) store_lanes(y + i * ldy, acc[i], n_valid);
 }
-
-// Output rows [j0, j1), panel by panel, each panel serving the x rows kDirectMaxM at a time.
-template <typename Format>
-void direct_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  const int64_t nb = a.cols / 32;
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  const auto ahead = static_cast<int64_t>(kRows * w.row_bytes);
-  for (int64_t j = j0; j < j1; j += kRows) {
-    const int64_t n_valid = j1 - j < kRows ? j1 - j : kRows;
-    const uint8_t* row[kRows];
-    for (int r = 0; r < kRows; ++r) {
-      const int64_t jr = j + (r < n_valid ? r : n_valid - 1);
-      row[r] = base + static_cast<uint64_t>(jr) * w.row_bytes;
-    }
-    const int nv = static_cast<int>(n_valid);
-    for (int64_t i = 0; i < a.m; i += kDirectMaxM) {
-      switch (a.m - i) {
-        case 1: direct_panel<Format, 1>(row, ahead, a, i, nb, y + j, ldy, nv); break;
-        case 2: direct_panel<Format, 2>(row, ahead, a, i, nb, y + j, ldy, nv); break;
-        default: direct_panel<Format, 3>(row, ahead, a, i, nb, y + j, ldy, nv); break;
-      }
-    }
-  }
-}
-
-// Q8_0 (d, then 32 int8): |w| times x with w's sign (vpmaddubsw needs one unsigned operand; no
-// pair saturates: |w| <= 128, |x| <= 127).
-struct Q8_0Direct {
-  static constexpr int64_t kBlockBytes = 34;
-  static __m256i partial(const uint8_t* blk, __m256i x, __m256i ones) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q)), ones);
-  }
-};
 
 }  // namespace
 }  // namespace ridge::kernels::avx2_panel

@@ -19,8 +19,8 @@
 namespace ridge::kernels::avx2 {
 namespace {
 
-constexpr int64_t kBlockBytes = 34;
-constexpr int kPanel = 8;
+constexpr int64_t kBlockBytes = avx2_panel::kBlockBytes;
+constexpr int kPanel = avx2_panel::kRows;  // the direct path's panel height too
 constexpr int kMr = 4;
 
 struct alignas(32) PackedBlock {
@@ -114,11 +114,11 @@ struct PackBuffer {
 
 void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y,
                int64_t ldy) {
-  // Decode: the blocks straight from the rows (direct_panel.h), the same bits as the packed path.
-  if (a.m <= avx2_panel::kDirectMaxM) return avx2_panel::direct_rows<avx2_panel::Q8_0Direct>(w, a, j0, j1, y, ldy);
   const int64_t nb = a.cols / 32;
   const auto* base = static_cast<const uint8_t*>(w.data);
-  PackBuffer buffer(nb);
+  // Decode reads the blocks straight from the rows (direct_panel.h): the same bits, no buffer.
+  const bool direct = a.m <= avx2_panel::kDirectMaxM;
+  PackBuffer buffer(direct ? 0 : nb);
   for (int64_t j = j0; j < j1; j += kPanel) {
     const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
     const uint8_t* row[kPanel];
@@ -128,6 +128,15 @@ void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
     }
     const auto ahead = static_cast<int64_t>(kPanel * w.row_bytes);
     const int nv = static_cast<int>(n_valid);
+    if (direct) {
+      switch (a.m) {
+        case 1: avx2_panel::direct_panel<1>(row, ahead, a, nb, y + j, ldy, nv); break;
+        case 2: avx2_panel::direct_panel<2>(row, ahead, a, nb, y + j, ldy, nv); break;
+        case 3: avx2_panel::direct_panel<3>(row, ahead, a, nb, y + j, ldy, nv); break;
+        default: break;  // m = 0
+      }
+      continue;
+    }
     for (int64_t b = 0; b < nb; ++b) pack_block(row, b, ahead, &buffer.p[b]);
     int64_t i = 0;
     for (; i + kMr <= a.m; i += kMr) panel_rows<kMr>(buffer.p, a, i, nb, y + j, ldy, nv);
