@@ -2,6 +2,9 @@
 //
 //   BM_Gemv/<type>/<isa>/threads    m = 1 over an 8192 x 8192 weight matrix (>> L3): GB/s of weights
 //   BM_Gemm/<type>/<isa>/rows/cols  m = 512 prefill on Qwen3-0.6B shapes, 1 and 2 threads: GFLOP/s
+//   BM_DecodeStack/<type>/<isa>/threads  m = 1 through a Qwen3-0.6B-shaped stack of 196 matrices
+//   BM_GemvHot/<type>/<isa>         m = 1, 1 thread, over a 1024 x 1024 matrix that stays in L2:
+//                                   the kernel's compute ceiling in GB/s, on the engine's layout
 //
 // Counters: GB/s (10^9 bytes of weights per wall second), pct_of_read (GB/s over the read
 // bandwidth that `ridge probe`'s loops measure at start with the same thread count: the best of
@@ -203,6 +206,18 @@ void register_all() {
           run_decode_stack_bench(s, type, isa, t);
         })->UseRealTime()->Unit(benchmark::kMillisecond);
       }
+    }
+  }
+  // The compute ceiling of each decode kernel: a matrix of at most 1.1 MB, read again and again.
+  for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
+                        GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
+                        GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+      const std::string name = "BM_GemvHot/" + std::string(ggml_type_name(type)) + "/" + std::string(isa_name(isa));
+      const int64_t cols = type == GgmlType::kF16 || type == GgmlType::kBF16 ? 512 : 1024;
+      benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) {
+        run_matmul_bench(s, type, isa, 1, 1024, cols, 1);
+      })->UseRealTime()->Unit(benchmark::kMicrosecond);
     }
   }
   // Qwen3-0.6B prefill shapes: ffn_gate/up [3072 x 1024], ffn_down [1024 x 3072].

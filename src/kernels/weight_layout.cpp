@@ -42,6 +42,14 @@ const Panels16Format* panels16_format(GgmlType type) {
     f.moves.push_back({0, 2240, 4, 0});
     return f;
   }();
+  static const Panels16Format q6_k = [] {
+    Panels16Format f{210, 256, {}};
+    for (int g = 0; g < 32; ++g) f.moves.push_back({4 * g, 64 * g, 4, 0});                // ql
+    for (int g = 0; g < 16; ++g) f.moves.push_back({128 + 4 * g, 2048 + 64 * g, 4, 0});   // qh
+    for (int q = 0; q < 4; ++q) f.moves.push_back({192 + 4 * q, 3072 + 64 * q, 4, 0});   // scales
+    f.moves.push_back({208, 3328, 2, 0});                                                // d
+    return f;
+  }();
   // The legacy 4/5-bit formats: qs dwords (4), qh (5-bit), d | m (with a min) or d.
   const auto legacy = [](int bytes, int qs_at, int qh_at, bool has_min) {
     Panels16Format f{bytes, 32, {}};
@@ -57,6 +65,7 @@ const Panels16Format* panels16_format(GgmlType type) {
   switch (type) {
     case GgmlType::kQ8_0: return &q8_0;
     case GgmlType::kQ4_K: return &q4_k;
+    case GgmlType::kQ6_K: return &q6_k;
     case GgmlType::kQ4_0: return &q4_0;
     case GgmlType::kQ4_1: return &q4_1;
     case GgmlType::kQ5_0: return &q5_0;

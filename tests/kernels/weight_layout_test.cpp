@@ -1,5 +1,5 @@
 // The kPanels16 weight layout (kernels/weight_layout.h): converting a Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1 or Q4_K matrix in place keeps every row's values, and the matmul of every ISA that reads it gives the bits it gives on the
+// Q5_1, Q4_K or Q6_K matrix in place keeps every row's values, and the matmul of every ISA that reads it gives the bits it gives on the
 // GGUF row layout, for any m, row range and thread count.
 #include <gtest/gtest.h>
 
@@ -39,7 +39,8 @@ struct LayoutCase {
 };
 const LayoutCase kCases[] = {{GgmlType::kQ8_0, {32, 160, 1024}}, {GgmlType::kQ4_0, {32, 160, 1024}},
                              {GgmlType::kQ4_1, {32, 160}},         {GgmlType::kQ5_0, {32, 160}},
-                             {GgmlType::kQ5_1, {32, 160}},         {GgmlType::kQ4_K, {256, 768}}};
+                             {GgmlType::kQ5_1, {32, 160}},         {GgmlType::kQ4_K, {256, 768}},
+                             {GgmlType::kQ6_K, {256, 768}}};
 
 TEST(WeightLayout, DefinedForPanelFormats) {
   EXPECT_TRUE(layout_defined(GgmlType::kQ8_0, WeightLayout::kPanels16));
@@ -47,7 +48,8 @@ TEST(WeightLayout, DefinedForPanelFormats) {
   EXPECT_FALSE(layout_defined(GgmlType::kQ5_K, WeightLayout::kPanels16));
   EXPECT_TRUE(layout_defined(GgmlType::kF16, WeightLayout::kRows));
   EXPECT_TRUE(layout_defined(GgmlType::kQ5_1, WeightLayout::kPanels16));
-  EXPECT_FALSE(layout_defined(GgmlType::kQ6_K, WeightLayout::kPanels16));
+  EXPECT_TRUE(layout_defined(GgmlType::kQ6_K, WeightLayout::kPanels16));
+  EXPECT_FALSE(layout_defined(GgmlType::kQ3_K, WeightLayout::kPanels16));
   EXPECT_FALSE(layout_defined(GgmlType::kF16, WeightLayout::kPanels16));
   // Only AVX-512 reads it; ref and AVX2 keep GGUF's order.
   EXPECT_EQ(kernels_for(Isa::kRef).layout_for(GgmlType::kQ8_0), WeightLayout::kRows);
@@ -93,7 +95,7 @@ TEST_P(WeightLayoutIsaTest, MatmulBitsEqualRowLayout) {
       const TestWeights w = random_weights(c.type, rows, cols, seed++);
       const TestWeights p = converted(w, layout);
       const WeightView wv = w.view(), pv = view_in(p, layout);
-      for (int64_t m : {1, 2, 5, 8, 9, 17, 33}) {
+      for (int64_t m : {1, 2, 3, 4, 5, 8, 9, 17, 33}) {
         const std::vector<float> x = random_floats(static_cast<size_t>(m * cols), seed++);
         for (int n_threads : {1, 3}) {
           ThreadPool pool(n_threads);

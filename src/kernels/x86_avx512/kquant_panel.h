@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
@@ -38,6 +39,11 @@ constexpr int kPanel = 16;          // weight rows per panel (one per lane)
 constexpr int64_t kSuperBlock = 256;
 constexpr int kMr = 4;              // x rows per prefill micro-kernel (2 panels x 4 rows; 6 was no faster)
 constexpr int64_t kDirectRows = 4;  // m up to this: decode path (pack per super-block)
+// How far ahead a decode over kPanels16 prefetches into L2: 8 KiB, 2.4 (Q6_K) to 3.6 (Q4_K)
+// super-blocks, where Q8_0's 4 KiB (weight_layout.h) is under 2. BM_DecodeStack, 5 alternating
+// runs, 2026-12-03, 8 KiB against 4: Q6_K 1.20x / 1.07x at 1 / 2 threads, Q4_K 1.08x / 0.97x;
+// 16 KiB: 1.13x / 0.97x and 1.07x / 1.11x.
+constexpr int64_t kLayoutPrefetchBytes = 8192;
 
 // The 16 rows of a panel (rows past the matrix repeat the last one; their results are masked).
 struct Panel {
@@ -251,15 +257,21 @@ void all_rows(const typename F::Packed* const* p, const KActs& x, int64_t m, flo
 
 // Decode: each super-block of the panel (a Panel of kRows rows or a LayoutPanel) is packed into
 // one stack block and used at once by all MR (= m) rows, so the weights are read once, in order.
+// A kPanels16 panel goes through F::layout_step instead, which feeds the loaded registers to the
+// dot products without storing a Packed block.
 template <typename F, int MR, typename P>
 void direct_panel(const P& panel, const KActs& x, float* y, int64_t ldy, __mmask16 valid) {
   __m512 acc[MR][1];
   for (int i = 0; i < MR; ++i) acc[i][0] = _mm512_setzero_ps();
-  typename F::Packed block;
-  const typename F::Packed* pb[1] = {&block};
-  for (int64_t b = 0; b < x.nb; ++b) {
-    F::pack(panel, b, &block);
-    step<F, 1, MR>(pb, x, 0, b, acc);
+  if constexpr (std::is_same_v<P, LayoutPanel>) {
+    for (int64_t b = 0; b < x.nb; ++b) F::template layout_step<MR>(panel, x, b, acc);
+  } else {
+    typename F::Packed block;
+    const typename F::Packed* pb[1] = {&block};
+    for (int64_t b = 0; b < x.nb; ++b) {
+      F::pack(panel, b, &block);
+      step<F, 1, MR>(pb, x, 0, b, acc);
+    }
   }
   for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + i * ldy, valid, acc[i][0]);
 }
@@ -350,7 +362,7 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
   x.extra = extra.p;
   F::prepare_extra(a, x);
   if constexpr (F::kRowDecode) {
-    if (a.m == 1) return F::decode_rows(w, a, x, j0, j1, y);
+    if (a.m == 1 && w.layout == WeightLayout::kRows) return F::decode_rows(w, a, x, j0, j1, y);
   }
   const auto rows_at = [&](int64_t j, int ahead_panels) {
     Panel panel = panel_at(w, j, j1);
@@ -364,7 +376,7 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
         w, j0, j1,
         [&](int64_t p0, int64_t p1, uint64_t panel_bytes) {
           const auto layout_at = [&](int64_t j, int ahead_panels) {
-            const int64_t ahead = ahead_panels == 1 ? kPanels16PrefetchBytes : static_cast<int64_t>(ahead_panels * panel_bytes);
+            const int64_t ahead = ahead_panels == 1 ? kLayoutPrefetchBytes : static_cast<int64_t>(ahead_panels * panel_bytes);
             return LayoutPanel{data + static_cast<uint64_t>(j / kPanel) * panel_bytes, ahead};
           };
           rows_k_from<F>(layout_at, a, x, p0, p1, y, ldy);

@@ -114,28 +114,31 @@ struct FormatQ45 {
         _mm512_store_si512(&out->q[8 * (2 * c + 1) + t], hi);
       }
     }
-    // Scales (scale_packing.h): g1 = bytes 0..3 of the 12 (sc0..3 low 6 bits, sc4..7 top 2),
-    // g2 = bytes 4..7 (the same for the mins), g3 = bytes 8..11 (low nibbles of sc4..7 / mn4..7).
     __m512i g[4];  // g0 = d | dmin << 16
     src.head(g);
+    unpack_scales(g, out->sc, out->mins, &out->d, &out->dmin);
+  }
+
+  // The head registers (g0 = d | dmin << 16, then scale bytes 0..3, 4..7, 8..11) to the sub-block
+  // scales sc[8] (int32 lanes), the mins as int16 pairs mins[4], and d, dmin. Scales
+  // (scale_packing.h): g1 = sc0..3 low 6 bits, sc4..7 top 2; g2 = the same for the mins; g3 = low
+  // nibbles of sc4..7 / mn4..7.
+  static void unpack_scales(const __m512i g[4], __m512i sc[8], __m512i mins[4], __m512* d, __m512* dmin) {
     const __m512i g0 = g[0], g1 = g[1], g2 = g[2], g3 = g[3];
     const __m512i m6 = _mm512_set1_epi32(63), m4 = _mm512_set1_epi32(15);
     const __m512i m2 = _mm512_set1_epi32(3);
     __m512i mn[8];
     for (int i = 0; i < 4; ++i) {
-      _mm512_store_si512(&out->sc[i], _mm512_and_si512(_mm512_srli_epi32(g1, 8 * i), m6));
+      sc[i] = _mm512_and_si512(_mm512_srli_epi32(g1, 8 * i), m6);
       mn[i] = _mm512_and_si512(_mm512_srli_epi32(g2, 8 * i), m6);
       const __m512i sc_top = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(g1, 8 * i + 6), m2), 4);
       const __m512i mn_top = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(g2, 8 * i + 6), m2), 4);
-      _mm512_store_si512(&out->sc[4 + i],
-                         _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(g3, 8 * i), m4), sc_top));
+      sc[4 + i] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(g3, 8 * i), m4), sc_top);
       mn[4 + i] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(g3, 8 * i + 4), m4), mn_top);
     }
-    for (int t = 0; t < 4; ++t) {
-      _mm512_store_si512(&out->mins[t], _mm512_or_si512(mn[2 * t], _mm512_slli_epi32(mn[2 * t + 1], 16)));
-    }
-    out->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g0));
-    out->dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(g0, 16)));
+    for (int t = 0; t < 4; ++t) mins[t] = _mm512_or_si512(mn[2 * t], _mm512_slli_epi32(mn[2 * t + 1], 16));
+    *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(g0));
+    *dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(g0, 16)));
   }
 
   // Bit s of every byte to bit 4 (other bits garbage, masked by the caller). The 16-bit shifts
@@ -147,10 +150,51 @@ struct FormatQ45 {
 
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum,
                        __m512 acc) {
+    return finish(p.mins, p.d, p.dmin, x, i, b, isum, acc);
+  }
+  static __m512 finish(const __m512i mins[4], __m512 d, __m512 dmin, const KActs& x, int64_t i,
+                       int64_t b, __m512i isum, __m512 acc) {
     const int32_t* pairs = x.extra + (i * x.nb + b) * 4;
     __m512i msum = _mm512_setzero_si512();
-    for (int t = 0; t < 4; ++t) msum = _mm512_dpwssd_epi32(msum, p.mins[t], bcst32(pairs + t));
-    return float_step(isum, msum, p.d, p.dmin, x.d[i * x.nb + b], acc);
+    for (int t = 0; t < 4; ++t) msum = _mm512_dpwssd_epi32(msum, mins[t], bcst32(pairs + t));
+    return float_step(isum, msum, d, dmin, x.d[i * x.nb + b], acc);
+  }
+
+  // Decode (m <= kDirectRows) of a kPanels16 super-block without the Packed round trip through
+  // L1: each 64-byte load is split into its two sub-blocks' nibbles in registers and fed to
+  // vpdpbusd at once. The integer totals are pack + step's (exact int32, summed in another
+  // order), then the same finish: the same bits.
+  template <int MR>
+  static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+    const LayoutSource src(panel, b);
+    __m512i g[4], sc[8], mins[4];
+    __m512 d, dmin;
+    src.head(g);
+    unpack_scales(g, sc, mins, &d, &dmin);
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const int8_t* xb = x.q + kSuperBlock * b;
+    __m512i tot[MR];
+    for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {  // sub-blocks 2c (low nibbles) and 2c + 1 (high)
+      __m512i lo_sum[MR], hi_sum[MR];
+      for (int i = 0; i < MR; ++i) lo_sum[i] = hi_sum[i] = _mm512_setzero_si512();
+      __m512i t8[8];
+      src.quants(c, t8);
+      for (int t = 0; t < 8; ++t) {
+        const __m512i lo = _mm512_and_si512(t8[t], low4);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t8[t], 4), low4);
+        for (int i = 0; i < MR; ++i) {
+          const int8_t* xs = xb + i * x.cols + 4 * (16 * c + t);  // sub-block 2c, group t
+          lo_sum[i] = dpbusd_bcst(lo_sum[i], lo, xs);
+          hi_sum[i] = dpbusd_bcst(hi_sum[i], hi, xs + 32);
+        }
+      }
+      for (int i = 0; i < MR; ++i) {
+        tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(lo_sum[i], sc[2 * c]));
+        tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(hi_sum[i], sc[2 * c + 1]));
+      }
+    }
+    for (int i = 0; i < MR; ++i) acc[i][0] = finish(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
   }
 
   // The canonical float step of one super-block (also decode_rows').

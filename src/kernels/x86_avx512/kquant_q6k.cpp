@@ -41,42 +41,118 @@ struct FormatQ6 {
     return bcst32(x.extra + (i * x.nb + b) * 16 + s);
   }
 
-  static void pack(const Panel& p, int64_t b, Packed* out) {
-    const int64_t off = b * kBlockBytes;
-    prefetch_next(p, off, kBlockBytes);
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    const __m512i top2 = _mm512_set1_epi8(0x30);
+  // Super-block b of a panel's 16 kRows rows: the fields transposed to one row per lane.
+  struct RowsSource {
+    const Panel& p;
+    int64_t off;
+    RowsSource(const Panel& panel, int64_t b) : p(panel), off(b * kBlockBytes) {
+      prefetch_next(p, off, kBlockBytes);
+    }
+    // out[t] lane r = ql dword 16 h + 8 half + t of row r; qh dword 8 h + t; scale dword g.
+    void ql(int h, int half, __m512i out[8]) const { transpose_32(p, off + 64 * h + 32 * half, out); }
+    void qh(int h, __m512i out[8]) const { transpose_32(p, off + 128 + 32 * h, out); }
+    void scales(__m512i out[4]) const { transpose_16(p, off + 192, out); }
+    // d at 208: the dword at 206 keeps the gather inside the block (scales 14, 15, d).
+    __m512 d() const {
+      return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(gather_dword(p, off + 206), 16)));
+    }
+  };
+  // The same registers loaded from a kPanels16 super-block (weight_layout.h).
+  struct LayoutSource {
+    const uint8_t* blk;
+    LayoutSource(const LayoutPanel& p, int64_t b) : blk(p.base + b * kPanel * kBlockBytes) {
+      if (p.prefetch_ahead != 0) quant_avx512::prefetch_l2_lines(blk + p.prefetch_ahead, kPanel * kBlockBytes);
+    }
+    __m512i ql_at(int g) const { return _mm512_loadu_si512(blk + 64 * g); }
+    __m512i qh_at(int g) const { return _mm512_loadu_si512(blk + 2048 + 64 * g); }
+    void ql(int h, int half, __m512i out[8]) const {
+      for (int t = 0; t < 8; ++t) out[t] = ql_at(16 * h + 8 * half + t);
+    }
+    void qh(int h, __m512i out[8]) const {
+      for (int t = 0; t < 8; ++t) out[t] = qh_at(8 * h + t);
+    }
+    void scales(__m512i out[4]) const {
+      for (int g = 0; g < 4; ++g) out[g] = _mm512_loadu_si512(blk + 3072 + 64 * g);
+    }
+    __m512 d() const { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 3328))); }
+  };
+
+  static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
+
+  // Quants 128 h + 32 k + 4 t .. + 3 of each lane's row (sub-block 8 h + 2 k + t / 4), from the ql
+  // dwords of halves 0 and 1 (k & 1) and the qh dword that share t.
+  static __m512i quant6(int k, __m512i ql0, __m512i ql1, __m512i qh) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f), top2 = _mm512_set1_epi8(0x30);
+    const __m512i src = (k & 1) != 0 ? ql1 : ql0;
+    const __m512i lo = _mm512_and_si512(k < 2 ? src : _mm512_srli_epi16(src, 4), low4);
+    // bits 2k, 2k + 1 of qh to bits 4, 5 (16-bit shifts: each byte keeps its own bits)
+    __m512i hi2 = qh;
+    if (k == 0) hi2 = _mm512_slli_epi16(hi2, 4);
+    if (k == 1) hi2 = _mm512_slli_epi16(hi2, 2);
+    if (k == 3) hi2 = _mm512_srli_epi16(hi2, 2);
+    return _mm512_or_si512(lo, _mm512_and_si512(hi2, top2));
+  }
+
+  // The 16 sign-extended int8 scales per lane from the 4 scale dwords.
+  static void unpack_scales(const __m512i g4[4], __m512i sc[16]) {
+    for (int g = 0; g < 4; ++g) {
+      for (int j = 0; j < 4; ++j) sc[4 * g + j] = _mm512_srai_epi32(_mm512_slli_epi32(g4[g], 24 - 8 * j), 24);
+    }
+  }
+
+  template <typename Source>
+  static void unpack(const Source& src, Packed* out) {
     for (int h = 0; h < 2; ++h) {
       __m512i ql[2][8], qh[8];
-      transpose_32(p, off + 64 * h, ql[0]);
-      transpose_32(p, off + 64 * h + 32, ql[1]);
-      transpose_32(p, off + 128 + 32 * h, qh);
+      src.ql(h, 0, ql[0]);
+      src.ql(h, 1, ql[1]);
+      src.qh(h, qh);
       for (int k = 0; k < 4; ++k) {
-        for (int t = 0; t < 8; ++t) {  // l = 4t .. 4t + 3: sub-block 8h + 2k + t / 4
-          const __m512i src = ql[k & 1][t];
-          const __m512i lo = _mm512_and_si512(k < 2 ? src : _mm512_srli_epi16(src, 4), low4);
-          // bits 2k, 2k + 1 of qh to bits 4, 5 (16-bit shifts: each byte keeps its own bits)
-          __m512i hi2 = qh[t];
-          if (k == 0) hi2 = _mm512_slli_epi16(hi2, 4);
-          if (k == 1) hi2 = _mm512_slli_epi16(hi2, 2);
-          if (k == 3) hi2 = _mm512_srli_epi16(hi2, 2);
+        for (int t = 0; t < 8; ++t) {
           const int s = 8 * h + 2 * k + t / 4;
-          _mm512_store_si512(&out->q[4 * s + t % 4],
-                             _mm512_or_si512(lo, _mm512_and_si512(hi2, top2)));
+          _mm512_store_si512(&out->q[4 * s + t % 4], quant6(k, ql[0][t], ql[1][t], qh[t]));
         }
       }
     }
-    __m512i scales[4];
-    transpose_16(p, off + 192, scales);
-    for (int g = 0; g < 4; ++g) {  // scales: 16 int8 at 192, sign-extended per lane
-      const __m512i v = scales[g];
-      for (int j = 0; j < 4; ++j) {
-        _mm512_store_si512(&out->sc[4 * g + j],
-                           _mm512_srai_epi32(_mm512_slli_epi32(v, 24 - 8 * j), 24));
+    __m512i g4[4];
+    src.scales(g4);
+    unpack_scales(g4, out->sc);
+    out->d = src.d();
+  }
+
+  // Decode (m <= kDirectRows) of a kPanels16 super-block without the Packed round trip through
+  // L1 (as Q4_K's): the quants are built in registers and fed to vpdpbusd at once. Each sub-block's
+  // chain starts from part_init as in step, so the integer totals, and the float step, are step's.
+  template <int MR>
+  static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+    const LayoutSource src(panel, b);
+    __m512i g4[4], sc[16];
+    src.scales(g4);
+    unpack_scales(g4, sc);
+    const int8_t* xb = x.q + kSuperBlock * b;
+    __m512i tot[MR];
+    for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      for (int u = 0; u < 2; ++u) {  // t = 4u .. 4u + 3: sub-blocks 8 h + 2 k + u, k < 4
+        __m512i part[MR][4];
+        for (int i = 0; i < MR; ++i) {
+          for (int k = 0; k < 4; ++k) part[i][k] = part_init(x, i, b, 8 * h + 2 * k + u);
+        }
+        for (int t = 4 * u; t < 4 * u + 4; ++t) {
+          const __m512i ql0 = src.ql_at(16 * h + t), ql1 = src.ql_at(16 * h + 8 + t), qh = src.qh_at(8 * h + t);
+          for (int k = 0; k < 4; ++k) {
+            const __m512i q = quant6(k, ql0, ql1, qh);
+            for (int i = 0; i < MR; ++i) part[i][k] = dpbusd_bcst(part[i][k], q, xb + i * x.cols + 128 * h + 32 * k + 4 * t);
+          }
+        }
+        for (int i = 0; i < MR; ++i) {
+          for (int k = 0; k < 4; ++k) tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(part[i][k], sc[8 * h + 2 * k + u]));
+        }
       }
     }
-    // d at 208: the dword at 206 keeps the gather inside the block (scales 14, 15, d).
-    out->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(gather_dword(p, off + 206), 16)));
+    const __m512 d = src.d();
+    for (int i = 0; i < MR; ++i) acc[i][0] = float_step(d, x.d[i * x.nb + b], tot[i], acc[i][0]);
   }
 
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum,
@@ -90,9 +166,10 @@ struct FormatQ6 {
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc);
   }
 
-  // m = 1 by decode_streamed (kquant_panel.h): its panel unpacking costs more than the stream.
+  // m = 1 over kRows by decode_streamed (kquant_panel.h): its transposing unpack costs more than
+  // the stream. kPanels16 matrices take layout_step instead.
   static constexpr bool kRowDecode = true;
-  static constexpr bool kLayout = false;  // kRows only
+  static constexpr bool kLayout = true;
   struct alignas(64) RowLanes {
     int32_t isum[kPanel];
     uint16_t d[kPanel];
