@@ -33,15 +33,22 @@ const Panels16Format* panels16_format(GgmlType type) {
     f.moves.push_back({0, 512, 2, 0});
     return f;
   }();
-  static const Panels16Format q4_k = [] {
-    Panels16Format f{144, 256, {}};
+  // Q4_K and Q5_K: qs dwords, (Q5_K) qh dwords, scale dwords, d | dmin.
+  const auto k45 = [](bool five) {
+    const int qs_at = five ? 48 : 16, scales_out = five ? 2560 : 2048;
+    Panels16Format f{five ? 176 : 144, 256, {}};
     for (int c = 0; c < 4; ++c) {
-      for (int t = 0; t < 8; ++t) f.moves.push_back({16 + 32 * c + 4 * t, 64 * (8 * c + t), 4, 0});
+      for (int t = 0; t < 8; ++t) f.moves.push_back({qs_at + 32 * c + 4 * t, 64 * (8 * c + t), 4, 0});
     }
-    for (int q = 0; q < 3; ++q) f.moves.push_back({4 + 4 * q, 2048 + 64 * q, 4, 0});
-    f.moves.push_back({0, 2240, 4, 0});
+    if (five) {
+      for (int t = 0; t < 8; ++t) f.moves.push_back({16 + 4 * t, 2048 + 64 * t, 4, 0});
+    }
+    for (int q = 0; q < 3; ++q) f.moves.push_back({4 + 4 * q, scales_out + 64 * q, 4, 0});
+    f.moves.push_back({0, scales_out + 192, 4, 0});
     return f;
-  }();
+  };
+  static const Panels16Format q4_k = k45(false);
+  static const Panels16Format q5_k = k45(true);
   static const Panels16Format q6_k = [] {
     Panels16Format f{210, 256, {}};
     for (int g = 0; g < 32; ++g) f.moves.push_back({4 * g, 64 * g, 4, 0});                // ql
@@ -65,6 +72,7 @@ const Panels16Format* panels16_format(GgmlType type) {
   switch (type) {
     case GgmlType::kQ8_0: return &q8_0;
     case GgmlType::kQ4_K: return &q4_k;
+    case GgmlType::kQ5_K: return &q5_k;
     case GgmlType::kQ6_K: return &q6_k;
     case GgmlType::kQ4_0: return &q4_0;
     case GgmlType::kQ4_1: return &q4_1;

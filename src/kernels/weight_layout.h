@@ -1,7 +1,7 @@
 // Weight layouts other than GGUF's row order (WeightLayout in kernels.h): what their bytes
 // mean, the in-place conversion from kRows, and reading one row back.
 //
-// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q6_K). Rows 16p .. 16p + 15 form panel p, which keeps the bytes those rows
+// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K). Rows 16p .. 16p + 15 form panel p, which keeps the bytes those rows
 // occupy in kRows order (16 * row_bytes), so a matrix converts in place. Within a panel, block b
 // (the b-th block of every row: 32 elements for Q8_0, 256 for Q4_K) takes 16 * block-bytes at
 // offset b * 16 * block-bytes, and each of its fields is stored for all 16 rows side by side:
@@ -14,6 +14,9 @@
 //   Q4_K (144 bytes: d, dmin, 12 scale bytes, 128 nibble bytes): byte 64 (8 c + t) + 4 r + k =
 //        qs[32 c + 4 t + k] (c < 4, t < 8), then 64 q + 4 r + k at 2048 = scale byte 4 q + k
 //        (q < 3), then 2240 + 4 r + k = byte k of d | dmin.
+//   Q5_K (176 bytes: d, dmin, 12 scale bytes, 32 qh bytes, 128 nibble bytes): the qs bytes as
+//        Q4_K's, then 2048 + 64 t + 4 r + k = qh[4 t + k] (t < 8), the scale bytes at 2560 and
+//        d | dmin at 2752.
 //   Q6_K (210 bytes: 128 ql, 64 qh, 16 int8 scales, d): byte 64 g + 4 r + k = ql[4 g + k] (g < 32),
 //        then 2048 + 64 g + 4 r + k = qh[4 g + k] (g < 16), 3072 + 64 q + 4 r + k = scale 4 q + k
 //        (q < 4), and 3328 + 2 r = d.

@@ -10,15 +10,21 @@
 // the activation's 4 bytes broadcast gives each lane's exact integer partial; it is multiplied by
 // the lane's scale (vpmulld) and summed into the super-block total (exact int32: |total| < 2^28).
 //
+// Weights come in GGUF's rows (a Panel: the fields are transposed on the fly) or in kPanels16
+// (weight_layout.h: a LayoutPanel, whose registers are plain loads; the engine's choice for all
+// three formats).
+//
 // Canonical order (batch invariance, matmul_driver.h). Every output y[i][j] is, per super-block
 // in order, acc = Format::finish(acc, integer totals of (row j, x row i, block b)), the same few
 // f32 vector operations in lane j whatever the number of x rows, panels and threads. Decode
-// (m <= kDirectRows) packs one super-block at a time into a stack block and runs all m rows over
-// it (one pass over the weights, the next panel prefetched into L2); prefill packs two whole
-// panels into a buffer that every group of kMr x rows then reuses (each broadcast feeds both
-// panels). A format may instead take m = 1 row by row (F::kRowDecode: Q6_K, whose unpacking
-// costs more than its memory stream) if it reduces to the same integer totals and then runs
-// the same f32 step over the panel's lanes. Same integers, same float operations: the same bits.
+// (m <= kDirectRows) of a kPanels16 panel goes through F::layout_step, which feeds each loaded
+// register to vpdpbusd at once; of a kRows panel it packs one super-block at a time into a stack
+// block and runs all m rows over it (one pass over the weights, the next panel prefetched into
+// L2). Prefill packs two whole panels into a buffer that every group of kMr x rows then reuses
+// (each broadcast feeds both panels). A kRows matrix may instead take m = 1 row by row
+// (F::kRowDecode: Q5_K and Q6_K, whose transposing unpack costs more than their memory stream)
+// if it reduces to the same integer totals and then runs the same f32 step over the panel's
+// lanes. Same integers, same float operations: the same bits.
 #pragma once
 
 #include <immintrin.h>
@@ -349,8 +355,8 @@ void rows_k_from(const PanelAt& panel_at, const Acts& a, const KActs& x, int64_t
   }
 }
 
-// The rows routine of a format F (see the file comment): weights in kRows, or in kPanels16
-// where F::kLayout says the format has that layout (full panels; the rows % 16 tail is kRows).
+// The rows routine of a format F (see the file comment): weights in kRows, or in kPanels16 (full
+// panels; the rows % 16 tail is kRows).
 template <typename F>
 void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   KActs x;
@@ -370,19 +376,17 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
     return panel;
   };
   if (w.layout != WeightLayout::kPanels16) return rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
-  if constexpr (F::kLayout) {
-    const auto* data = static_cast<const uint8_t*>(w.data);
-    split_panels16(
-        w, j0, j1,
-        [&](int64_t p0, int64_t p1, uint64_t panel_bytes) {
-          const auto layout_at = [&](int64_t j, int ahead_panels) {
-            const int64_t ahead = ahead_panels == 1 ? kLayoutPrefetchBytes : static_cast<int64_t>(ahead_panels * panel_bytes);
-            return LayoutPanel{data + static_cast<uint64_t>(j / kPanel) * panel_bytes, ahead};
-          };
-          rows_k_from<F>(layout_at, a, x, p0, p1, y, ldy);
-        },
-        [&](int64_t r0, int64_t r1) { rows_k_from<F>(rows_at, a, x, r0, r1, y, ldy); });
-  }
+  const auto* data = static_cast<const uint8_t*>(w.data);
+  split_panels16(
+      w, j0, j1,
+      [&](int64_t p0, int64_t p1, uint64_t panel_bytes) {
+        const auto layout_at = [&](int64_t j, int ahead_panels) {
+          const int64_t ahead = ahead_panels == 1 ? kLayoutPrefetchBytes : static_cast<int64_t>(ahead_panels * panel_bytes);
+          return LayoutPanel{data + static_cast<uint64_t>(j / kPanel) * panel_bytes, ahead};
+        };
+        rows_k_from<F>(layout_at, a, x, p0, p1, y, ldy);
+      },
+      [&](int64_t r0, int64_t r1) { rows_k_from<F>(rows_at, a, x, r0, r1, y, ldy); });
 }
 
 }  // namespace

@@ -51,13 +51,12 @@ struct FormatQ45 {
   }
 
   static __m512i part_init(const KActs&, int64_t, int64_t, int) { return _mm512_setzero_si512(); }
-  // m = 1 row by row for Q5_K only: its panel unpacking (the qh transposes) costs more than the
-  // row layout; for Q4_K the panel is faster (BM_DecodeStack, 2026-12-03, 3 alternating runs, 1 / 2
-  // threads: Q5_K 12.0-12.7 / 17.9-22.5 GB/s panel, 12.6-15.0 / 22.9-28.2 rows; Q4_K 16.6-17.3 /
-  // 26.0-29.1 panel, 12.3-13.9 / 21.8-25.3 rows).
+  // m = 1 over kRows row by row for Q5_K only: its panel unpacking (the qh transposes) costs more
+  // than the row layout; for Q4_K the panel is faster (BM_DecodeStack, 2026-12-03, 3 alternating
+  // runs, 1 / 2 threads: Q5_K 12.0-12.7 / 17.9-22.5 GB/s panel, 12.6-15.0 / 22.9-28.2 rows; Q4_K
+  // 16.6-17.3 / 26.0-29.1 panel, 12.3-13.9 / 21.8-25.3 rows). Both also read kPanels16
+  // (weight_layout.h), where the transposes happen at load and decode takes layout_step.
   static constexpr bool kRowDecode = kFive;
-  // Q4_K also reads kPanels16 (weight_layout.h): the transposes below then happen at load.
-  static constexpr bool kLayout = !kFive;
   static void decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
                           int64_t j1, float* y);
 
@@ -72,27 +71,28 @@ struct FormatQ45 {
     void quants(int c, __m512i out[8]) const { transpose_32(p, off + kQsOffset + 32 * c, out); }
     void head(__m512i out[4]) const { transpose_16(p, off, out); }
   };
-  // The same registers loaded from a kPanels16 super-block (Q4_K: weight_layout.h).
+  // The same registers loaded from a kPanels16 super-block (weight_layout.h): the 128 qs bytes as
+  // 32 registers, then (Q5_K) the 8 qh registers, the 3 scale registers and d | dmin.
+  static constexpr int64_t kLayoutScales = kFive ? 2560 : 2048;
   struct LayoutSource {
     const uint8_t* blk;
     LayoutSource(const LayoutPanel& p, int64_t b) : blk(p.base + b * kPanel * kBlockBytes) {
       if (p.prefetch_ahead != 0) quant_avx512::prefetch_l2_lines(blk + p.prefetch_ahead, kPanel * kBlockBytes);
     }
-    void qh(__m512i*) const {}
+    void qh(__m512i out[8]) const {
+      for (int t = 0; t < 8; ++t) out[t] = _mm512_loadu_si512(blk + 2048 + 64 * t);
+    }
     void quants(int c, __m512i out[8]) const {
       for (int t = 0; t < 8; ++t) out[t] = _mm512_loadu_si512(blk + 64 * (8 * c + t));
     }
     void head(__m512i out[4]) const {
-      out[0] = _mm512_loadu_si512(blk + 2240);
-      for (int q = 0; q < 3; ++q) out[1 + q] = _mm512_loadu_si512(blk + 2048 + 64 * q);
+      out[0] = _mm512_loadu_si512(blk + kLayoutScales + 192);
+      for (int q = 0; q < 3; ++q) out[1 + q] = _mm512_loadu_si512(blk + kLayoutScales + 64 * q);
     }
   };
 
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
-  static void pack(const LayoutPanel& p, int64_t b, Packed* out) {
-    static_assert(!kFive, "Q5_K has no kPanels16 layout");
-    unpack(LayoutSource(p, b), out);
-  }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
 
   template <typename Source>
   static void unpack(const Source& src, Packed* out) {
@@ -171,7 +171,9 @@ struct FormatQ45 {
     __m512 d, dmin;
     src.head(g);
     unpack_scales(g, sc, mins, &d, &dmin);
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+    __m512i qh[8];
+    if constexpr (kFive) src.qh(qh);
     const int8_t* xb = x.q + kSuperBlock * b;
     __m512i tot[MR];
     for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
@@ -181,8 +183,12 @@ struct FormatQ45 {
       __m512i t8[8];
       src.quants(c, t8);
       for (int t = 0; t < 8; ++t) {
-        const __m512i lo = _mm512_and_si512(t8[t], low4);
-        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t8[t], 4), low4);
+        __m512i lo = _mm512_and_si512(t8[t], low4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t8[t], 4), low4);
+        if constexpr (kFive) {
+          lo = _mm512_or_si512(lo, _mm512_and_si512(shift_to_4(qh[t], 2 * c), bit4));
+          hi = _mm512_or_si512(hi, _mm512_and_si512(shift_to_4(qh[t], 2 * c + 1), bit4));
+        }
         for (int i = 0; i < MR; ++i) {
           const int8_t* xs = xb + i * x.cols + 4 * (16 * c + t);  // sub-block 2c, group t
           lo_sum[i] = dpbusd_bcst(lo_sum[i], lo, xs);

@@ -169,7 +169,6 @@ struct FormatQ6 {
   // m = 1 over kRows by decode_streamed (kquant_panel.h): its transposing unpack costs more than
   // the stream. kPanels16 matrices take layout_step instead.
   static constexpr bool kRowDecode = true;
-  static constexpr bool kLayout = true;
   struct alignas(64) RowLanes {
     int32_t isum[kPanel];
     uint16_t d[kPanel];
