@@ -44,7 +44,7 @@ namespace {
 constexpr int kPanel = 16;          // weight rows per panel (one per lane)
 constexpr int64_t kSuperBlock = 256;
 constexpr int kMr = 4;              // x rows per prefill micro-kernel (2 panels x 4 rows; 6 was no faster)
-constexpr int64_t kDirectRows = 4;  // m up to this: decode path (pack per super-block)
+constexpr int64_t kDirectRows = 4;  // m up to this: decode path (one super-block at a time)
 // How far ahead a decode over kPanels16 prefetches into L2: 8 KiB, 2.4 (Q6_K) to 3.6 (Q4_K)
 // super-blocks, where Q8_0's 4 KiB (weight_layout.h) is under 2. BM_DecodeStack, 5 alternating
 // runs, 2026-12-03, 8 KiB against 4: Q6_K 1.20x / 1.07x at 1 / 2 threads, Q4_K 1.08x / 0.97x;
@@ -261,10 +261,9 @@ void all_rows(const typename F::Packed* const* p, const KActs& x, int64_t m, flo
   }
 }
 
-// Decode: each super-block of the panel (a Panel of kRows rows or a LayoutPanel) is packed into
-// one stack block and used at once by all MR (= m) rows, so the weights are read once, in order.
-// A kPanels16 panel goes through F::layout_step instead, which feeds the loaded registers to the
-// dot products without storing a Packed block.
+// Decode: each super-block of the panel is used at once by all MR (= m) rows, so the weights are
+// read once, in order. A kPanels16 panel goes through F::layout_step, which feeds the loaded
+// registers to the dot products; a Panel of kRows rows is packed into one stack block first.
 template <typename F, int MR, typename P>
 void direct_panel(const P& panel, const KActs& x, float* y, int64_t ldy, __mmask16 valid) {
   __m512 acc[MR][1];

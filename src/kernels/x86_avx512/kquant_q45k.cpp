@@ -94,25 +94,26 @@ struct FormatQ45 {
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
   static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
 
+  // The quants of sub-blocks 2c (lo) and 2c + 1 (hi), group t, from their qs register q and (Q5_K)
+  // qh register t.
+  static void split(__m512i q, __m512i qh, int c, __m512i* lo, __m512i* hi) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+    *lo = _mm512_and_si512(q, low4);
+    *hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
+    if constexpr (kFive) {  // bit s of each qh byte to bit 4 (16-bit shifts: see below)
+      *lo = _mm512_or_si512(*lo, _mm512_and_si512(shift_to_4(qh, 2 * c), bit4));
+      *hi = _mm512_or_si512(*hi, _mm512_and_si512(shift_to_4(qh, 2 * c + 1), bit4));
+    }
+  }
+
   template <typename Source>
   static void unpack(const Source& src, Packed* out) {
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    const __m512i bit4 = _mm512_set1_epi8(0x10);
-    __m512i qh[8];
+    __m512i qh[8] = {};
     if constexpr (kFive) src.qh(qh);
     for (int c = 0; c < 4; ++c) {  // qs bytes 32c .. 32c + 31: sub-blocks 2c (low), 2c + 1
       __m512i t8[8];
       src.quants(c, t8);
-      for (int t = 0; t < 8; ++t) {
-        __m512i lo = _mm512_and_si512(t8[t], low4);
-        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t8[t], 4), low4);
-        if constexpr (kFive) {  // bit s of each qh byte to bit 4 (16-bit shifts: see below)
-          lo = _mm512_or_si512(lo, _mm512_and_si512(shift_to_4(qh[t], 2 * c), bit4));
-          hi = _mm512_or_si512(hi, _mm512_and_si512(shift_to_4(qh[t], 2 * c + 1), bit4));
-        }
-        _mm512_store_si512(&out->q[8 * (2 * c) + t], lo);
-        _mm512_store_si512(&out->q[8 * (2 * c + 1) + t], hi);
-      }
+      for (int t = 0; t < 8; ++t) split(t8[t], qh[t], c, &out->q[8 * (2 * c) + t], &out->q[8 * (2 * c + 1) + t]);
     }
     __m512i g[4];  // g0 = d | dmin << 16
     src.head(g);
@@ -171,8 +172,7 @@ struct FormatQ45 {
     __m512 d, dmin;
     src.head(g);
     unpack_scales(g, sc, mins, &d, &dmin);
-    const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-    __m512i qh[8];
+    __m512i qh[8] = {};
     if constexpr (kFive) src.qh(qh);
     const int8_t* xb = x.q + kSuperBlock * b;
     __m512i tot[MR];
@@ -183,12 +183,8 @@ struct FormatQ45 {
       __m512i t8[8];
       src.quants(c, t8);
       for (int t = 0; t < 8; ++t) {
-        __m512i lo = _mm512_and_si512(t8[t], low4);
-        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t8[t], 4), low4);
-        if constexpr (kFive) {
-          lo = _mm512_or_si512(lo, _mm512_and_si512(shift_to_4(qh[t], 2 * c), bit4));
-          hi = _mm512_or_si512(hi, _mm512_and_si512(shift_to_4(qh[t], 2 * c + 1), bit4));
-        }
+        __m512i lo, hi;
+        split(t8[t], qh[t], c, &lo, &hi);
         for (int i = 0; i < MR; ++i) {
           const int8_t* xs = xb + i * x.cols + 4 * (16 * c + t);  // sub-block 2c, group t
           lo_sum[i] = dpbusd_bcst(lo_sum[i], lo, xs);
