@@ -80,6 +80,14 @@ struct LayoutPanel {
   int64_t prefetch_ahead = 0;  // bytes ahead of each block to prefetch into L2 (0: none)
 };
 
+// Super-block b of a LayoutPanel (block_bytes per row), after asking for the bytes
+// p.prefetch_ahead further on to be brought into L2.
+inline const uint8_t* layout_block(const LayoutPanel& p, int64_t b, int64_t block_bytes) {
+  const uint8_t* blk = p.base + b * kPanel * block_bytes;
+  if (p.prefetch_ahead != 0) quant_avx512::prefetch_l2_lines(blk + p.prefetch_ahead, kPanel * block_bytes);
+  return blk;
+}
+
 inline __mmask16 valid_mask(int64_t j, int64_t j1) {
   const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
   return n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1u);

@@ -76,9 +76,7 @@ struct FormatQ45 {
   static constexpr int64_t kLayoutScales = kFive ? 2560 : 2048;
   struct LayoutSource {
     const uint8_t* blk;
-    LayoutSource(const LayoutPanel& p, int64_t b) : blk(p.base + b * kPanel * kBlockBytes) {
-      if (p.prefetch_ahead != 0) quant_avx512::prefetch_l2_lines(blk + p.prefetch_ahead, kPanel * kBlockBytes);
-    }
+    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
     void qh(__m512i out[8]) const {
       for (int t = 0; t < 8; ++t) out[t] = _mm512_loadu_si512(blk + 2048 + 64 * t);
     }

@@ -60,9 +60,7 @@ struct FormatQ6 {
   // The same registers loaded from a kPanels16 super-block (weight_layout.h).
   struct LayoutSource {
     const uint8_t* blk;
-    LayoutSource(const LayoutPanel& p, int64_t b) : blk(p.base + b * kPanel * kBlockBytes) {
-      if (p.prefetch_ahead != 0) quant_avx512::prefetch_l2_lines(blk + p.prefetch_ahead, kPanel * kBlockBytes);
-    }
+    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
     __m512i ql_at(int g) const { return _mm512_loadu_si512(blk + 64 * g); }
     __m512i qh_at(int g) const { return _mm512_loadu_si512(blk + 2048 + 64 * g); }
     void ql(int h, int half, __m512i out[8]) const {
