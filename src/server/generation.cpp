@@ -143,7 +143,6 @@ std::optional<ApiError> GenerationRun::submit(int32_t choice) {
   r.n_logprobs = req_.spec.n_logprobs;
   r.ignore_eos = req_.spec.ignore_eos;
   r.on_output = [ch = channel_, choice](const engine::RequestOutput& o) { ch->push(choice, o); };
-  n_live_seqs_->fetch_add(1);
   auto id = model_->engine->add_request(std::move(r));
   if (!id.ok()) {
     n_live_seqs_->fetch_sub(1);
@@ -182,9 +181,9 @@ void GenerationRun::abort_all() {
   for (size_t i = 0; i < ids_.size(); ++i) {
     if (done_[i]) continue;
     done_[i] = true;
+    n_live_seqs_->fetch_sub(1);  // submitted or not, the choice held a place
     if (ids_[i] != 0) {
       model_->engine->abort(ids_[i]);
-      n_live_seqs_->fetch_sub(1);
       if (choices_[i].finish == engine::FinishReason::kNone) {
         choices_[i].finish = engine::FinishReason::kAbort;
       }

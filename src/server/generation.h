@@ -55,7 +55,9 @@ class OutputChannel {
 
 class GenerationRun {
  public:
-  // n_live_seqs counts this run's unfinished choices (the server's queue limit).
+  // n_live_seqs counts unfinished choices (the server's queue limit). The caller has already
+  // added this run's n choices to it; the run takes each one off as that choice ends (finished,
+  // aborted or refused by the engine), its destructor at the latest.
   GenerationRun(std::shared_ptr<const ModelContext> model, PreparedRequest req,
                 std::atomic<int64_t>* n_live_seqs);
   ~GenerationRun();  // aborts whatever has not finished

@@ -149,11 +149,16 @@ void Server::handle_generation(const httplib::Request& req, httplib::Response& r
   if (auto e = prepare_generation(*model_ctx, req.body, endpoint, opts_.limits, prepared)) {
     return fail(*e);
   }
+  // Check and reserve in one step, so two requests arriving together cannot both take the last
+  // places; the run releases each choice's place when that choice ends.
   const int64_t capacity = model_ctx->max_seqs + opts_.max_queue;
-  if (n_seqs_.load() + prepared.spec.n > capacity) {
-    return fail(too_many_requests(fmt::format("the server's queue is full ({} sequences running "
-                                              "or waiting); retry later", n_seqs_.load())));
-  }
+  int64_t held = n_seqs_.load();
+  do {
+    if (held + prepared.spec.n > capacity) {
+      return fail(too_many_requests(fmt::format(
+          "the server's queue is full ({} sequences running or waiting); retry later", held)));
+    }
+  } while (!n_seqs_.compare_exchange_weak(held, held + prepared.spec.n));
   n_requests_.fetch_add(1);
   auto run = std::make_unique<GenerationRun>(model_ctx, std::move(prepared), &n_seqs_);
   if (auto e = run->start()) {

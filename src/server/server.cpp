@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,10 @@ Server::Server(ServerOptions opts) : opts_(std::move(opts)), http_(std::make_uni
   http_->set_write_timeout(30, 0);
   http_->set_keep_alive_timeout(5);
   http_->set_tcp_nodelay(true);  // SSE chunks are small and latency-sensitive
+  http_->set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd_ = static_cast<int>(sock);
+  });
   install_routes();
 }
 
@@ -58,6 +63,12 @@ Status Server::bind() {
   if (port_ < 0) {
     return usage_error("serve: cannot listen on {}:{} (address in use or not local?)", opts_.host,
                        opts_.port);
+  }
+  // httplib listens with a backlog of 5, compiled into Debian's library: a burst of more
+  // simultaneous connections than that has the rest dropped until their SYN is resent a second
+  // later. Linux takes a second listen() on a listening socket as a new backlog.
+  if (listen_fd_ >= 0 && ::listen(listen_fd_, opts_.listen_backlog) != 0) {
+    return usage_error("serve: cannot set the listen backlog to {}", opts_.listen_backlog);
   }
   return ok_status();
 }

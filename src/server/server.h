@@ -36,6 +36,7 @@ struct ServerOptions {
   int32_t max_queue = 256;       // sequences allowed to wait beyond the engine's max_seqs
   double request_timeout_s = 600;  // per request, from arrival; 0: none
   int http_threads = 64;         // concurrent connections served
+  int listen_backlog = 1024;     // connections the kernel queues before accept (httplib's is 5)
   RequestLimits limits;
 };
 
@@ -92,6 +93,7 @@ class Server {
   ServerOptions opts_;
   std::unique_ptr<httplib::Server> http_;
   int port_ = -1;
+  int listen_fd_ = -1;  // the listening socket (set by httplib's socket-options callback)
   mutable std::mutex model_mu_;
   std::shared_ptr<const ModelContext> model_;
   std::atomic<bool> draining_{false};

@@ -242,6 +242,40 @@ TEST(Server, FullQueueIs429WithRetryAfter) {
   EXPECT_EQ(ts.post("/v1/chat/completions", chat_body("third")).first, 200);
 }
 
+// Requests that arrive together cannot all take the last places: the check and the reservation
+// are one step. Capacity 2 (one running, one waiting); eight arrive within the first request's
+// 0.8 s, so exactly two are served and six refused, and every place is free again afterwards.
+// With httplib's own listen backlog (5) the last connections came a second late, after the
+// SYN was resent, and found a place free (5 of 6 runs failed).
+TEST(Server, SimultaneousArrivalsNeverOverfillTheQueue) {
+  ServerOptions o;
+  o.max_queue = 1;
+  auto e = TestServer::default_engine();
+  e.max_seqs = 1;
+  TestServer ts(o, e);
+  ts.runner().step_ms = 20;
+  std::atomic<bool> go{false};
+  std::vector<std::future<int>> posts;
+  for (int i = 0; i < 8; ++i) {
+    posts.push_back(std::async(std::launch::async, [&, i] {
+      while (!go.load()) std::this_thread::yield();
+      return ts.post("/v1/chat/completions",
+                     chat_body(fmt::format("racer {}", i), {{"max_tokens", 40}})).first;
+    }));
+  }
+  go = true;
+  int ok = 0, refused = 0;
+  for (auto& p : posts) {
+    const int st = p.get();
+    ok += st == 200;
+    refused += st == 429;
+  }
+  EXPECT_EQ(ok, 2);
+  EXPECT_EQ(refused, 6);
+  // Both places are free again once the two have finished: a request for n = 2 needs both.
+  EXPECT_EQ(ts.post("/v1/chat/completions", chat_body("after", {{"n", 2}})).first, 200);
+}
+
 TEST(Server, DisconnectMidStreamAbortsAndFreesBlocks) {
   TestServer ts;
   ts.runner().step_ms = 10;
