@@ -57,6 +57,23 @@ const Panels16Format* panels16_format(GgmlType type) {
     f.moves.push_back({208, 3328, 2, 0});                                                // d
     return f;
   }();
+  // Q2_K: qs dwords, scale dwords, d | dmin.
+  static const Panels16Format q2_k = [] {
+    Panels16Format f{84, 256, {}};
+    for (int g = 0; g < 16; ++g) f.moves.push_back({16 + 4 * g, 64 * g, 4, 0});     // qs
+    for (int q = 0; q < 4; ++q) f.moves.push_back({4 * q, 1024 + 64 * q, 4, 0});    // scales
+    f.moves.push_back({80, 1280, 4, 0});                                            // d | dmin
+    return f;
+  }();
+  // Q3_K: qs dwords, hmask dwords, scale dwords, d.
+  static const Panels16Format q3_k = [] {
+    Panels16Format f{110, 256, {}};
+    for (int g = 0; g < 16; ++g) f.moves.push_back({32 + 4 * g, 64 * g, 4, 0});       // qs
+    for (int t = 0; t < 8; ++t) f.moves.push_back({4 * t, 1024 + 64 * t, 4, 0});      // hmask
+    for (int q = 0; q < 3; ++q) f.moves.push_back({96 + 4 * q, 1536 + 64 * q, 4, 0});  // scales
+    f.moves.push_back({108, 1728, 2, 0});                                              // d
+    return f;
+  }();
   // The legacy 4/5-bit formats: qs dwords (4), qh (5-bit), d | m (with a min) or d.
   const auto legacy = [](int bytes, int qs_at, int qh_at, bool has_min) {
     Panels16Format f{bytes, 32, {}};
@@ -71,6 +88,8 @@ const Panels16Format* panels16_format(GgmlType type) {
   static const Panels16Format q5_1 = legacy(24, 8, 4, true);
   switch (type) {
     case GgmlType::kQ8_0: return &q8_0;
+    case GgmlType::kQ2_K: return &q2_k;
+    case GgmlType::kQ3_K: return &q3_k;
     case GgmlType::kQ4_K: return &q4_k;
     case GgmlType::kQ5_K: return &q5_k;
     case GgmlType::kQ6_K: return &q6_k;

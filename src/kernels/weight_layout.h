@@ -1,8 +1,9 @@
 // Weight layouts other than GGUF's row order (WeightLayout in kernels.h): what their bytes
 // mean, the in-place conversion from kRows, and reading one row back.
 //
-// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K). Rows 16p .. 16p + 15 form panel p, which keeps the bytes those rows
-// occupy in kRows order (16 * row_bytes), so a matrix converts in place. Within a panel, block b
+// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and every K format). Rows 16p .. 16p + 15 form panel
+// p, which keeps the bytes those rows occupy in kRows order (16 * row_bytes), so a matrix
+// converts in place. Within a panel, block b
 // (the b-th block of every row: 32 elements for Q8_0, 256 for Q4_K) takes 16 * block-bytes at
 // offset b * 16 * block-bytes, and each of its fields is stored for all 16 rows side by side:
 // lane r of a 64-byte group holds row r's 4 bytes, as the AVX-512 kernels' registers do.
@@ -20,6 +21,12 @@
 //   Q6_K (210 bytes: 128 ql, 64 qh, 16 int8 scales, d): byte 64 g + 4 r + k = ql[4 g + k] (g < 32),
 //        then 2048 + 64 g + 4 r + k = qh[4 g + k] (g < 16), 3072 + 64 q + 4 r + k = scale 4 q + k
 //        (q < 4), and 3328 + 2 r = d.
+//   Q2_K (84 bytes: 16 scale bytes, 64 qs bytes, d, dmin): byte 64 g + 4 r + k = qs[4 g + k]
+//        (g < 16), then 1024 + 64 q + 4 r + k = scale byte 4 q + k (q < 4), and 1280 + 4 r + k =
+//        byte k of d | dmin.
+//   Q3_K (110 bytes: 32 hmask bytes, 64 qs bytes, 12 scale bytes, d): byte 64 g + 4 r + k =
+//        qs[4 g + k] (g < 16), then 1024 + 64 t + 4 r + k = hmask[4 t + k] (t < 8),
+//        1536 + 64 q + 4 r + k = scale byte 4 q + k (q < 3), and 1728 + 2 r = d.
 // A panel then reads as one sequential stream and needs no transposes. The last rows % 16 rows
 // stay in kRows order after the panels.
 #pragma once

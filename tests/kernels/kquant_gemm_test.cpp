@@ -33,7 +33,7 @@ TEST(KQuantGemm, PrefillTilesMatchReferenceAndDecodeBits) {
   const Kernels& fast = kernels_for(Isa::kAvx512);
   const Kernels& ref = kernels_for(Isa::kRef);
   uint32_t seed = 7;
-  for (GgmlType type : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+  for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{64, 768}, {50, 256}, {37, 1280}}) {
       const TestWeights w = random_weights(type, rows, cols, seed++);
       std::vector<float> wf(static_cast<size_t>(rows * cols));

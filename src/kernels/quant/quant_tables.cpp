@@ -35,8 +35,8 @@ void add_quant_rows_avx512(TypeTable& t) {
   t.set(GgmlType::kQ4_1, {avx512::rows_q4_1, ActFormat::kQ8_1, avx512::kQ8_0RowGrain, kPanels});
   t.set(GgmlType::kQ5_0, {avx512::rows_q5_0, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
   t.set(GgmlType::kQ5_1, {avx512::rows_q5_1, ActFormat::kQ8_1, avx512::kQ8_0RowGrain, kPanels});
-  t.set(GgmlType::kQ2_K, {quant_avx512::rows_q2_k, ActFormat::kQ8_K, 1});
-  t.set(GgmlType::kQ3_K, {quant_avx512::rows_q3_k, ActFormat::kQ8_K, 1});
+  t.set(GgmlType::kQ2_K, {quant_avx512::rows_q2_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
+  t.set(GgmlType::kQ3_K, {quant_avx512::rows_q3_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ4_K, {quant_avx512::rows_q4_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ5_K, {quant_avx512::rows_q5_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ6_K, {quant_avx512::rows_q6_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});

@@ -1,18 +1,18 @@
-// The panel GEMM shared by the AVX-512 K-format kernels (kquant_q45k.cpp: Q4_K, Q5_K;
-// kquant_q6k.cpp: Q6_K), in the style of q8_0.cpp. Include only from files compiled with the
-// AVX-512 flags (internal linkage).
+// The panel GEMM shared by the AVX-512 K-format kernels (kquant_q23k.cpp: Q2_K, Q3_K;
+// kquant_q45k.cpp: Q4_K, Q5_K; kquant_q6k.cpp: Q6_K), in the style of q8_0.cpp. Include only
+// from files compiled with the AVX-512 flags (internal linkage).
 //
 // Layout. Output rows are taken 16 at a time (a panel), one per 32-bit lane. A panel's super-block
 // b is unpacked once (Format::pack) into a `Packed` block: per sub-block s and 4-element group t
 // one register whose lane r holds the 4 quants of row r as unsigned bytes, the sub-block scales as
-// int32 lanes, the super-block scales as f32 lanes (plus, for Q4_K / Q5_K, the 6-bit mins as int16
+// int32 lanes, the super-block scales as f32 lanes (plus, for Q2_K / Q4_K / Q5_K, the mins as int16
 // pairs). step() then streams activation rows over it: per sub-block, vpdpbusd of the quants with
 // the activation's 4 bytes broadcast gives each lane's exact integer partial; it is multiplied by
 // the lane's scale (vpmulld) and summed into the super-block total (exact int32: |total| < 2^28).
 //
 // Weights come in GGUF's rows (a Panel: the fields are transposed on the fly) or in kPanels16
-// (weight_layout.h: a LayoutPanel, whose registers are plain loads; the engine's choice for all
-// three formats).
+// (weight_layout.h: a LayoutPanel, whose registers are plain loads; the engine's choice for every
+// K format).
 //
 // Canonical order (batch invariance, matmul_driver.h). Every output y[i][j] is, per super-block
 // in order, acc = Format::finish(acc, integer totals of (row j, x row i, block b)), the same few
@@ -179,6 +179,31 @@ struct KActs {
   const float* d = nullptr;   // [m, nb]
   int32_t* extra = nullptr;   // [m, nb, kExtra]
   int64_t cols = 0, nb = 0;
+};
+
+// The canonical float steps of one super-block (every path, every lane). Formats with mins
+// (Q2_K, Q4_K, Q5_K): acc = fma(fmsub(float(isum), d, float(msum) * dmin), dx, acc); without
+// (Q3_K, Q6_K): acc = fma(float(isum), d * dx, acc).
+inline __m512 float_step_min(__m512i isum, __m512i msum, __m512 d, __m512 dmin, float dx, __m512 acc) {
+  const __m512 v = _mm512_fmsub_ps(_mm512_cvtepi32_ps(isum), d, _mm512_mul_ps(_mm512_cvtepi32_ps(msum), dmin));
+  return _mm512_fmadd_ps(v, _mm512_set1_ps(dx), acc);
+}
+inline __m512 float_step(__m512 d, float dx, __m512i isum, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(dx)), acc);
+}
+
+// For formats whose quants are stored with an offset (value = q + kOffset: Q3_K -4, Q6_K -32):
+// extra[(i nb + b) 16 + s] = kOffset * bsum_s, where sub-block s's vpdpbusd chain starts, so the
+// chain ends at the exact dot(q + kOffset, x_s).
+template <int kOffset>
+struct OffsetChains {
+  static constexpr int kExtra = 16;
+  static void prepare_extra(const Acts& a, const KActs& x) {
+    for (int64_t k = 0; k < a.m * x.nb * 16; ++k) x.extra[k] = kOffset * a.q8k_bsums[k];
+  }
+  static __m512i part_init(const KActs& x, int64_t i, int64_t b, int s) {
+    return bcst32(x.extra + (i * x.nb + b) * 16 + s);
+  }
 };
 
 // One super-block b of NP panels (p[k]) against x rows i0 .. i0 + MR - 1, accumulated into

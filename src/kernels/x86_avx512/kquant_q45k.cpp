@@ -156,7 +156,7 @@ struct FormatQ45 {
     const int32_t* pairs = x.extra + (i * x.nb + b) * 4;
     __m512i msum = _mm512_setzero_si512();
     for (int t = 0; t < 4; ++t) msum = _mm512_dpwssd_epi32(msum, mins[t], bcst32(pairs + t));
-    return float_step(isum, msum, d, dmin, x.d[i * x.nb + b], acc);
+    return float_step_min(isum, msum, d, dmin, x.d[i * x.nb + b], acc);
   }
 
   // Decode (m <= kDirectRows) of a kPanels16 super-block without the Packed round trip through
@@ -197,13 +197,6 @@ struct FormatQ45 {
     for (int i = 0; i < MR; ++i) acc[i][0] = finish(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
   }
 
-  // The canonical float step of one super-block (also decode_rows').
-  static __m512 float_step(__m512i isum, __m512i msum, __m512 d, __m512 dmin, float dx, __m512 acc) {
-    const __m512 v = _mm512_fmsub_ps(_mm512_cvtepi32_ps(isum), d,
-                                     _mm512_mul_ps(_mm512_cvtepi32_ps(msum), dmin));
-    return _mm512_fmadd_ps(v, _mm512_set1_ps(dx), acc);
-  }
-
   struct alignas(64) RowLanes {
     int32_t isum[kPanel], msum[kPanel];
     uint16_t d[kPanel], dmin[kPanel];
@@ -214,8 +207,8 @@ struct FormatQ45 {
     const auto half16 = [](const uint16_t* p) {
       return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
     };
-    return float_step(_mm512_load_si512(l.isum), _mm512_load_si512(l.msum), half16(l.d),
-                      half16(l.dmin), dx, acc);
+    return float_step_min(_mm512_load_si512(l.isum), _mm512_load_si512(l.msum), half16(l.d),
+                          half16(l.dmin), dx, acc);
   }
 };
 

@@ -26,20 +26,11 @@ struct alignas(64) PackedQ6 {
   __m512 d;
 };
 
-struct FormatQ6 {
+struct FormatQ6 : OffsetChains<-32> {
   using Packed = PackedQ6;
   static constexpr int kSubs = 16;
   static constexpr int kGroups = 4;
-  static constexpr int kExtra = 16;  // -32 bsum_s per sub-block
   static constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
-
-  static void prepare_extra(const Acts& a, const KActs& x) {
-    for (int64_t k = 0; k < a.m * x.nb * 16; ++k) x.extra[k] = -32 * a.q8k_bsums[k];
-  }
-
-  static __m512i part_init(const KActs& x, int64_t i, int64_t b, int s) {
-    return bcst32(x.extra + (i * x.nb + b) * 16 + s);
-  }
 
   // Super-block b of a panel's 16 kRows rows: the fields transposed to one row per lane.
   struct RowsSource {
@@ -156,12 +147,6 @@ struct FormatQ6 {
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum,
                        __m512 acc) {
     return float_step(p.d, x.d[i * x.nb + b], isum, acc);
-  }
-
-  // The canonical float step of one super-block (also decode_rows').
-  static __m512 float_step(__m512 d, float dx, __m512i isum, __m512 acc) {
-    const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc);
   }
 
   // m = 1 over kRows by decode_streamed (kquant_panel.h): its transposing unpack costs more than

@@ -1,0 +1,303 @@
+// AVX-512 VNNI matmul for Q2_K and Q3_K weights with Q8_K activations: the panel GEMM of
+// kquant_panel.h with these formats' unpacking.
+//
+// Super-block (blocks.h): 16 sub-blocks of 16. Element e = 128 h + 32 j + l takes its 2 low bits
+// from bits 2j, 2j + 1 of qs[32 h + l] and belongs to sub-block s = 8 h + 2 j + l / 16. So a qs
+// dword (4 bytes, l = 4t .. 4t + 3) holds 4 consecutive elements of each of 4 sub-blocks
+// (j = 0..3): one shift and mask per j gives vpdpbusd's 4 unsigned bytes per lane.
+//   Q2_K: e = d * sc_s * q - dmin * mn_s, q in [0, 3], (sc_s, mn_s) the low / high nibble of
+//         scale byte s. isum = sum_s sc_s dot(q_s, x_s), msum = sum_s mn_s bsum_s (8 vpdpwssd:
+//         int16 mins pairs x int16 bsum pairs), then float_step_min.
+//   Q3_K: e = d * (sc_s - 32) * (q + 4 hbit - 4), hbit = bit 4h + j of hmask[l], sc_s 6 bits
+//         (blocks.h). The chain of sub-block s starts from -4 bsum_s (OffsetChains) and adds
+//         dot(q + 4 hbit, x_s) in [0, 7] per byte; times sc_s - 32, then float_step.
+//
+// GCC 12's avx512fintrin.h feeds an uninitialized pass-through operand to the unmasked forms of
+// many intrinsics (GCC bug 105593); -Wmaybe-uninitialized then fires inside our functions.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/quant/blocks.h"
+#include "kernels/quant/quant_rows.h"
+#include "kernels/x86_avx512/kquant_panel.h"
+
+namespace ridge::kernels::kquant_avx512 {
+namespace {
+
+// Bit s of every byte to bit `to` (other bits garbage, masked by the caller). The 16-bit shifts
+// are safe: bit `to` of each byte comes from bit s of the same byte.
+inline __m512i shift_bit(__m512i v, int s, int to) {
+  return s <= to ? _mm512_slli_epi16(v, static_cast<unsigned>(to - s))
+                 : _mm512_srli_epi16(v, static_cast<unsigned>(s - to));
+}
+
+// Bits 2j, 2j + 1 of every byte of a qs register: elements 32 j + 4t .. + 3 of each lane's row.
+inline __m512i quant2(__m512i qs, int j) {
+  return _mm512_and_si512(j == 0 ? qs : _mm512_srli_epi16(qs, static_cast<unsigned>(2 * j)), _mm512_set1_epi8(3));
+}
+
+// The quants of j from a qs register (half h), with Q3_K's high bit (from the hmask register of
+// the same bytes) when kHigh.
+template <bool kHigh>
+inline __m512i quant_of(__m512i qs, __m512i hmask, int h, int j) {
+  __m512i q = quant2(qs, j);
+  if constexpr (kHigh) q = _mm512_or_si512(q, _mm512_and_si512(shift_bit(hmask, 4 * h + j, 2), _mm512_set1_epi8(4)));
+  return q;
+}
+
+// One super-block of a panel, unpacked.
+struct alignas(64) PackedQ2 {
+  __m512i q[64];    // q[4 s + t] lane r: quants 16 s + 4 t .. + 3 of row r (unsigned bytes)
+  __m512i sc[16];   // sc_s per lane (int32)
+  __m512i mins[8];  // (mn_2u, mn_2u+1) per lane (int16 pairs)
+  __m512 d, dmin;
+};
+
+struct alignas(64) PackedQ3 {
+  __m512i q[64];   // as PackedQ2's, high bit included (0..7)
+  __m512i sc[16];  // sc_s - 32 per lane (int32)
+  __m512 d;
+};
+
+// A super-block's quants for the pack: emit(s, t, q) for every sub-block s and group t (quants
+// 16 s + 4 t .. + 3 of each lane's row).
+template <bool kHigh, typename Source, typename Emit>
+inline void for_each_quant(const Source& src, const Emit& emit) {
+  __m512i hm[8] = {};
+  if constexpr (kHigh) src.hmask(hm);
+  for (int h = 0; h < 2; ++h) {
+    for (int t = 0; t < 8; ++t) {
+      const __m512i qs = src.qs(8 * h + t);
+      for (int j = 0; j < 4; ++j) emit(8 * h + 2 * j + t / 4, t % 4, quant_of<kHigh>(qs, hm[t], h, j));
+    }
+  }
+}
+
+struct FormatQ2 {
+  using Packed = PackedQ2;
+  static constexpr int kSubs = 16;
+  static constexpr int kGroups = 4;
+  static constexpr int kExtra = 8;  // x bsum pairs per block, two int16 per int32
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
+  static constexpr bool kRowDecode = false;
+
+  // extra[(i nb + b) 8 + u] = bsum_2u | bsum_2u+1 << 16 (|.| <= 16 * 127: int16).
+  static void prepare_extra(const Acts& a, const KActs& x) {
+    for (int64_t k = 0; k < a.m * x.nb * 8; ++k) {
+      const auto lo = static_cast<uint16_t>(a.q8k_bsums[2 * k]), hi = static_cast<uint16_t>(a.q8k_bsums[2 * k + 1]);
+      x.extra[k] = static_cast<int32_t>(lo | (static_cast<uint32_t>(hi) << 16));
+    }
+  }
+  static __m512i part_init(const KActs&, int64_t, int64_t, int) { return _mm512_setzero_si512(); }
+
+  // Super-block b of a panel's 16 kRows rows: the fields transposed to one row per lane.
+  struct RowsSource {
+    const Panel& p;
+    int64_t off;
+    __m512i regs[16];  // the 16 qs registers
+    RowsSource(const Panel& panel, int64_t b) : p(panel), off(b * kBlockBytes) {
+      prefetch_next(p, off, kBlockBytes);
+      transpose_32(p, off + 16, regs);
+      transpose_32(p, off + 48, regs + 8);
+    }
+    __m512i qs(int g) const { return regs[g]; }
+    void scales(__m512i out[4]) const { transpose_16(p, off, out); }
+    __m512i d_dmin() const { return gather_dword(p, off + 80); }
+  };
+  // The same registers loaded from a kPanels16 super-block (weight_layout.h).
+  struct LayoutSource {
+    const uint8_t* blk;
+    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
+    __m512i qs(int g) const { return _mm512_loadu_si512(blk + 64 * g); }
+    void scales(__m512i out[4]) const {
+      for (int q = 0; q < 4; ++q) out[q] = _mm512_loadu_si512(blk + 1024 + 64 * q);
+    }
+    __m512i d_dmin() const { return _mm512_loadu_si512(blk + 1280); }
+  };
+
+  // Scale bytes 4q .. 4q + 3 per lane (g4[q]) to sc_s = low nibble, and the high nibbles as
+  // int16 pairs (mn_2u, mn_2u+1); d | dmin to d, dmin.
+  template <typename Source>
+  static void head(const Source& src, __m512i sc[16], __m512i mins[8], __m512* d, __m512* dmin) {
+    __m512i g4[4];
+    src.scales(g4);
+    const __m512i m4 = _mm512_set1_epi32(15);
+    for (int q = 0; q < 4; ++q) {
+      __m512i mn[4];
+      for (int k = 0; k < 4; ++k) {
+        sc[4 * q + k] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * k), m4);
+        mn[k] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * k + 4), m4);
+      }
+      mins[2 * q] = _mm512_or_si512(mn[0], _mm512_slli_epi32(mn[1], 16));
+      mins[2 * q + 1] = _mm512_or_si512(mn[2], _mm512_slli_epi32(mn[3], 16));
+    }
+    const __m512i dd = src.d_dmin();
+    *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+    *dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+  }
+
+  template <typename Source>
+  static void unpack(const Source& src, Packed* out) {
+    for_each_quant<false>(src, [&](int s, int t, __m512i q) { _mm512_store_si512(&out->q[4 * s + t], q); });
+    head(src, out->sc, out->mins, &out->d, &out->dmin);
+  }
+  static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
+
+  static __m512 finish(const __m512i mins[8], __m512 d, __m512 dmin, const KActs& x, int64_t i,
+                       int64_t b, __m512i isum, __m512 acc) {
+    const int32_t* pairs = x.extra + (i * x.nb + b) * 8;
+    __m512i msum = _mm512_setzero_si512();
+    for (int u = 0; u < 8; ++u) msum = _mm512_dpwssd_epi32(msum, mins[u], bcst32(pairs + u));
+    return float_step_min(isum, msum, d, dmin, x.d[i * x.nb + b], acc);
+  }
+  static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum, __m512 acc) {
+    return finish(p.mins, p.d, p.dmin, x, i, b, isum, acc);
+  }
+
+  template <int MR>
+  static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]);
+};
+
+struct FormatQ3 : OffsetChains<-4> {
+  using Packed = PackedQ3;
+  static constexpr int kSubs = 16;
+  static constexpr int kGroups = 4;
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
+  static constexpr bool kRowDecode = false;
+
+  struct RowsSource {
+    const Panel& p;
+    int64_t off;
+    __m512i regs[16];  // the 16 qs registers
+    RowsSource(const Panel& panel, int64_t b) : p(panel), off(b * kBlockBytes) {
+      prefetch_next(p, off, kBlockBytes);
+      transpose_32(p, off + 32, regs);
+      transpose_32(p, off + 64, regs + 8);
+    }
+    __m512i qs(int g) const { return regs[g]; }
+    void hmask(__m512i out[8]) const { transpose_32(p, off, out); }
+    // Gathers keep every read inside the 110-byte block (a 16-byte transpose would not).
+    void scales(__m512i out[3]) const {
+      for (int q = 0; q < 3; ++q) out[q] = gather_dword(p, off + 96 + 4 * q);
+    }
+    __m512 d() const {  // the dword at 106: scale bytes 10, 11, then d
+      return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(gather_dword(p, off + 106), 16)));
+    }
+  };
+  struct LayoutSource {
+    const uint8_t* blk;
+    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
+    __m512i qs(int g) const { return _mm512_loadu_si512(blk + 64 * g); }
+    void hmask(__m512i out[8]) const {
+      for (int t = 0; t < 8; ++t) out[t] = _mm512_loadu_si512(blk + 1024 + 64 * t);
+    }
+    void scales(__m512i out[3]) const {
+      for (int q = 0; q < 3; ++q) out[q] = _mm512_loadu_si512(blk + 1536 + 64 * q);
+    }
+    __m512 d() const { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 1728))); }
+  };
+
+  // The 12 scale bytes per lane (a[0..2]) to sc_s - 32 (int32): blocks.h's packing on dwords,
+  // as ggml unpacks it (low nibbles of bytes 0..7 then their high nibbles, two high bits each
+  // from bytes 8..11).
+  template <typename Source>
+  static void head(const Source& src, __m512i sc[16]) {
+    __m512i a[3];
+    src.scales(a);
+    const __m512i m4 = _mm512_set1_epi32(0x0f0f0f0f), m2 = _mm512_set1_epi32(0x03030303);
+    const __m512i m6 = _mm512_set1_epi32(63), bias = _mm512_set1_epi32(32);
+    for (int q = 0; q < 4; ++q) {
+      const __m512i low = _mm512_and_si512(q < 2 ? a[q] : _mm512_srli_epi32(a[q - 2], 4), m4);
+      const __m512i top = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a[2], 2 * q), m2), 4);
+      const __m512i six = _mm512_or_si512(low, top);  // scales 4q .. 4q + 3, one byte each
+      for (int k = 0; k < 4; ++k) {
+        sc[4 * q + k] = _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(six, 8 * k), m6), bias);
+      }
+    }
+  }
+
+  template <typename Source>
+  static void unpack(const Source& src, Packed* out) {
+    for_each_quant<true>(src, [&](int s, int t, __m512i q) { _mm512_store_si512(&out->q[4 * s + t], q); });
+    head(src, out->sc);
+    out->d = src.d();
+  }
+  static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
+
+  static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum, __m512 acc) {
+    return float_step(p.d, x.d[i * x.nb + b], isum, acc);
+  }
+
+  template <int MR>
+  static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]);
+};
+
+// Decode (m <= kDirectRows) of a kPanels16 super-block without the Packed round trip through L1
+// (as Q4_K's): each qs register is split into its four sub-blocks' quants in registers and fed to
+// vpdpbusd at once. Sub-block s's chain starts from F::part_init and is multiplied by sc_s, as in
+// step: the same integer totals (summed in another order), then the same finish.
+template <typename F, bool kHigh, int MR, typename Source>
+inline void fused_totals(const Source& src, const KActs& x, int64_t b, const __m512i sc[16],
+                         __m512i (&tot)[MR]) {
+  __m512i hm[8] = {};
+  if constexpr (kHigh) src.hmask(hm);
+  const int8_t* xb = x.q + kSuperBlock * b;
+  for (int h = 0; h < 2; ++h) {
+    for (int u = 0; u < 2; ++u) {  // groups t = 4u .. 4u + 3: sub-blocks 8 h + 2 j + u, j < 4
+      __m512i part[MR][4];
+      for (int i = 0; i < MR; ++i) {
+        for (int j = 0; j < 4; ++j) part[i][j] = F::part_init(x, i, b, 8 * h + 2 * j + u);
+      }
+      for (int t = 4 * u; t < 4 * u + 4; ++t) {
+        const __m512i qs = src.qs(8 * h + t);
+        for (int j = 0; j < 4; ++j) {
+          const __m512i q = quant_of<kHigh>(qs, hm[t], h, j);
+          for (int i = 0; i < MR; ++i) part[i][j] = dpbusd_bcst(part[i][j], q, xb + i * x.cols + 128 * h + 32 * j + 4 * t);
+        }
+      }
+      for (int i = 0; i < MR; ++i) {
+        for (int j = 0; j < 4; ++j) tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(part[i][j], sc[8 * h + 2 * j + u]));
+      }
+    }
+  }
+}
+
+template <int MR>
+void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+  const LayoutSource src(panel, b);
+  __m512i sc[16], mins[8];
+  __m512 d, dmin;
+  head(src, sc, mins, &d, &dmin);
+  __m512i tot[MR];
+  for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
+  fused_totals<FormatQ2, false>(src, x, b, sc, tot);
+  for (int i = 0; i < MR; ++i) acc[i][0] = finish(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
+}
+
+template <int MR>
+void FormatQ3::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+  const LayoutSource src(panel, b);
+  __m512i sc[16];
+  head(src, sc);
+  __m512i tot[MR];
+  for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
+  fused_totals<FormatQ3, true>(src, x, b, sc, tot);
+  const __m512 d = src.d();
+  for (int i = 0; i < MR; ++i) acc[i][0] = float_step(d, x.d[i * x.nb + b], tot[i], acc[i][0]);
+}
+
+}  // namespace
+}  // namespace ridge::kernels::kquant_avx512
+
+namespace ridge::kernels::quant_avx512 {
+
+void rows_q2_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  kquant_avx512::rows_k<kquant_avx512::FormatQ2>(w, a, j0, j1, y, ldy);
+}
+
+void rows_q3_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  kquant_avx512::rows_k<kquant_avx512::FormatQ3>(w, a, j0, j1, y, ldy);
+}
+
+}  // namespace ridge::kernels::quant_avx512
