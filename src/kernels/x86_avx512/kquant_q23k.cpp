@@ -135,6 +135,17 @@ struct FormatQ2 {
     *dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
   }
 
+  // For the fused decode: scp[2 q + u] = (sc_4q+u, sc_4q+u+2) as int16 pairs, from scale bytes
+  // u and u + 2 of dword q.
+  template <typename Source>
+  static void scale_pairs(const Source& src, __m512i scp[8]) {
+    __m512i g4[4];
+    src.scales(g4);
+    for (int q = 0; q < 4; ++q) {
+      for (int u = 0; u < 2; ++u) scp[2 * q + u] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * u), _mm512_set1_epi32(0x000f000f));
+    }
+  }
+
   template <typename Source>
   static void unpack(const Source& src, Packed* out) {
     for_each_quant<false>(src, [&](int s, int t, __m512i q) { _mm512_store_si512(&out->q[4 * s + t], q); });
@@ -201,17 +212,36 @@ struct FormatQ3 : OffsetChains<-4> {
   // as ggml unpacks it (low nibbles of bytes 0..7 then their high nibbles, two high bits each
   // from bytes 8..11).
   template <typename Source>
-  static void head(const Source& src, __m512i sc[16]) {
+  static void six_bits(const Source& src, __m512i six[4]) {
     __m512i a[3];
     src.scales(a);
     const __m512i m4 = _mm512_set1_epi32(0x0f0f0f0f), m2 = _mm512_set1_epi32(0x03030303);
-    const __m512i m6 = _mm512_set1_epi32(63), bias = _mm512_set1_epi32(32);
-    for (int q = 0; q < 4; ++q) {
+    for (int q = 0; q < 4; ++q) {  // six[q]: scales 4q .. 4q + 3 (biased), one byte each
       const __m512i low = _mm512_and_si512(q < 2 ? a[q] : _mm512_srli_epi32(a[q - 2], 4), m4);
       const __m512i top = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a[2], 2 * q), m2), 4);
-      const __m512i six = _mm512_or_si512(low, top);  // scales 4q .. 4q + 3, one byte each
+      six[q] = _mm512_or_si512(low, top);
+    }
+  }
+  template <typename Source>
+  static void head(const Source& src, __m512i sc[16]) {
+    __m512i six[4];
+    six_bits(src, six);
+    const __m512i m6 = _mm512_set1_epi32(63), bias = _mm512_set1_epi32(32);
+    for (int q = 0; q < 4; ++q) {
       for (int k = 0; k < 4; ++k) {
-        sc[4 * q + k] = _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(six, 8 * k), m6), bias);
+        sc[4 * q + k] = _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(six[q], 8 * k), m6), bias);
+      }
+    }
+  }
+  // As FormatQ2::scale_pairs: (sc_4q+u - 32, sc_4q+u+2 - 32) as int16 pairs.
+  template <typename Source>
+  static void scale_pairs(const Source& src, __m512i scp[8]) {
+    __m512i six[4];
+    six_bits(src, six);
+    for (int q = 0; q < 4; ++q) {
+      for (int u = 0; u < 2; ++u) {
+        scp[2 * q + u] = _mm512_sub_epi16(_mm512_and_si512(_mm512_srli_epi32(six[q], 8 * u), _mm512_set1_epi32(0x003f003f)),
+                                          _mm512_set1_epi16(32));
       }
     }
   }
@@ -238,8 +268,9 @@ struct FormatQ3 : OffsetChains<-4> {
 // vpdpbusd at once. Sub-block s's chain starts from F::part_init and is multiplied by sc_s, as in
 // step: the same integer totals (summed in another order), then the same finish.
 template <typename F, bool kHigh, int MR, typename Source>
-inline void fused_totals(const Source& src, const KActs& x, int64_t b, const __m512i sc[16],
-                         __m512i (&tot)[MR]) {
+inline void fused_totals(const Source& src, const KActs& x, int64_t b, __m512i (&tot)[MR]) {
+  __m512i scp[8];
+  F::scale_pairs(src, scp);
   __m512i hm[8] = {};
   if constexpr (kHigh) src.hmask(hm);
   const int8_t* xb = x.q + kSuperBlock * b;
@@ -256,8 +287,13 @@ inline void fused_totals(const Source& src, const KActs& x, int64_t b, const __m
           for (int i = 0; i < MR; ++i) part[i][j] = dpbusd_bcst(part[i][j], q, xb + i * x.cols + 128 * h + 32 * j + 4 * t);
         }
       }
+      // Sub-blocks 8h + 4k + u and 8h + 4k + 2 + u (j = 2k, 2k + 1) share a vpdpwssd: their
+      // partials fit int16 (|.| <= 16 * 4 * 127), as int16 pairs against the scale pair.
       for (int i = 0; i < MR; ++i) {
-        for (int j = 0; j < 4; ++j) tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(part[i][j], sc[8 * h + 2 * j + u]));
+        for (int k = 0; k < 2; ++k) {
+          const __m512i pair = _mm512_mask_blend_epi16(0xAAAAAAAA, part[i][2 * k], _mm512_slli_epi32(part[i][2 * k + 1], 16));
+          tot[i] = _mm512_dpwssd_epi32(tot[i], pair, scp[2 * (2 * h + k) + u]);
+        }
       }
     }
   }
@@ -271,18 +307,16 @@ void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, 
   head(src, sc, mins, &d, &dmin);
   __m512i tot[MR];
   for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
-  fused_totals<FormatQ2, false>(src, x, b, sc, tot);
+  fused_totals<FormatQ2, false>(src, x, b, tot);
   for (int i = 0; i < MR; ++i) acc[i][0] = finish(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
 }
 
 template <int MR>
 void FormatQ3::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
   const LayoutSource src(panel, b);
-  __m512i sc[16];
-  head(src, sc);
   __m512i tot[MR];
   for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
-  fused_totals<FormatQ3, true>(src, x, b, sc, tot);
+  fused_totals<FormatQ3, true>(src, x, b, tot);
   const __m512 d = src.d();
   for (int i = 0; i < MR; ++i) acc[i][0] = float_step(d, x.d[i * x.nb + b], tot[i], acc[i][0]);
 }
