@@ -48,7 +48,7 @@ inline __m512i quant_of(__m512i qs, __m512i hmask, int h, int j) {
 struct alignas(64) PackedQ2 {
   __m512i q[64];    // q[4 s + t] lane r: quants 16 s + 4 t .. + 3 of row r (unsigned bytes)
   __m512i sc[16];   // sc_s per lane (int32)
-  __m512i mins[8];  // (mn_2u, mn_2u+1) per lane (int16 pairs)
+  __m512i mins[8];  // (mn_4q+u, mn_4q+u+2) per lane at 2q + u (int16 pairs, FormatQ2::nibble_pairs)
   __m512 d, dmin;
 };
 
@@ -80,11 +80,16 @@ struct FormatQ2 {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
   static constexpr bool kRowDecode = false;
 
-  // extra[(i nb + b) 8 + u] = bsum_2u | bsum_2u+1 << 16 (|.| <= 16 * 127: int16).
+  // extra[(i nb + b) 8 + 2q + u] = bsum_4q+u | bsum_4q+u+2 << 16 (|.| <= 16 * 127: int16), the
+  // pairs of nibble_pairs.
   static void prepare_extra(const Acts& a, const KActs& x) {
-    for (int64_t k = 0; k < a.m * x.nb * 8; ++k) {
-      const auto lo = static_cast<uint16_t>(a.q8k_bsums[2 * k]), hi = static_cast<uint16_t>(a.q8k_bsums[2 * k + 1]);
-      x.extra[k] = static_cast<int32_t>(lo | (static_cast<uint32_t>(hi) << 16));
+    for (int64_t ib = 0; ib < a.m * x.nb; ++ib) {
+      const int16_t* bs = a.q8k_bsums + ib * 16;
+      for (int k = 0; k < 8; ++k) {
+        const int s = 4 * (k / 2) + k % 2;
+        const auto lo = static_cast<uint16_t>(bs[s]), hi = static_cast<uint16_t>(bs[s + 2]);
+        x.extra[ib * 8 + k] = static_cast<int32_t>(lo | (static_cast<uint32_t>(hi) << 16));
+      }
     }
   }
   static __m512i part_init(const KActs&, int64_t, int64_t, int) { return _mm512_setzero_si512(); }
@@ -114,42 +119,40 @@ struct FormatQ2 {
     __m512i d_dmin() const { return _mm512_loadu_si512(blk + 1280); }
   };
 
-  // Scale bytes 4q .. 4q + 3 per lane (g4[q]) to sc_s = low nibble, and the high nibbles as
-  // int16 pairs (mn_2u, mn_2u+1); d | dmin to d, dmin.
+  // Scale byte s holds sc_s (low nibble) and mn_s (high). Scale bytes u and u + 2 of dword q (sub-
+  // blocks 4q + u and 4q + u + 2) as int16 pairs at 2q + u: nibble `shift / 4` of each (0: the
+  // scales, 4: the mins), ready for vpdpwssd.
   template <typename Source>
-  static void head(const Source& src, __m512i sc[16], __m512i mins[8], __m512* d, __m512* dmin) {
+  static void nibble_pairs(const Source& src, int shift, __m512i out[8]) {
     __m512i g4[4];
     src.scales(g4);
-    const __m512i m4 = _mm512_set1_epi32(15);
     for (int q = 0; q < 4; ++q) {
-      __m512i mn[4];
-      for (int k = 0; k < 4; ++k) {
-        sc[4 * q + k] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * k), m4);
-        mn[k] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * k + 4), m4);
+      for (int u = 0; u < 2; ++u) {
+        out[2 * q + u] = _mm512_and_si512(_mm512_srli_epi32(g4[q], static_cast<unsigned>(8 * u + shift)), _mm512_set1_epi32(0x000f000f));
       }
-      mins[2 * q] = _mm512_or_si512(mn[0], _mm512_slli_epi32(mn[1], 16));
-      mins[2 * q + 1] = _mm512_or_si512(mn[2], _mm512_slli_epi32(mn[3], 16));
     }
+  }
+  // The scale pairs of the fused decode (fused_totals).
+  template <typename Source>
+  static void scale_pairs(const Source& src, __m512i scp[8]) { nibble_pairs(src, 0, scp); }
+  // The mins pairs and d, dmin (every path).
+  template <typename Source>
+  static void mins_and_d(const Source& src, __m512i mins[8], __m512* d, __m512* dmin) {
+    nibble_pairs(src, 4, mins);
     const __m512i dd = src.d_dmin();
     *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
     *dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
   }
 
-  // For the fused decode: scp[2 q + u] = (sc_4q+u, sc_4q+u+2) as int16 pairs, from scale bytes
-  // u and u + 2 of dword q.
-  template <typename Source>
-  static void scale_pairs(const Source& src, __m512i scp[8]) {
-    __m512i g4[4];
-    src.scales(g4);
-    for (int q = 0; q < 4; ++q) {
-      for (int u = 0; u < 2; ++u) scp[2 * q + u] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * u), _mm512_set1_epi32(0x000f000f));
-    }
-  }
-
   template <typename Source>
   static void unpack(const Source& src, Packed* out) {
     for_each_quant<false>(src, [&](int s, int t, __m512i q) { _mm512_store_si512(&out->q[4 * s + t], q); });
-    head(src, out->sc, out->mins, &out->d, &out->dmin);
+    __m512i g4[4];  // sc_s per lane for step's vpmulld
+    src.scales(g4);
+    for (int q = 0; q < 4; ++q) {
+      for (int k = 0; k < 4; ++k) out->sc[4 * q + k] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * k), _mm512_set1_epi32(15));
+    }
+    mins_and_d(src, out->mins, &out->d, &out->dmin);
   }
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
   static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
@@ -302,9 +305,9 @@ inline void fused_totals(const Source& src, const KActs& x, int64_t b, __m512i (
 template <int MR>
 void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
   const LayoutSource src(panel, b);
-  __m512i sc[16], mins[8];
+  __m512i mins[8];
   __m512 d, dmin;
-  head(src, sc, mins, &d, &dmin);
+  mins_and_d(src, mins, &d, &dmin);
   __m512i tot[MR];
   for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
   fused_totals<FormatQ2, false>(src, x, b, tot);
