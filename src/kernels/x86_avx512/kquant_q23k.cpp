@@ -211,9 +211,9 @@ struct FormatQ3 : OffsetChains<-4> {
     __m512 d() const { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 1728))); }
   };
 
-  // The 12 scale bytes per lane (a[0..2]) to sc_s - 32 (int32): blocks.h's packing on dwords,
-  // as ggml unpacks it (low nibbles of bytes 0..7 then their high nibbles, two high bits each
-  // from bytes 8..11).
+  // The 12 scale bytes per lane (a[0..2]) to the 16 biased 6-bit scales, byte k of six[q] being
+  // sc_4q+k: blocks.h's packing on dwords, as ggml unpacks it (low nibbles of bytes 0..7 then
+  // their high nibbles, two high bits each from bytes 8..11).
   template <typename Source>
   static void six_bits(const Source& src, __m512i six[4]) {
     __m512i a[3];
@@ -225,6 +225,7 @@ struct FormatQ3 : OffsetChains<-4> {
       six[q] = _mm512_or_si512(low, top);
     }
   }
+  // sc_s - 32 per lane (int32), for the pack.
   template <typename Source>
   static void head(const Source& src, __m512i sc[16]) {
     __m512i six[4];
@@ -268,8 +269,9 @@ struct FormatQ3 : OffsetChains<-4> {
 
 // Decode (m <= kDirectRows) of a kPanels16 super-block without the Packed round trip through L1
 // (as Q4_K's): each qs register is split into its four sub-blocks' quants in registers and fed to
-// vpdpbusd at once. Sub-block s's chain starts from F::part_init and is multiplied by sc_s, as in
-// step: the same integer totals (summed in another order), then the same finish.
+// vpdpbusd at once. Sub-block s's chain starts from F::part_init and is multiplied by sc_s (two
+// sub-blocks per vpdpwssd, below): step's integer totals summed in another order, then the same
+// finish.
 template <typename F, bool kHigh, int MR, typename Source>
 inline void fused_totals(const Source& src, const KActs& x, int64_t b, __m512i (&tot)[MR]) {
   __m512i scp[8];
