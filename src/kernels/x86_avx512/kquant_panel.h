@@ -192,6 +192,33 @@ inline __m512 float_step(__m512 d, float dx, __m512i isum, __m512 acc) {
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(dx)), acc);
 }
 
+// The last step of formats with mins (Q2_K: 8 int16 pairs of mins per lane, Q4_K / Q5_K: 4):
+// msum from the lanes' mins pairs against the x pair sums prepare_extra put in extra (kPairs per
+// block), then float_step_min.
+template <int kPairs>
+inline __m512 finish_with_mins(const __m512i* mins, __m512 d, __m512 dmin, const KActs& x, int64_t i,
+                               int64_t b, __m512i isum, __m512 acc) {
+  const int32_t* pairs = x.extra + (i * x.nb + b) * kPairs;
+  __m512i msum = _mm512_setzero_si512();
+  for (int t = 0; t < kPairs; ++t) msum = _mm512_dpwssd_epi32(msum, mins[t], bcst32(pairs + t));
+  return float_step_min(isum, msum, d, dmin, x.d[i * x.nb + b], acc);
+}
+
+// The 16 qs registers of a kRows super-block (16 rows, one per lane) at byte kQsAt of a block of
+// kBlockBytes, transposed once at construction: the shared part of Q2_K's and Q3_K's RowsSource.
+template <int64_t kQsAt, int64_t kBlockBytes>
+struct QsRows {
+  const Panel& p;
+  int64_t off;
+  __m512i regs[16];
+  QsRows(const Panel& panel, int64_t b) : p(panel), off(b * kBlockBytes) {
+    prefetch_next(p, off, kBlockBytes);
+    transpose_32(p, off + kQsAt, regs);
+    transpose_32(p, off + kQsAt + 32, regs + 8);
+  }
+  __m512i qs(int g) const { return regs[g]; }
+};
+
 // For formats whose quants are stored with an offset (value = q + kOffset: Q3_K -4, Q6_K -32):
 // extra[(i nb + b) 16 + s] = kOffset * bsum_s, where sub-block s's vpdpbusd chain starts, so the
 // chain ends at the exact dot(q + kOffset, x_s).

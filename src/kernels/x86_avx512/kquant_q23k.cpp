@@ -95,16 +95,8 @@ struct FormatQ2 {
   static __m512i part_init(const KActs&, int64_t, int64_t, int) { return _mm512_setzero_si512(); }
 
   // Super-block b of a panel's 16 kRows rows: the fields transposed to one row per lane.
-  struct RowsSource {
-    const Panel& p;
-    int64_t off;
-    __m512i regs[16];  // the 16 qs registers
-    RowsSource(const Panel& panel, int64_t b) : p(panel), off(b * kBlockBytes) {
-      prefetch_next(p, off, kBlockBytes);
-      transpose_32(p, off + 16, regs);
-      transpose_32(p, off + 48, regs + 8);
-    }
-    __m512i qs(int g) const { return regs[g]; }
+  struct RowsSource : QsRows<16, kBlockBytes> {
+    using QsRows::QsRows;
     void scales(__m512i out[4]) const { transpose_16(p, off, out); }
     __m512i d_dmin() const { return gather_dword(p, off + 80); }
   };
@@ -157,15 +149,8 @@ struct FormatQ2 {
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
   static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
 
-  static __m512 finish(const __m512i mins[8], __m512 d, __m512 dmin, const KActs& x, int64_t i,
-                       int64_t b, __m512i isum, __m512 acc) {
-    const int32_t* pairs = x.extra + (i * x.nb + b) * 8;
-    __m512i msum = _mm512_setzero_si512();
-    for (int u = 0; u < 8; ++u) msum = _mm512_dpwssd_epi32(msum, mins[u], bcst32(pairs + u));
-    return float_step_min(isum, msum, d, dmin, x.d[i * x.nb + b], acc);
-  }
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum, __m512 acc) {
-    return finish(p.mins, p.d, p.dmin, x, i, b, isum, acc);
+    return finish_with_mins<8>(p.mins, p.d, p.dmin, x, i, b, isum, acc);
   }
 
   template <int MR>
@@ -179,16 +164,8 @@ struct FormatQ3 : OffsetChains<-4> {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
   static constexpr bool kRowDecode = false;
 
-  struct RowsSource {
-    const Panel& p;
-    int64_t off;
-    __m512i regs[16];  // the 16 qs registers
-    RowsSource(const Panel& panel, int64_t b) : p(panel), off(b * kBlockBytes) {
-      prefetch_next(p, off, kBlockBytes);
-      transpose_32(p, off + 32, regs);
-      transpose_32(p, off + 64, regs + 8);
-    }
-    __m512i qs(int g) const { return regs[g]; }
+  struct RowsSource : QsRows<32, kBlockBytes> {
+    using QsRows::QsRows;
     void hmask(__m512i out[8]) const { transpose_32(p, off, out); }
     // Gathers keep every read inside the 110-byte block (a 16-byte transpose would not).
     void scales(__m512i out[3]) const {
@@ -313,7 +290,7 @@ void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, 
   __m512i tot[MR];
   for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
   fused_totals<FormatQ2, false>(src, x, b, tot);
-  for (int i = 0; i < MR; ++i) acc[i][0] = finish(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
+  for (int i = 0; i < MR; ++i) acc[i][0] = finish_with_mins<8>(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
 }
 
 template <int MR>

@@ -149,14 +149,7 @@ struct FormatQ45 {
 
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum,
                        __m512 acc) {
-    return finish(p.mins, p.d, p.dmin, x, i, b, isum, acc);
-  }
-  static __m512 finish(const __m512i mins[4], __m512 d, __m512 dmin, const KActs& x, int64_t i,
-                       int64_t b, __m512i isum, __m512 acc) {
-    const int32_t* pairs = x.extra + (i * x.nb + b) * 4;
-    __m512i msum = _mm512_setzero_si512();
-    for (int t = 0; t < 4; ++t) msum = _mm512_dpwssd_epi32(msum, mins[t], bcst32(pairs + t));
-    return float_step_min(isum, msum, d, dmin, x.d[i * x.nb + b], acc);
+    return finish_with_mins<4>(p.mins, p.d, p.dmin, x, i, b, isum, acc);
   }
 
   // Decode (m <= kDirectRows) of a kPanels16 super-block without the Packed round trip through
@@ -194,7 +187,7 @@ struct FormatQ45 {
         tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(hi_sum[i], sc[2 * c + 1]));
       }
     }
-    for (int i = 0; i < MR; ++i) acc[i][0] = finish(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
+    for (int i = 0; i < MR; ++i) acc[i][0] = finish_with_mins<4>(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
   }
 
   struct alignas(64) RowLanes {
