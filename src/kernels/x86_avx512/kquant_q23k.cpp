@@ -111,26 +111,21 @@ struct FormatQ2 {
     __m512i d_dmin() const { return _mm512_loadu_si512(blk + 1280); }
   };
 
-  // Scale byte s holds sc_s (low nibble) and mn_s (high). Scale bytes u and u + 2 of dword q (sub-
-  // blocks 4q + u and 4q + u + 2) as int16 pairs at 2q + u: nibble `shift / 4` of each (0: the
-  // scales, 4: the mins), ready for vpdpwssd.
-  template <typename Source>
-  static void nibble_pairs(const Source& src, int shift, __m512i out[8]) {
-    __m512i g4[4];
-    src.scales(g4);
+  // Scale byte s holds sc_s (low nibble) and mn_s (high). Scale bytes u and u + 2 of dword q
+  // (g4[q]: sub-blocks 4q + u and 4q + u + 2) as int16 pairs at 2q + u: nibble `shift / 4` of
+  // each (0: the scales, 4: the mins), ready for vpdpwssd.
+  static void nibble_pairs(const __m512i g4[4], int shift, __m512i out[8]) {
     for (int q = 0; q < 4; ++q) {
       for (int u = 0; u < 2; ++u) {
         out[2 * q + u] = _mm512_and_si512(_mm512_srli_epi32(g4[q], static_cast<unsigned>(8 * u + shift)), _mm512_set1_epi32(0x000f000f));
       }
     }
   }
-  // The scale pairs of the fused decode (fused_totals).
+  // The scale dwords (g4, read once for the caller's scales), the mins pairs and d, dmin.
   template <typename Source>
-  static void scale_pairs(const Source& src, __m512i scp[8]) { nibble_pairs(src, 0, scp); }
-  // The mins pairs and d, dmin (every path).
-  template <typename Source>
-  static void mins_and_d(const Source& src, __m512i mins[8], __m512* d, __m512* dmin) {
-    nibble_pairs(src, 4, mins);
+  static void head(const Source& src, __m512i g4[4], __m512i mins[8], __m512* d, __m512* dmin) {
+    src.scales(g4);
+    nibble_pairs(g4, 4, mins);
     const __m512i dd = src.d_dmin();
     *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
     *dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
@@ -139,12 +134,11 @@ struct FormatQ2 {
   template <typename Source>
   static void unpack(const Source& src, Packed* out) {
     for_each_quant<false>(src, [&](int s, int t, __m512i q) { _mm512_store_si512(&out->q[4 * s + t], q); });
-    __m512i g4[4];  // sc_s per lane for step's vpmulld
-    src.scales(g4);
-    for (int q = 0; q < 4; ++q) {
+    __m512i g4[4];
+    head(src, g4, out->mins, &out->d, &out->dmin);
+    for (int q = 0; q < 4; ++q) {  // sc_s per lane for step's vpmulld
       for (int k = 0; k < 4; ++k) out->sc[4 * q + k] = _mm512_and_si512(_mm512_srli_epi32(g4[q], 8 * k), _mm512_set1_epi32(15));
     }
-    mins_and_d(src, out->mins, &out->d, &out->dmin);
   }
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
   static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
@@ -214,7 +208,8 @@ struct FormatQ3 : OffsetChains<-4> {
       }
     }
   }
-  // As FormatQ2::scale_pairs: (sc_4q+u - 32, sc_4q+u+2 - 32) as int16 pairs.
+  // For the fused decode, as FormatQ2's scale pairs: (sc_4q+u - 32, sc_4q+u+2 - 32) as int16 pairs
+  // at 2q + u.
   template <typename Source>
   static void scale_pairs(const Source& src, __m512i scp[8]) {
     __m512i six[4];
@@ -250,9 +245,8 @@ struct FormatQ3 : OffsetChains<-4> {
 // sub-blocks per vpdpwssd, below): step's integer totals summed in another order, then the same
 // finish.
 template <typename F, bool kHigh, int MR, typename Source>
-inline void fused_totals(const Source& src, const KActs& x, int64_t b, __m512i (&tot)[MR]) {
-  __m512i scp[8];
-  F::scale_pairs(src, scp);
+inline void fused_totals(const Source& src, const KActs& x, int64_t b, const __m512i scp[8],
+                         __m512i (&tot)[MR]) {
   __m512i hm[8] = {};
   if constexpr (kHigh) src.hmask(hm);
   const int8_t* xb = x.q + kSuperBlock * b;
@@ -284,21 +278,24 @@ inline void fused_totals(const Source& src, const KActs& x, int64_t b, __m512i (
 template <int MR>
 void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
   const LayoutSource src(panel, b);
-  __m512i mins[8];
+  __m512i g4[4], mins[8], scp[8];
   __m512 d, dmin;
-  mins_and_d(src, mins, &d, &dmin);
+  head(src, g4, mins, &d, &dmin);
+  nibble_pairs(g4, 0, scp);
   __m512i tot[MR];
   for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
-  fused_totals<FormatQ2, false>(src, x, b, tot);
+  fused_totals<FormatQ2, false>(src, x, b, scp, tot);
   for (int i = 0; i < MR; ++i) acc[i][0] = finish_with_mins<8>(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
 }
 
 template <int MR>
 void FormatQ3::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
   const LayoutSource src(panel, b);
+  __m512i scp[8];
+  scale_pairs(src, scp);
   __m512i tot[MR];
   for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
-  fused_totals<FormatQ3, true>(src, x, b, tot);
+  fused_totals<FormatQ3, true>(src, x, b, scp, tot);
   const __m512 d = src.d();
   for (int i = 0; i < MR; ++i) acc[i][0] = float_step(d, x.d[i * x.nb + b], tot[i], acc[i][0]);
 }
