@@ -1,12 +1,15 @@
 #include "kernels/matmul_driver.h"
 
+#include <algorithm>
 #include <array>
+#include <utility>
 #include <cmath>
 #include <memory>
 #include <new>
 #include <numeric>
 
 #include "base/check.h"
+#include "base/work_queues.h"
 #include "kernels/quant/act_q8_k.h"
 #include "tensor/fp16.h"
 
@@ -197,21 +200,49 @@ void run_matmul_group(const TypeTable& table, std::span<const MatmulTarget> targ
     acts[t] = &prepared[same].acts;
   }
 
-  auto share = [&](int ith, int nth) {
-    Range first{0, 0};
-    for (size_t t = 0; t < targets.size(); ++t) {
-      const WeightView& w = *targets[t].w;
-      const Range r = split_range(w.rows, ith, nth, epilogue ? common_grain : entries[t]->row_grain);
-      if (t == 0) first = r;
-      if (r.begin < r.end) entries[t]->rows(w, *acts[t], r.begin, r.end, targets[t].y, targets[t].ldy);
-    }
-    if (epilogue != nullptr && first.begin < first.end) epilogue->fn(epilogue->ctx, first.begin, first.end);
+  // Each thread's share of each matrix (split_range's, in grains) numbered as one run of units:
+  // matrix 0's grains, then matrix 1's... With an epilogue a unit is a grain of rows of every
+  // matrix, followed by the epilogue on those rows. Threads then balance through WorkQueues.
+  const int nth = pool.size();
+  const size_t n_maps = epilogue != nullptr ? 1 : targets.size();
+  auto grain_of = [&](size_t t) { return epilogue != nullptr ? common_grain : entries[t]->row_grain; };
+  // Thread i's share of matrix t: its first grain and how many.
+  auto share_of = [&](size_t t, int i) {
+    const int64_t g = grain_of(t);
+    const Range r = split_range(targets[t].w->rows, i, nth, g);
+    return std::pair<int64_t, int64_t>{r.begin / g, (r.end - r.begin + g - 1) / g};
   };
-  if (pool.size() == 1) {
-    share(0, 1);
+  auto run_units = [&](int owner, int64_t u0, int64_t u1) {
+    int64_t base = 0;  // the owner's units before matrix t
+    for (size_t t = 0; t < n_maps; ++t) {
+      const auto [g0, n] = share_of(t, owner);
+      const int64_t a = std::max(u0, base) - base, b = std::min(u1, base + n) - base;
+      base += n;
+      if (a >= b) continue;
+      const int64_t g = grain_of(t), rows = targets[t].w->rows;
+      const int64_t r0 = std::min((g0 + a) * g, rows), r1 = std::min((g0 + b) * g, rows);
+      if (epilogue == nullptr) {
+        entries[t]->rows(*targets[t].w, *acts[t], r0, r1, targets[t].y, targets[t].ldy);
+        continue;
+      }
+      for (size_t e = 0; e < targets.size(); ++e) {
+        entries[e]->rows(*targets[e].w, *acts[e], r0, r1, targets[e].y, targets[e].ldy);
+      }
+      epilogue->fn(epilogue->ctx, r0, r1);
+    }
+  };
+  auto units_of = [&](int i) {
+    int64_t n = 0;
+    for (size_t t = 0; t < n_maps; ++t) n += share_of(t, i).second;
+    return n;
+  };
+  if (nth == 1) {
+    run_units(0, 0, units_of(0));
     return;
   }
-  pool.run(share);
+  WorkQueues queues(nth);
+  for (int i = 0; i < nth; ++i) queues.set(i, units_of(i));
+  pool.run([&](int ith, int) { queues.drain(ith, run_units); });
 }
 
 }  // namespace ridge::kernels

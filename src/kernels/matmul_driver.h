@@ -115,10 +115,11 @@ void run_matmul(const TypeTable& table, const WeightView& w, const float* x, int
                 int64_t m, float* y, int64_t ldy, ThreadPool& pool);
 
 // Several matrices of the same x (Q, K, V; gate and up): each activation format is prepared
-// once and every thread computes its share of each matrix's rows in one parallel region, so
-// each y is exactly what run_matmul gives. With an epilogue (all matrices of the same rows),
-// each thread then calls it on the row range [j0, j1) it just computed in all of them, before
-// the region ends (e.g. SwiGLU on gate and up, while those rows are in cache).
+// once and the threads compute every matrix's rows in one parallel region, each starting on its
+// own share and then taking over what another has left (base/work_queues.h); each y is exactly
+// what run_matmul gives. With an epilogue (all matrices of the same rows), a thread calls it on
+// each row range [j0, j1) as soon as it has computed those rows in all of them, before the
+// region ends (e.g. SwiGLU on gate and up, while those rows are in cache).
 void run_matmul_group(const TypeTable& table, std::span<const MatmulTarget> targets,
                       const float* x, int64_t ldx, int64_t m, ThreadPool& pool,
                       const MatmulEpilogue* epilogue);
