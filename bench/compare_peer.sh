@@ -5,8 +5,9 @@
 # Prompt: 512 tokens in one sequence. Decode: 128 tokens after a 4-token prompt (ridge) / a
 # 1-token prompt (llama.cpp's harness), so neither pays for a long KV cache. GB/s = the bytes a
 # decode step must read (weights + KV, ridge's cost model, the same for both engines on the same
-# file) x tokens/s; % = that over `ridge probe`'s measured read bandwidth (it can pass 100% when
-# the machine reads faster during the run than when the probe measured it).
+# file) x tokens/s; % = that over the read bandwidth `ridge probe --force` measured between the
+# engines' runs of the same file (median; a shared VM's bandwidth drifts by 1.5x over an hour, so
+# a probe cached earlier would judge the run against another machine state).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 presets=${1:-qwen3-0.6b}
@@ -16,32 +17,33 @@ repeats=${REPEATS:-3}
 models=${RIDGE_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/ridge/models}
 peer=${RIDGE_PEER:-$(../shared/peer/install.sh 2>/dev/null)}
 mkdir -p "$models"
-build/ridge probe >/dev/null
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-printf '%-12s %-7s %9s %9s %6s | %8s %8s %6s | %8s %6s %8s %6s\n' preset type ridge_pp peer_pp ratio \
-  ridge_tg peer_tg ratio ridge_GB/s "%bw" peer_GB/s "%bw"
+printf '%-12s %-7s %9s %9s %6s | %8s %8s %6s | %8s %6s %8s %6s | %6s\n' preset type ridge_pp peer_pp ratio \
+  ridge_tg peer_tg ratio ridge_GB/s "%bw" peer_GB/s "%bw" probe
 for preset in ${presets//,/ }; do
   for t in ${types//,/ }; do
     f="$models/$preset-$t.gguf"
     [ -f "$f" ] || build/ridge synth --preset "$preset" --type "$t" -o "$f" >/dev/null 2>&1
-    rpp="" rtg="" ppp="" ptg="" bytes=0 bw=0
+    rpp="" rtg="" ppp="" ptg="" probes="" bytes=0
     for _ in $(seq "$repeats"); do
       r=$(build/ridge bench -m "$f" --batch 1 --ctx 512 -n 1 -t "$threads" --json 2>/dev/null)
       rpp+=" $(jq -r '.results[0].points[0].prompt_tok_s' <<<"$r")"
       r=$(build/ridge bench -m "$f" --batch 1 --ctx 4 -n 128 -t "$threads" --json 2>/dev/null)
       rtg+=" $(jq -r '.results[0].points[0].decode_tok_s' <<<"$r")"
       bytes=$(jq -r '.results[0].points[0].step_cost.bytes' <<<"$r")
-      bw=$(jq -r '.results[0].roof.bandwidth_bytes_per_s' <<<"$r")  # the probe ridge judged against
+      probes+=" $(build/ridge probe --force --threads "$threads" --json |
+        jq -r --argjson t "$threads" '.bandwidth[] | select(.threads == $t) | .read_gbs * 1e9')"
       p=$(node "$peer" bench --model "$f" --threads "$threads" -p 512 -n 128 2>/dev/null | tail -n 1)
       ppp+=" $(jq -r '.pp_tok_s' <<<"$p")"
       ptg+=" $(jq -r '.tg_tok_s' <<<"$p")"
     done
     rpp=$(median <<<"$rpp") rtg=$(median <<<"$rtg") ppp=$(median <<<"$ppp") ptg=$(median <<<"$ptg")
+    bw=$(median <<<"$probes")
     awk -v preset="$preset" -v t="$t" -v rpp="$rpp" -v ppp="$ppp" -v rtg="$rtg" -v ptg="$ptg" \
         -v bytes="$bytes" -v bw="$bw" 'BEGIN {
-      printf "%-12s %-7s %9.1f %9.1f %6.2f | %8.1f %8.1f %6.2f | %8.1f %5.0f%% %8.1f %5.0f%%\n",
+      printf "%-12s %-7s %9.1f %9.1f %6.2f | %8.1f %8.1f %6.2f | %8.1f %5.0f%% %8.1f %5.0f%% | %6.1f\n",
         preset, t, rpp, ppp, rpp / ppp, rtg, ptg, rtg / ptg,
-        rtg * bytes / 1e9, 100 * rtg * bytes / bw, ptg * bytes / 1e9, 100 * ptg * bytes / bw }'
+        rtg * bytes / 1e9, 100 * rtg * bytes / bw, ptg * bytes / 1e9, 100 * ptg * bytes / bw, bw / 1e9 }'
   done
 done
-awk -v r="$repeats" -v bw="$bw" 'BEGIN { printf "medians of %d alternating runs; read bandwidth %.1f GB/s (ridge probe)\n", r, bw / 1e9 }'
+awk -v r="$repeats" -v t="$threads" 'BEGIN { printf "medians of %d alternating runs at %d threads; probe = median GB/s of `ridge probe --force` between them\n", r, t }'
