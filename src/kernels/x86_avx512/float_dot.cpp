@@ -78,6 +78,7 @@ void tile_bf16_pairs(const uint16_t* x, int64_t ldx, const TileRows& w, int64_t 
     for (int j = 0; j < NR; ++j) {
       const uint8_t* p = w.row(j) + k * 2;
       _mm_prefetch(reinterpret_cast<const char*>(p) + w.ahead, _MM_HINT_T1);
+      if (w.l1_ahead != 0) _mm_prefetch(reinterpret_cast<const char*>(p) + w.l1_ahead, _MM_HINT_T0);
       wv[j] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(p));
     }
     for (int i = 0; i < MR; ++i) {
@@ -112,7 +113,9 @@ void tile_f32x(const float* x, int64_t ldx, const TileRows& w, int64_t cols, flo
   for (; k + 16 <= cols; k += 16) {
     if ((k * W::kBytes) % 64 == 0) {
       for (int j = 0; j < NR; ++j) {
-        _mm_prefetch(reinterpret_cast<const char*>(w.row(j) + k * W::kBytes) + w.ahead, _MM_HINT_T1);
+        const char* at = reinterpret_cast<const char*>(w.row(j) + k * W::kBytes);
+        _mm_prefetch(at + w.ahead, _MM_HINT_T1);
+        if (w.l1_ahead != 0) _mm_prefetch(at + w.l1_ahead, _MM_HINT_T0);
       }
     }
     __m512 wv[NR];

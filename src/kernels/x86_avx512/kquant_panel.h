@@ -81,10 +81,10 @@ struct LayoutPanel {
 };
 
 // Super-block b of a LayoutPanel (block_bytes per row), after asking for the bytes
-// p.prefetch_ahead further on to be brought into L2.
+// p.prefetch_ahead further on to be brought into L2 (and kStreamL1Ahead on into L1).
 inline const uint8_t* layout_block(const LayoutPanel& p, int64_t b, int64_t block_bytes) {
   const uint8_t* blk = p.base + b * kPanel * block_bytes;
-  if (p.prefetch_ahead != 0) quant_avx512::prefetch_l2_lines(blk + p.prefetch_ahead, kPanel * block_bytes);
+  if (p.prefetch_ahead != 0) quant_avx512::prefetch_stream(blk, p.prefetch_ahead, kPanel * block_bytes);
   return blk;
 }
 

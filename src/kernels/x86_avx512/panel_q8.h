@@ -90,11 +90,11 @@ struct DirectBlocks {
 template <typename Format>
 struct LayoutBlocks {
   const uint8_t* base;         // the panel's block 0
-  int64_t prefetch_ahead = 0;  // bytes ahead of each block to prefetch into L2
+  int64_t prefetch_ahead = 0;  // bytes ahead of each block to prefetch into L2 (and see prefetch_stream)
   RIDGE_PANEL_INLINE void load(int64_t b, PanelBlock<Format::kMin>* out) const {
     constexpr int64_t kBytes = kPanel * Format::kBlockBytes;
     const uint8_t* p = base + b * kBytes;
-    quant_avx512::prefetch_l2_lines(p + prefetch_ahead, kBytes);
+    quant_avx512::prefetch_stream(p, prefetch_ahead, kBytes);
     Format::load_layout(p, out);
   }
 };
