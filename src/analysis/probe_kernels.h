@@ -30,6 +30,7 @@ struct MemLoop {
   int n_streams = 1;          // read: 1, 2, 4 or 8 concurrent streams (copy: 1)
   size_t prefetch_bytes = 0;  // 0: no software prefetch; else prefetcht1 this far ahead
   bool nontemporal = false;   // copy: streaming stores (bypass the cache, no read-for-ownership)
+  size_t l1_bytes = 0;        // read, with prefetch_bytes: also prefetcht0 this far ahead (0: no)
 };
 
 // Operations done by one iteration of each compute loop (multiply and add count as 2).

@@ -21,7 +21,7 @@ inline void prefetch_l2(const float* p, size_t bytes_ahead) {
 // S streams, each a contiguous 1/S of p[0, n), read interleaved one 256-byte step at a time,
 // with kAcc independent accumulators per stream (enough to keep loads, not adds, the limit).
 template <typename V, int S, bool kPrefetch>
-float read_streams(const float* p, size_t n, size_t ahead) {
+float read_streams(const float* p, size_t n, size_t ahead, size_t l1_ahead) {
   constexpr int kLoads = static_cast<int>(kMemStep / V::kFloats);  // loads per step per stream
   // At most 16 accumulator registers in all (AVX2 has 16 ymm, AVX-512 32 zmm).
   constexpr int kAccMax = 16 / S < 4 ? 16 / S : 4;
@@ -36,6 +36,11 @@ float read_streams(const float* p, size_t n, size_t ahead) {
       const float* x = p + static_cast<size_t>(s) * len + i;
       if constexpr (kPrefetch) {
         for (size_t line = 0; line < kMemStep; line += 16) prefetch_l2(x + line, ahead);
+        if (l1_ahead > 0) {  // after the L2 lines, as the decode kernels' prefetch_stream
+          for (size_t line = 0; line < kMemStep; line += 16) {
+            _mm_prefetch(reinterpret_cast<const char*>(x + line) + l1_ahead, _MM_HINT_T0);
+          }
+        }
       }
       for (int k = 0; k < kLoads; ++k) {
         acc[s][k % kAcc] = V::add(acc[s][k % kAcc], V::load(x + k * V::kFloats));
@@ -67,17 +72,18 @@ void copy_loop(float* dst, const float* src, size_t n, size_t ahead) {
 }
 
 template <typename V, int S>
-float read_prefetch_or_not(const float* p, size_t n, size_t ahead) {
-  return ahead > 0 ? read_streams<V, S, true>(p, n, ahead) : read_streams<V, S, false>(p, n, 0);
+float read_prefetch_or_not(const float* p, size_t n, const MemLoop& loop) {
+  return loop.prefetch_bytes > 0 ? read_streams<V, S, true>(p, n, loop.prefetch_bytes, loop.l1_bytes)
+                                 : read_streams<V, S, false>(p, n, 0, 0);
 }
 
 template <typename V>
 float read_sum(const float* p, size_t n, const MemLoop& loop) {
   switch (loop.n_streams) {
-    case 8: return read_prefetch_or_not<V, 8>(p, n, loop.prefetch_bytes);
-    case 4: return read_prefetch_or_not<V, 4>(p, n, loop.prefetch_bytes);
-    case 2: return read_prefetch_or_not<V, 2>(p, n, loop.prefetch_bytes);
-    default: return read_prefetch_or_not<V, 1>(p, n, loop.prefetch_bytes);
+    case 8: return read_prefetch_or_not<V, 8>(p, n, loop);
+    case 4: return read_prefetch_or_not<V, 4>(p, n, loop);
+    case 2: return read_prefetch_or_not<V, 2>(p, n, loop);
+    default: return read_prefetch_or_not<V, 1>(p, n, loop);
   }
 }
 
