@@ -52,9 +52,9 @@ TEST(WorkQueues, IdleThreadTakesAStalledThreadsWork) {
   pool.run([&](int ith, int) {
     bool first = true;
     q.drain(ith, [&](int owner, int64_t u0, int64_t u1) {
-      if (ith == 1 && first) {  // thread 1 holds its first chunk for 50 ms
+      if (ith == 1 && first) {  // thread 1 holds its first chunk 200 ms (slack for a busy CI)
         stalled.store(true);
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
       while (ith == 0 && !stalled.load()) std::this_thread::yield();  // ... once it has one
       first = false;
