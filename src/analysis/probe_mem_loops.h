@@ -17,6 +17,9 @@ namespace {
 inline void prefetch_l2(const float* p, size_t bytes_ahead) {
   _mm_prefetch(reinterpret_cast<const char*>(p) + bytes_ahead, _MM_HINT_T1);
 }
+inline void prefetch_l1(const float* p, size_t bytes_ahead) {
+  _mm_prefetch(reinterpret_cast<const char*>(p) + bytes_ahead, _MM_HINT_T0);
+}
 
 // S streams, each a contiguous 1/S of p[0, n), read interleaved one 256-byte step at a time,
 // with kAcc independent accumulators per stream (enough to keep loads, not adds, the limit).
@@ -37,9 +40,7 @@ float read_streams(const float* p, size_t n, size_t ahead, size_t l1_ahead) {
       if constexpr (kPrefetch) {
         for (size_t line = 0; line < kMemStep; line += 16) prefetch_l2(x + line, ahead);
         if (l1_ahead > 0) {  // after the L2 lines, as the decode kernels' prefetch_stream
-          for (size_t line = 0; line < kMemStep; line += 16) {
-            _mm_prefetch(reinterpret_cast<const char*>(x + line) + l1_ahead, _MM_HINT_T0);
-          }
+          for (size_t line = 0; line < kMemStep; line += 16) prefetch_l1(x + line, l1_ahead);
         }
       }
       for (int k = 0; k < kLoads; ++k) {

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cmath>
 #include <memory>
 #include <new>
 #include <numeric>
+#include <utility>
 
 #include "base/check.h"
 #include "base/work_queues.h"
