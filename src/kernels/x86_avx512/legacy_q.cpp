@@ -30,6 +30,7 @@ struct LegacyFormat {
   static constexpr bool kMin = kHasMin;
   static constexpr int32_t kOffset = kHasMin ? 0 : (kFive ? 16 : 8);
   static constexpr int64_t kPrefetchEvery = 64 / kBytes;
+  static constexpr int64_t kL2PrefetchStride = 64;  // every line (see Q8_0Format)
 
   RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off,
                                       PanelBlock<kMin>* out) {

@@ -64,7 +64,8 @@ struct alignas(64) PanelBlock<true> {
 
 // Block b of a panel's 16 rows straight from the GGUF rows, through Format::load(row, offset,
 // out). A Format has kBlockBytes, kOffset, kMin, kPrefetchEvery (blocks per
-// prefetched line, about 64 / kBlockBytes) and load.
+// prefetched line, about 64 / kBlockBytes), kL2PrefetchStride (LayoutBlocks' step between L2
+// prefetches) and load.
 template <typename Format>
 struct DirectBlocks {
   const uint8_t* row[kPanel];  // rows past the matrix repeat the last row (results discarded)
@@ -94,7 +95,7 @@ struct LayoutBlocks {
   RIDGE_PANEL_INLINE void load(int64_t b, PanelBlock<Format::kMin>* out) const {
     constexpr int64_t kBytes = kPanel * Format::kBlockBytes;
     const uint8_t* p = base + b * kBytes;
-    quant_avx512::prefetch_stream(p, prefetch_ahead, kBytes);
+    quant_avx512::prefetch_stream(p, prefetch_ahead, kBytes, Format::kL2PrefetchStride);
     Format::load_layout(p, out);
   }
 };
