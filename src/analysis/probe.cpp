@@ -43,7 +43,7 @@ struct Loops {
 // prefetch read fastest (5-15% above one plain stream, medians of interleaved runs; which of them
 // wins varies run to run), 4 streams without prefetch never won and 16 streams were slower.
 // One plain stream stays as the baseline (probe version 1's loop). The last one reads as the
-// AVX-512 K-format decode does since it prefetches into L1 too (docs/kernels.md, Prefetch): one
+// AVX-512 K-format decode does since it prefetches into L1 too (docs/decode.md, Prefetch): one
 // stream, 8 KiB ahead into L2 and 2 KiB into L1, so that the roof includes the kernels' own
 // pattern (1.7B Q4_K_M decode had read 109% of the version 2 probe). Here it won at one thread
 // in the slow state (26.1 GB/s) and read 31 against 50 GB/s for the best in the fast one.

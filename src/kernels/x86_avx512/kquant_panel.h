@@ -144,7 +144,7 @@ inline __m512i gather_dword(const Panel& p, int64_t off) {
   return _mm512_i32gather_epi32(p.offsets, p.row[0] + off, 1);
 }
 
-// Prefetches into L2 (T1: T0 is much slower here, docs/kernels.md) the next panel's copy of
+// Prefetches into L2 (T1: T0 is much slower here, docs/decode.md) the next panel's copy of
 // bytes [off, off + n) of every row, a block of a row: one line per 64 bytes (the next block's
 // first prefetch covers a partial last line).
 inline void prefetch_next(const Panel& p, int64_t off, int64_t n) {
