@@ -38,6 +38,15 @@
 #include "kernels/weight_layout.h"
 #include "kernels/x86_avx512/quant_simd.h"
 
+// A decode step (F::layout_step) is inlined into its panel's loop over super-blocks
+// (RIDGE_STEP_INLINE) and its loops, whose trip counts are constants, fully unrolled
+// (RIDGE_UNROLL): GCC 12 had left each step a call per super-block, with its scale registers
+// spilled to the stack and its loops kept as branches. In-process A/B of decode steps
+// (docs/decode.md), 2026-12-03, 2 threads: 0.6B Q3_K_M 1.07-1.15, Q2_K 0.96-1.12 (median 1.08),
+// Q6_K 1.01-1.05, Q4_K_M 1.01-1.02, 1.7B Q4_K_M 1.01-1.03.
+#define RIDGE_STEP_INLINE __attribute__((always_inline))
+#define RIDGE_UNROLL _Pragma("GCC unroll 16")
+
 namespace ridge::kernels::kquant_avx512 {
 namespace {
 

@@ -258,12 +258,15 @@ inline void fused_totals(const Source& src, const KActs& x, int64_t b, const __m
   __m512i hm[8] = {};
   if constexpr (kHigh) src.hmask(hm);
   const int8_t* xb = x.q + kSuperBlock * b;
+  RIDGE_UNROLL
   for (int h = 0; h < 2; ++h) {
+    RIDGE_UNROLL
     for (int u = 0; u < 2; ++u) {  // groups t = 4u .. 4u + 3: sub-blocks 8 h + 2 j + u, j < 4
       __m512i part[MR][4];
       for (int i = 0; i < MR; ++i) {
         for (int j = 0; j < 4; ++j) part[i][j] = F::part_init(x, i, b, 8 * h + 2 * j + u);
       }
+      RIDGE_UNROLL
       for (int t = 4 * u; t < 4 * u + 4; ++t) {
         const __m512i qs = src.qs(8 * h + t);
         for (int j = 0; j < 4; ++j) {
@@ -292,7 +295,7 @@ inline void fused_totals(const Source& src, const KActs& x, int64_t b, const __m
 }
 
 template <int MR>
-void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+RIDGE_STEP_INLINE inline void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
   const LayoutSource src(panel, b);
   __m512i g4[4], mins[8], scp[8];
   __m512 d, dmin;
@@ -305,7 +308,7 @@ void FormatQ2::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, 
 }
 
 template <int MR>
-void FormatQ3::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+RIDGE_STEP_INLINE inline void FormatQ3::layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
   const LayoutSource src(panel, b);
   __m512i scp[8];
   scale_pairs(src, scp);

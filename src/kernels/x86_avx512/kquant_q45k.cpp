@@ -157,7 +157,7 @@ struct FormatQ45 {
   // vpdpbusd at once. The integer totals are pack + step's (exact int32, summed in another
   // order), then the same finish: the same bits.
   template <int MR>
-  static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+  RIDGE_STEP_INLINE static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
     const LayoutSource src(panel, b);
     __m512i g[4], sc[8], mins[4];
     __m512 d, dmin;
@@ -168,20 +168,24 @@ struct FormatQ45 {
     const int8_t* xb = x.q + kSuperBlock * b;
     __m512i tot[MR];
     for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
+    RIDGE_UNROLL
     for (int c = 0; c < 4; ++c) {  // sub-blocks 2c (low nibbles) and 2c + 1 (high)
       __m512i lo_sum[MR], hi_sum[MR];
       for (int i = 0; i < MR; ++i) lo_sum[i] = hi_sum[i] = _mm512_setzero_si512();
       __m512i t8[8];
       src.quants(c, t8);
+      RIDGE_UNROLL
       for (int t = 0; t < 8; ++t) {
         __m512i lo, hi;
         split(t8[t], qh[t], c, &lo, &hi);
+        RIDGE_UNROLL
         for (int i = 0; i < MR; ++i) {
           const int8_t* xs = xb + i * x.cols + 4 * (16 * c + t);  // sub-block 2c, group t
           lo_sum[i] = dpbusd_bcst(lo_sum[i], lo, xs);
           hi_sum[i] = dpbusd_bcst(hi_sum[i], hi, xs + 32);
         }
       }
+      RIDGE_UNROLL
       for (int i = 0; i < MR; ++i) {
         tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(lo_sum[i], sc[2 * c]));
         tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(hi_sum[i], sc[2 * c + 1]));

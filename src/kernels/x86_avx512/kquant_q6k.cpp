@@ -114,7 +114,7 @@ struct FormatQ6 : OffsetChains<-32> {
   // L1 (as Q4_K's): the quants are built in registers and fed to vpdpbusd at once. Each sub-block's
   // chain starts from part_init as in step, so the integer totals, and the float step, are step's.
   template <int MR>
-  static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
+  RIDGE_STEP_INLINE static void layout_step(const LayoutPanel& panel, const KActs& x, int64_t b, __m512 (&acc)[MR][1]) {
     const LayoutSource src(panel, b);
     __m512i g4[4], sc[16];
     src.scales(g4);
@@ -122,19 +122,25 @@ struct FormatQ6 : OffsetChains<-32> {
     const int8_t* xb = x.q + kSuperBlock * b;
     __m512i tot[MR];
     for (int i = 0; i < MR; ++i) tot[i] = _mm512_setzero_si512();
+    RIDGE_UNROLL
     for (int h = 0; h < 2; ++h) {
+      RIDGE_UNROLL
       for (int u = 0; u < 2; ++u) {  // t = 4u .. 4u + 3: sub-blocks 8 h + 2 k + u, k < 4
         __m512i part[MR][4];
+        RIDGE_UNROLL
         for (int i = 0; i < MR; ++i) {
           for (int k = 0; k < 4; ++k) part[i][k] = part_init(x, i, b, 8 * h + 2 * k + u);
         }
+        RIDGE_UNROLL
         for (int t = 4 * u; t < 4 * u + 4; ++t) {
           const __m512i ql0 = src.ql_at(16 * h + t), ql1 = src.ql_at(16 * h + 8 + t), qh = src.qh_at(8 * h + t);
+          RIDGE_UNROLL
           for (int k = 0; k < 4; ++k) {
             const __m512i q = quant6(k, ql0, ql1, qh);
             for (int i = 0; i < MR; ++i) part[i][k] = dpbusd_bcst(part[i][k], q, xb + i * x.cols + 128 * h + 32 * k + 4 * t);
           }
         }
+        RIDGE_UNROLL
         for (int i = 0; i < MR; ++i) {
           for (int k = 0; k < 4; ++k) tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(part[i][k], sc[8 * h + 2 * k + u]));
         }
