@@ -198,12 +198,13 @@ TEST(QuantDot, EveryIsaMatchesReference) {
   }
 }
 
-// Block counts that are not multiples of the kernels' 2- and 4-block steps exercise their tails.
+// Block counts that are not multiples of the kernels' 2-, 4- and 8-block steps exercise their
+// tails (9, 17: whole 8-block groups and a tail; 8, 16: no tail).
 TEST(QuantDot, OddLegacyBlockCounts) {
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;
     for (GgmlType t : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
-      for (int64_t nb : {1, 2, 3, 5, 9}) {
+      for (int64_t nb : {1, 2, 3, 5, 8, 9, 16, 17}) {
         SCOPED_TRACE(std::string(isa_name(isa)) + " " + std::string(ggml_type_name(t)) +
                      " blocks=" + std::to_string(nb));
         ThreadPool pool(1);

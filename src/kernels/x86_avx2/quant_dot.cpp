@@ -1,4 +1,4 @@
-// AVX2 dot products of Q4_0, Q4_K, Q5_K, Q6_K weight rows with Q8_0 / Q8_K activations.
+// AVX2 dot products of Q4_K, Q5_K, Q6_K weight rows with Q8_K activations.
 // Integer part per block: unpack the quants to bytes, vpmaddubsw (unsigned quant x signed
 // activation -> int16 pairs; the largest |pair| is 2 * 63 * 127 = 16002, no saturation), then
 // vpmaddwd with the sub-block scales -> int32. Float part: int32 lanes -> f32, times the block's
@@ -14,25 +14,6 @@
 namespace ridge::kernels::quant_avx2 {
 namespace {
 
-
-// Q4_0: x = d (q - 8); activations Q8_0 (32-element blocks, float d).
-float dot_q4_0(const BlockQ4_0* w, const int8_t* xq, const float* xd, int64_t nb) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const __m256i eight = _mm256_set1_epi8(8);
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-    const __m256i qq = _mm256_set_m128i(_mm_srli_epi16(q, 4), q);  // [low nibbles | high]
-    const __m256i ws = _mm256_sub_epi8(_mm256_and_si256(qq, low4), eight);  // signed -8..7
-    const __m256i x = load32(xq + kQk * b);
-    // |w| * (x with w's sign): the unsigned x signed product vpmaddubsw needs
-    const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(ws, ws), _mm256_sign_epi8(x, ws));
-    const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
-    acc = _mm256_fmadd_ps(p, _mm256_set1_ps(half(w[b].d) * xd[b]), acc);
-  }
-  return hsum8(acc);
-}
 
 // 8 (scale, min) 6-bit pairs of Q4_K/Q5_K as bytes: sc in bytes 0..7, mins in 8..15.
 inline __m128i unpack_k4_scales(const uint8_t* s) {
@@ -154,12 +135,6 @@ void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, 
 }
 
 }  // namespace
-
-void rows_q4_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<BlockQ4_0, kQk>(w, a, j0, j1, y, ldy, [&](const BlockQ4_0* wr, int64_t i, int64_t nb) {
-    return dot_q4_0(wr, a.q8_qs + i * a.cols, a.q8_d + i * nb, nb);
-  });
-}
 
 void rows_q4_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<BlockQ4_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ4_K* wr, int64_t i, int64_t nb) {
