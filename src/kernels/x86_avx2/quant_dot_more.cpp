@@ -8,7 +8,6 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/gather_halves.h"
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/quant_rows.h"
 #include "kernels/x86_avx2/quant_simd.h"
