@@ -73,7 +73,7 @@ void pin_to_cpu(int cpu) {
 struct ThreadPool::Impl {
   int n_threads = 1;
   std::vector<std::thread> workers;
-  const std::function<void(int, int)>* fn = nullptr;
+  const FunctionRef<void(int, int)>* fn = nullptr;
   // Bumped by run() to start a region; workers remember the last one they served.
   alignas(64) std::atomic<uint32_t> generation{0};
   // Workers still running the current region; the caller waits for 0.
@@ -110,7 +110,7 @@ ThreadPool::~ThreadPool() {
 
 int ThreadPool::size() const { return impl_->n_threads; }
 
-void ThreadPool::run(const std::function<void(int ith, int nth)>& fn) {
+void ThreadPool::run(FunctionRef<void(int ith, int nth)> fn) {
   Impl& p = *impl_;
   if (p.n_threads == 1) {
     fn(0, 1);

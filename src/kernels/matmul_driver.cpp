@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <memory>
-#include <new>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "base/check.h"
+#include "base/thread_scratch.h"
 #include "base/work_queues.h"
 #include "kernels/quant/act_q8_k.h"
 #include "tensor/fp16.h"
@@ -19,15 +19,6 @@ namespace {
 // Below this many rows the caller quantizes the activations alone: a second parallel region
 // costs more than the work (a 4096-wide row quantizes in about a microsecond).
 constexpr int64_t kParallelQuantizeRows = 8;
-
-struct AlignedDelete {
-  void operator()(void* p) const { ::operator delete[](p, std::align_val_t(64)); }
-};
-using AlignedBuffer = std::unique_ptr<void, AlignedDelete>;
-
-AlignedBuffer aligned_alloc64(size_t bytes) {
-  return AlignedBuffer(::operator new[](bytes == 0 ? 64 : bytes, std::align_val_t(64)));
-}
 
 // Round half to even, as the x86 SIMD round of ggml's quantizer, in plain arithmetic (adding and
 // subtracting 1.5 * 2^23 rounds |v| < 2^22 to an integer in the default rounding mode). v is
@@ -92,15 +83,12 @@ void for_row_ranges(int64_t m, ThreadPool& pool, F&& f) {
 }
 
 // Activations converted once into the format a rows routine reads; owns the converted copy.
-struct PreparedActs {
-  Acts acts;
-  AlignedBuffer buffer;
-};
+static_assert(kScratchActs + kMaxGroup <= kScratchKernelTables, "one scratch slot per activation format");
 
-PreparedActs prepare_acts(const TypeTable& table, ActFormat format, const float* x, int64_t ldx,
-                          int64_t m, int64_t cols, ThreadPool& pool) {
-  PreparedActs p;
-  Acts& acts = p.acts;
+// x converted to `format` in `buffer` (this thread's scratch `slot`), described by the result.
+Acts prepare_acts(const TypeTable& table, ActFormat format, const float* x, int64_t ldx, int64_t m,
+                  int64_t cols, ThreadPool& pool, std::optional<ThreadScratch>& buffer, ScratchSlot slot) {
+  Acts acts;
   acts.m = m;
   acts.cols = cols;
   acts.f32 = x;
@@ -111,8 +99,8 @@ PreparedActs prepare_acts(const TypeTable& table, ActFormat format, const float*
     const auto n_qs = static_cast<size_t>(m * cols);
     const auto n_blocks = static_cast<size_t>(m * nb);
     const bool q8_1 = format == ActFormat::kQ8_1;
-    p.buffer = aligned_alloc64(n_qs + n_blocks * (sizeof(float) + sizeof(int32_t) + (q8_1 ? sizeof(float) : 0)));
-    auto* qs = static_cast<int8_t*>(p.buffer.get());
+    buffer.emplace(slot, n_qs + n_blocks * (sizeof(float) + sizeof(int32_t) + (q8_1 ? sizeof(float) : 0)));
+    auto* qs = static_cast<int8_t*>(buffer->data());
     auto* d = reinterpret_cast<float*>(qs + n_qs);
     auto* sums = reinterpret_cast<int32_t*>(d + n_blocks);
     auto* s = q8_1 ? reinterpret_cast<float*>(sums + n_blocks) : nullptr;
@@ -127,8 +115,8 @@ PreparedActs prepare_acts(const TypeTable& table, ActFormat format, const float*
     acts.q8_sum = sums;
     acts.q8_s = s;
   } else if (format == ActFormat::kF32AsF16 || format == ActFormat::kF32AsBf16) {
-    p.buffer = aligned_alloc64(static_cast<size_t>(m * cols) * sizeof(float));
-    auto* xr = static_cast<float*>(p.buffer.get());
+    buffer.emplace(slot, static_cast<size_t>(m * cols) * sizeof(float));
+    auto* xr = static_cast<float*>(buffer->data());
     const bool bf16 = format == ActFormat::kF32AsBf16;
     for_row_ranges(m, pool, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
@@ -144,15 +132,15 @@ PreparedActs prepare_acts(const TypeTable& table, ActFormat format, const float*
     acts.f32 = xr;
     acts.ldx = cols;
   } else if (format == ActFormat::kQ8_K) {
-    p.buffer = aligned_alloc64(acts_q8_k_bytes(m, cols));
-    const ActsQ8KLayout l = layout_acts_q8_k(m, cols, p.buffer.get(), &acts);
+    buffer.emplace(slot, acts_q8_k_bytes(m, cols));
+    const ActsQ8KLayout l = layout_acts_q8_k(m, cols, buffer->data(), &acts);
     for_row_ranges(m, pool, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         table.quantize_q8_k(x + i * ldx, cols, l.row_qs(i), l.row_d(i), l.row_bsums(i));
       }
     });
   }
-  return p;
+  return acts;
 }
 
 }  // namespace
@@ -186,7 +174,8 @@ void run_matmul_group(const TypeTable& table, std::span<const MatmulTarget> targ
 
   // Each activation format the group needs, converted once (Q, K and V of a Q4_K_M file may
   // mix Q4_K and Q6_K, both reading Q8_K).
-  std::array<PreparedActs, kMaxGroup> prepared;
+  std::array<std::optional<ThreadScratch>, kMaxGroup> buffers;
+  std::array<Acts, kMaxGroup> prepared;
   std::array<const Acts*, kMaxGroup> acts{};
   for (size_t t = 0; t < targets.size(); ++t) {
     size_t same = t;
@@ -196,8 +185,11 @@ void run_matmul_group(const TypeTable& table, std::span<const MatmulTarget> targ
         break;
       }
     }
-    if (same == t) prepared[t] = prepare_acts(table, entries[t]->act, x, ldx, m, cols, pool);
-    acts[t] = &prepared[same].acts;
+    if (same == t) {
+      const auto slot = static_cast<ScratchSlot>(kScratchActs + static_cast<int>(t));
+      prepared[t] = prepare_acts(table, entries[t]->act, x, ldx, m, cols, pool, buffers[t], slot);
+    }
+    acts[t] = &prepared[same];
   }
 
   // Each thread's share of each matrix (split_range's, in grains) numbered as one run of units:

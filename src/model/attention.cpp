@@ -164,7 +164,13 @@ int64_t attention_scratch_floats(int64_t n_head, int64_t n_head_kv, int64_t head
 void paged_attention(const AttentionArgs& a, ThreadPool& pool) {
   const int64_t group = a.n_head / a.n_head_kv;
   const AttnKernels& ak = attn_kernels_for(a.kernels->isa, a.cache->type(), a.head_dim);
-  std::vector<Tile> tiles;
+  // Kept per calling thread, so a decode step's 28 calls reuse their capacity instead of
+  // allocating. Bound to references: inside the pool's lambda a thread_local's name would mean
+  // the worker's own (empty) copy.
+  thread_local std::vector<Tile> t_tiles;
+  thread_local std::vector<Unit> t_units;
+  std::vector<Tile>& tiles = t_tiles;
+  std::vector<Unit>& units = t_units;
   make_tiles(*a.batch, tile_tokens(group), tiles);
   // Small steps (tiny models, short contexts) run on the calling thread: waking the pool would
   // cost more than the work.
@@ -172,7 +178,6 @@ void paged_attention(const AttentionArgs& a, ThreadPool& pool) {
   for (int64_t t = 0; t < a.batch->n_tokens(); ++t) work += a.batch->positions[static_cast<size_t>(t)] + 1;
   work *= a.n_head * a.head_dim;
   const bool alone = pool.size() == 1 || work < (int64_t{1} << 16);
-  std::vector<Unit> units;
   make_units(tiles, a.n_head_kv, group, alone ? 1 : pool.size(), units);
   const auto n_units = static_cast<int64_t>(units.size());
   auto run = [&](int ith, int nth) {

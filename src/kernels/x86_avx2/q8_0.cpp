@@ -11,8 +11,8 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <new>
 
+#include "base/thread_scratch.h"
 #include "kernels/x86_avx2/avx2.h"
 #include "kernels/x86_avx2/direct_panel.h"
 
@@ -99,16 +99,6 @@ void panel_rows(const PackedBlock* blocks, const Acts& a, int64_t i0, int64_t nb
   for (int i = 0; i < MR; ++i) avx2_panel::store_lanes(y + (i0 + i) * ldy, acc[i], n_valid);
 }
 
-struct PackBuffer {
-  PackedBlock* p = nullptr;
-  explicit PackBuffer(int64_t n) {
-    p = static_cast<PackedBlock*>(
-        ::operator new(static_cast<size_t>(n) * sizeof(PackedBlock), std::align_val_t(32)));
-  }
-  ~PackBuffer() { ::operator delete(p, std::align_val_t(32)); }
-  PackBuffer(const PackBuffer&) = delete;
-  PackBuffer& operator=(const PackBuffer&) = delete;
-};
 
 }  // namespace
 
@@ -118,7 +108,8 @@ void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
   const auto* base = static_cast<const uint8_t*>(w.data);
   // Decode reads the blocks straight from the rows (direct_panel.h): the same bits, no buffer.
   const bool direct = a.m <= avx2_panel::kDirectMaxM;
-  PackBuffer buffer(direct ? 0 : nb);
+  const ThreadScratch scratch(kScratchKernelPack, direct ? 0 : static_cast<size_t>(nb) * sizeof(PackedBlock));
+  auto* const packed = static_cast<PackedBlock*>(scratch.data());
   for (int64_t j = j0; j < j1; j += kPanel) {
     const int64_t n_valid = j1 - j < kPanel ? j1 - j : kPanel;
     const uint8_t* row[kPanel];
@@ -137,13 +128,13 @@ void rows_q8_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
       }
       continue;
     }
-    for (int64_t b = 0; b < nb; ++b) pack_block(row, b, ahead, &buffer.p[b]);
+    for (int64_t b = 0; b < nb; ++b) pack_block(row, b, ahead, &packed[b]);
     int64_t i = 0;
-    for (; i + kMr <= a.m; i += kMr) panel_rows<kMr>(buffer.p, a, i, nb, y + j, ldy, nv);
+    for (; i + kMr <= a.m; i += kMr) panel_rows<kMr>(packed, a, i, nb, y + j, ldy, nv);
     switch (a.m - i) {
-      case 1: panel_rows<1>(buffer.p, a, i, nb, y + j, ldy, nv); break;
-      case 2: panel_rows<2>(buffer.p, a, i, nb, y + j, ldy, nv); break;
-      case 3: panel_rows<3>(buffer.p, a, i, nb, y + j, ldy, nv); break;
+      case 1: panel_rows<1>(packed, a, i, nb, y + j, ldy, nv); break;
+      case 2: panel_rows<2>(packed, a, i, nb, y + j, ldy, nv); break;
+      case 3: panel_rows<3>(packed, a, i, nb, y + j, ldy, nv); break;
       default: break;
     }
   }

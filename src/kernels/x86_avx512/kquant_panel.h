@@ -31,9 +31,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <new>
 #include <type_traits>
 
+#include "base/thread_scratch.h"
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
 #include "kernels/x86_avx512/quant_simd.h"
@@ -350,16 +350,6 @@ void direct_panel(const P& panel, const KActs& x, float* y, int64_t ldy, __mmask
   for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + i * ldy, valid, acc[i][0]);
 }
 
-template <typename T>
-struct AlignedArray {
-  T* p = nullptr;
-  explicit AlignedArray(int64_t n) {
-    p = static_cast<T*>(::operator new(static_cast<size_t>(n) * sizeof(T), std::align_val_t(64)));
-  }
-  ~AlignedArray() { ::operator delete(p, std::align_val_t(64)); }
-  AlignedArray(const AlignedArray&) = delete;
-  AlignedArray& operator=(const AlignedArray&) = delete;
-};
 
 // m = 1 for formats with F::kRowDecode: the weights are streamed row after row (the hardware
 // prefetcher follows) and F::row_block(block, x of the block, its bsums, lanes, r) reduces row r's
@@ -369,19 +359,20 @@ struct AlignedArray {
 template <typename F>
 void decode_streamed(const WeightView& w, const Acts& a, const KActs& x, const int8_t* xq,
                      int64_t j0, int64_t j1, float* y) {
-  AlignedArray<typename F::RowLanes> lanes(x.nb);
-  std::memset(static_cast<void*>(lanes.p), 0, static_cast<size_t>(x.nb) * sizeof(typename F::RowLanes));
+  const ThreadScratch scratch(kScratchKernelLanes, static_cast<size_t>(x.nb) * sizeof(typename F::RowLanes));
+  auto* const lanes = static_cast<typename F::RowLanes*>(scratch.data());
+  std::memset(static_cast<void*>(lanes), 0, static_cast<size_t>(x.nb) * sizeof(typename F::RowLanes));
   for (int64_t j = j0; j < j1; j += kPanel) {
     const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;
     for (int64_t r = 0; r < n; ++r) {
       const uint8_t* row = static_cast<const uint8_t*>(w.data) + static_cast<uint64_t>(j + r) * w.row_bytes;
       for (int64_t b = 0; b < x.nb; ++b) {
         F::row_block(row + b * F::kBlockBytes, xq + kSuperBlock * b, a.q8k_bsums + 16 * b,
-                     &lanes.p[b], static_cast<int>(r));
+                     &lanes[b], static_cast<int>(r));
       }
     }
     __m512 acc = _mm512_setzero_ps();
-    for (int64_t b = 0; b < x.nb; ++b) acc = F::lane_step(lanes.p[b], x.d[b], acc);
+    for (int64_t b = 0; b < x.nb; ++b) acc = F::lane_step(lanes[b], x.d[b], acc);
     _mm512_mask_storeu_ps(y + j, valid_mask(j, j1), acc);
   }
 }
@@ -405,8 +396,9 @@ void rows_k_from(const PanelAt& panel_at, const Acts& a, const KActs& x, int64_t
     return;
   }
   // Prefill: pack two panels (their whole rows), then run every x row over them.
-  AlignedArray<typename F::Packed> buffer(2 * x.nb);
-  typename F::Packed* const p[2] = {buffer.p, buffer.p + x.nb};
+  const ThreadScratch buffer(kScratchKernelPack, static_cast<size_t>(2 * x.nb) * sizeof(typename F::Packed));
+  auto* const packed = static_cast<typename F::Packed*>(buffer.data());
+  typename F::Packed* const p[2] = {packed, packed + x.nb};
   for (int64_t j = j0; j < j1; j += 2 * kPanel) {
     const int np = j + kPanel < j1 ? 2 : 1;
     for (int k = 0; k < np; ++k) {
@@ -432,8 +424,8 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
   x.d = a.q8k_d;
   x.cols = a.cols;
   x.nb = a.cols / kSuperBlock;
-  AlignedArray<int32_t> extra(a.m * x.nb * F::kExtra);
-  x.extra = extra.p;
+  const ThreadScratch extra(kScratchKernelTables, static_cast<size_t>(a.m * x.nb * F::kExtra) * sizeof(int32_t));
+  x.extra = static_cast<int32_t*>(extra.data());
   F::prepare_extra(a, x);
   if constexpr (F::kRowDecode) {
     if (a.m == 1 && w.layout == WeightLayout::kRows) return F::decode_rows(w, a, x, j0, j1, y);

@@ -268,14 +268,15 @@ void FormatQ45<kFive>::row_block(const uint8_t* blk, const int8_t* xr, const int
 template <bool kFive>
 void FormatQ45<kFive>::decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,
                                    int64_t j1, float* y) {
-  AlignedArray<int8_t> xr(x.cols);
+  const ThreadScratch scratch(kScratchKernelRows, static_cast<size_t>(x.cols));
+  auto* const xr = static_cast<int8_t*>(scratch.data());
   constexpr int kChunkOrder[8] = {0, 2, 1, 3, 4, 6, 5, 7};
   for (int64_t b = 0; b < x.nb; ++b) {
     for (int c = 0; c < 8; ++c) {
-      std::memcpy(xr.p + kSuperBlock * b + 32 * c, x.q + kSuperBlock * b + 32 * kChunkOrder[c], 32);
+      std::memcpy(xr + kSuperBlock * b + 32 * c, x.q + kSuperBlock * b + 32 * kChunkOrder[c], 32);
     }
   }
-  decode_streamed<FormatQ45<kFive>>(w, a, x, xr.p, j0, j1, y);
+  decode_streamed<FormatQ45<kFive>>(w, a, x, xr, j0, j1, y);
 }
 
 }  // namespace

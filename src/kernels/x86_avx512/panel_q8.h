@@ -27,9 +27,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <new>
 
 #include "kernels/gather_halves.h"
+#include "base/thread_scratch.h"
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
 #include "kernels/x86_avx512/quant_simd.h"
@@ -293,16 +293,6 @@ void wide_all_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::
   }
 }
 
-template <typename T>
-struct PackBuffer {
-  T* p = nullptr;
-  explicit PackBuffer(int64_t n) {
-    p = static_cast<T*>(::operator new(static_cast<size_t>(n) * sizeof(T), std::align_val_t(64)));
-  }
-  ~PackBuffer() { ::operator delete(p, std::align_val_t(64)); }
-  PackBuffer(const PackBuffer&) = delete;
-  PackBuffer& operator=(const PackBuffer&) = delete;
-};
 
 // The panel of 16 rows starting at j (rows past j1 repeat the last valid row).
 template <typename Format>
@@ -337,9 +327,9 @@ void panel_rows_from(const SourceAt& source_at, const Acts& a, int64_t j0, int64
   }
   // Prefill: pack two panels, then run every x row over them.
   using Block = PanelBlock<Format::kMin>;
-  PackBuffer<Block> buffer(2 * nb);
-  Block* p0 = buffer.p;
-  Block* p1 = buffer.p + nb;
+  const ThreadScratch buffer(kScratchKernelPack, static_cast<size_t>(2 * nb) * sizeof(Block));
+  Block* p0 = static_cast<Block*>(buffer.data());
+  Block* p1 = p0 + nb;
   for (int64_t j = j0; j < j1; j += 2 * kPanel) {
     const auto d0 = source_at(j);
     for (int64_t b = 0; b < nb; ++b) d0.load(b, &p0[b]);
