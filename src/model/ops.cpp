@@ -21,16 +21,26 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
 }
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
-  // The sum of squares as llama.cpp forms it (f32 products added in order in double, the mean
-  // rounded to f32): a float sum moves the scale by an ulp now and then, which the f16/bf16/q8_0
-  // rounding of the next matmul's input or the f16 KV cache can turn into a visible difference
-  // (tiny-qwen3 f32, whose per-head Q/K norms feed the cache: 5.7e-5 -> 3.8e-6 against
-  // llama.cpp). Sequential: any other order rounds differently now and then.
-  double ss = 0.0;
-  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i] * x[i]);
+  // The sum of squares as llama.cpp forms it: f32 products added in double, the mean rounded to
+  // f32 (a float sum moves the scale by an ulp now and then, which the f16/bf16/q8_0 rounding of
+  // the next matmul's input or the f16 KV cache can turn into a visible difference: tiny-qwen3
+  // f32, whose per-head Q/K norms feed the cache, 5.7e-5 -> 3.8e-6 against llama.cpp). llama.cpp
+  // adds them in order; here kChains interleaved chains are folded by a fixed tree, which is
+  // ~5x faster (one chain is one dependent double add per element: ~0.8 us per 1024-wide norm,
+  // and a Qwen3 decode step runs 26 norms per layer on the calling thread while the pool waits)
+  // and rounds differently from the ordered sum by ~1e-13 relative: the f32 mean matched it in
+  // 800,000 random rows of 128-4096 elements (normal and heavy-tailed).
+  constexpr int kChains = 8;
+  double acc[kChains] = {};
+  int64_t i = 0;
+  for (; i + kChains <= n; i += kChains) {
+    for (int c = 0; c < kChains; ++c) acc[c] += static_cast<double>(x[i + c] * x[i + c]);
+  }
+  for (int c = 0; i < n; ++i, ++c) acc[c] += static_cast<double>(x[i] * x[i]);
+  const double ss = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
   const auto mean = static_cast<float>(ss / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+  for (int64_t k = 0; k < n; ++k) y[k] = x[k] * scale * w[k];
 }
 
 void add_inplace(float* x, const float* b, int64_t n) {

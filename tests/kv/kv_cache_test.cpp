@@ -190,6 +190,37 @@ TEST(KvCache, Q8ErrorBound) {
   }
 }
 
+TEST(KvCache, F16StoreIsF32ToFp16OnEveryBitPattern) {
+  // Every 61st float bit pattern (subnormals, infinities and NaNs included), in rows of ragged
+  // length, so that the vector stores (8 at a time where the CPU has F16C), their NaN fallback
+  // and the tails are all compared with the scalar rounding, value by value.
+  constexpr uint64_t kStep = 61;
+  std::vector<float> row;
+  std::vector<uint8_t> out;
+  int64_t n = 1;
+  uint64_t checked = 0;
+  for (uint64_t bits = 0; bits <= 0xffffffffull;) {
+    row.clear();
+    for (int64_t i = 0; i < n && bits <= 0xffffffffull; ++i, bits += kStep) {
+      const auto b = static_cast<uint32_t>(bits);
+      float f;
+      std::memcpy(&f, &b, 4);
+      row.push_back(f);
+    }
+    out.assign(2 * row.size() + 2, 0xa5);
+    kv_store_row(GgmlType::kF16, row.data(), out.data(), static_cast<int64_t>(row.size()));
+    for (size_t i = 0; i < row.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, out.data() + 2 * i, 2);
+      ASSERT_EQ(h, f32_to_fp16(row[i])) << std::hex << "bits 0x" << [&] { uint32_t b; std::memcpy(&b, &row[i], 4); return b; }();
+    }
+    ASSERT_EQ(out[2 * row.size()], 0xa5) << "wrote past the row";
+    checked += row.size();
+    n = n % 37 + 1;
+  }
+  EXPECT_EQ(checked, 0xffffffffull / kStep + 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, RoundTrip,
                          ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0),
                          [](const auto& p) { return std::string(kv_type_name(p.param)); });
