@@ -11,6 +11,7 @@
 #include "kv/kv_cache.h"
 #include "model/batch.h"
 #include "model/workspace.h"
+#include "sampling/argmax.h"
 
 namespace ridge::analysis {
 namespace {
@@ -24,10 +25,6 @@ double percentile(const std::vector<double>& sorted, double q) {
   auto rank = static_cast<size_t>(std::ceil(q * n));
   rank = std::clamp<size_t>(rank, 1, sorted.size());
   return sorted[rank - 1];
-}
-
-int32_t argmax(std::span<const float> row) {
-  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
 }  // namespace
@@ -128,7 +125,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
         b.add_token(pick(rng), static_cast<int32_t>(i + j), 0, i + j == context - 1, kBlockSize);
       }
       RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, pool));
-      if (i + m == context) next[static_cast<size_t>(s)] = argmax(logits);
+      if (i + m == context) next[static_cast<size_t>(s)] = sampling::argmax(logits);
     }
     prefill_s += sw.seconds();
   }
@@ -153,7 +150,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     const double seconds = sw.seconds();
     for (int64_t s = 0; s < batch; ++s) {
       next[static_cast<size_t>(s)] =
-          argmax(logits.subspan(static_cast<size_t>(s * cfg.n_vocab), static_cast<size_t>(cfg.n_vocab)));
+          sampling::argmax(logits.subspan(static_cast<size_t>(s * cfg.n_vocab), static_cast<size_t>(cfg.n_vocab)));
     }
     if (step == 0) continue;
     times.push_back(seconds);

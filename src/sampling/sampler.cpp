@@ -4,20 +4,13 @@
 #include <cmath>
 #include <limits>
 
+#include "sampling/argmax.h"
+
 namespace ridge::sampling {
 
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-// Lowest id among the largest values.
-int32_t argmax(std::span<const float> v) {
-  size_t best = 0;
-  for (size_t i = 1; i < v.size(); ++i) {
-    if (v[i] > v[best]) best = i;
-  }
-  return static_cast<int32_t>(best);
-}
 
 }  // namespace
 
