@@ -4,7 +4,7 @@
 # decoding N tokens after a 4-token prompt, the model's load left out by starting the recording
 # late, then the samples grouped by what the code does.
 #   usage: bench/profile_decode.sh MODEL.gguf [THREADS] [TOKENS]
-#   env:   DELAY_MS (default: a 1-token run's wall time, load included, plus 300)
+#   env:   TOP (symbols listed, default 8), DELAY_MS (default: a 1-token run's wall time, load included, plus 300)
 # Needs perf (Debian: apt-get install linux-perf) and permission to sample (root, or
 # kernel.perf_event_paranoid <= 1).
 set -euo pipefail
@@ -29,9 +29,9 @@ echo "decode profile: $model, $threads thread(s), $tokens tokens, recording from
 grep -E "tok/s|roof" "$out/bench.txt" | head -n 3 || true
 awk -F'\t' '
   function group(s) {
+    if (s ~ /qk_|pv_|attend|softmax|flash/) return "attention"
     if (s ~ /layout_step|direct_panel|rows_q|rows_f|rows_bf|panel_rows|dot_q|gemv|tile|decode_streamed|rows_k/) return "matmul kernels"
     if (s ~ /ThreadPool|_M_run|sched_yield|futex|__schedule|finish_task_switch/) return "thread pool: waiting at barriers"
-    if (s ~ /qk_|pv_|attend|softmax|flash/) return "attention"
     if (s ~ /quantize_act|rms_norm|swiglu|rope|add_inplace|kv_store|silu/) return "norms, activation quantization, rope, KV write"
     if (s ~ /clear_page|convert_layout|memmove|memcpy|page_fault/) return "memory setup and copies"
     if (s ~ /^ *\[k\]/) return "kernel, other"
@@ -40,4 +40,4 @@ awk -F'\t' '
   { share[group($2)] += $1; total += $1 }
   END { for (g in share) printf "%6.1f%%  %s\n", share[g], g }' "$out/symbols.tsv" | sort -rn
 echo "top symbols:"
-head -n 8 "$out/symbols.tsv" | awk -F'\t' '{ printf "%6.2f%%  %s\n", $1, substr($2, 1, 110) }'
+head -n "${TOP:-8}" "$out/symbols.tsv" | awk -F'\t' '{ printf "%6.2f%%  %s\n", $1, substr($2, 1, 110) }'
