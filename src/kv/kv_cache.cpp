@@ -1,9 +1,5 @@
 #include "kv/kv_cache.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -11,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "base/cpu_features.h"
 #include "tensor/fp16.h"
+#include "tensor/fp16_row.h"
 
 namespace ridge::kv {
 namespace {
@@ -135,44 +131,11 @@ int64_t kv_blocks_for_budget(const KvCacheConfig& cfg, uint64_t budget_bytes) {
   return static_cast<int64_t>(budget_bytes / b);
 }
 
-namespace {
-
-void store_f16(const float* src, uint8_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const uint16_t h = f32_to_fp16(src[i]);
-    std::memcpy(dst + 2 * i, &h, 2);
-  }
-}
-
-#if defined(__x86_64__)
-// store_f16 by F16C, 8 values per vcvtps2ph (round to nearest even, as f32_to_fp16): the same
-// bits, except that a group of 8 holding a NaN goes through f32_to_fp16, whose NaN drops the
-// payload where vcvtps2ph keeps it. A decode step writes 2 x kv_dim values per layer on the
-// calling thread while the pool waits: one by one they took ~3 us per layer of Qwen3-0.6B.
-__attribute__((target("avx,f16c"))) void store_f16_f16c(const float* src, uint8_t* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(src + i);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-      store_f16(src + i, dst + 2 * i, 8);
-      continue;
-    }
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-  }
-  store_f16(src + i, dst + 2 * i, n - i);
-}
-#endif
-
-}  // namespace
-
 void kv_store_row(GgmlType type, const float* src, uint8_t* dst, int64_t n) {
   switch (type) {
     case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
     case GgmlType::kF16:
-#if defined(__x86_64__)
-      if (cpu_features().f16c) return store_f16_f16c(src, dst, n);
-#endif
-      return store_f16(src, dst, n);
+      return f32_to_fp16_row(src, dst, n);
     case GgmlType::kBF16:
       for (int64_t i = 0; i < n; ++i) {
         const uint16_t h = f32_to_bf16(src[i]);

@@ -11,6 +11,7 @@
 #include "gguf/reader.h"
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
+#include "tensor/fp16_row.h"
 
 namespace ridge::model {
 namespace {
@@ -87,9 +88,7 @@ void encode_row(GgmlType type, const float* src, void* dst, int64_t n) {
   auto* h = static_cast<uint16_t*>(dst);
   switch (type) {
     case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case GgmlType::kF16:
-      for (int64_t i = 0; i < n; ++i) h[i] = f32_to_fp16(src[i]);
-      return;
+    case GgmlType::kF16: f32_to_fp16_row(src, dst, n); return;
     case GgmlType::kBF16:
       for (int64_t i = 0; i < n; ++i) h[i] = f32_to_bf16(src[i]);
       return;

@@ -9,6 +9,7 @@
 #include "gguf/reader.h"
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
+#include "tensor/fp16_row.h"
 #include "model/quant_mix.h"
 #include "model/synth_vocab.h"
 #include "tokenizer/gguf_vocab.h"
@@ -51,11 +52,7 @@ void fill_row(uint64_t seed, uint64_t tensor_hash, uint64_t row, Init init, floa
 Status encode_row(GgmlType type, const float* src, uint8_t* dst, int64_t n) {
   switch (type) {
     case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); return ok_status();
-    case GgmlType::kF16: {
-      auto* d = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < n; ++i) d[i] = f32_to_fp16(src[i]);
-      return ok_status();
-    }
+    case GgmlType::kF16: f32_to_fp16_row(src, dst, n); return ok_status();
     case GgmlType::kBF16: {
       auto* d = reinterpret_cast<uint16_t*>(dst);
       for (int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(src[i]);
