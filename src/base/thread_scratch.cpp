@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::align_val_t kAlign{64};
 
-void* allocate(size_t bytes) { return ::operator new(bytes == 0 ? 64 : bytes, kAlign); }
+void* allocate(size_t bytes) { return ::operator new(bytes, kAlign); }
 void release(void* p) { ::operator delete(p, kAlign); }
 
 struct Slots {
@@ -29,13 +29,14 @@ thread_local Slots t_slots;
 
 ThreadScratch::ThreadScratch(ScratchSlot slot, size_t bytes) {
   RIDGE_CHECK(slot >= 0 && slot < kScratchSlots);
+  bytes = bytes < 64 ? 64 : bytes;  // never a zero-size buffer; an empty slot has capacity 0
   if (bytes > kThreadScratchBytes) {
     data_ = allocate(bytes);
     return;
   }
   Slots& s = t_slots;
   RIDGE_CHECK(!s.in_use[slot]);
-  if (s.capacity[slot] < bytes || s.data[slot] == nullptr) {
+  if (s.capacity[slot] < bytes) {
     if (s.data[slot] != nullptr) release(s.data[slot]);
     s.data[slot] = nullptr;  // a throwing allocation leaves the slot empty, not dangling
     s.capacity[slot] = 0;
