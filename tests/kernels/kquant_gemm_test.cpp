@@ -1,6 +1,8 @@
-// The AVX-512 K-format panel GEMM (x86_avx512/kquant_panel.h) on the shapes its tiling splits:
-// m above the decode limit (4) in groups of 4 x rows plus every tail size, two full panels, one
-// single trailing panel and partly filled panels, several super-blocks, 1 and 2 threads.
+// The K-format panel GEMMs (AVX-512: x86_avx512/kquant_panel.h, Q2_K..Q6_K; AVX2:
+// x86_avx2/kquant_gemm.h, Q4_K..Q6_K) on the shapes their tiling splits: m above the decode limit
+// in groups of 4 x rows plus every tail size, two full panels, one single trailing panel and
+// partly filled panels (16 rows per panel on AVX-512, 8 on AVX2), several super-blocks, 1 and 2
+// threads.
 // Each output is checked against the reference rows (quant_dot_test.cpp's tolerance, 2e-5 of
 // sum |w x| over the dequantized operands) and bit for bit against the same row computed alone
 // (m = 1, the decode path).
@@ -28,9 +30,11 @@ std::vector<float> run(const Kernels& k, const TestWeights& w, const float* x, i
   return y;
 }
 
-TEST(KQuantGemm, PrefillTilesMatchReferenceAndDecodeBits) {
-  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
-  const Kernels& fast = kernels_for(Isa::kAvx512);
+class KQuantGemm : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(KQuantGemm, PrefillTilesMatchReferenceAndDecodeBits) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not on this CPU";
+  const Kernels& fast = kernels_for(GetParam());
   const Kernels& ref = kernels_for(Isa::kRef);
   uint32_t seed = 7;
   for (GgmlType type : {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
@@ -43,7 +47,7 @@ TEST(KQuantGemm, PrefillTilesMatchReferenceAndDecodeBits) {
       const int64_t m = 11;  // 2 groups of 4 and a tail of 3; the prefix sizes below cover 1, 2
       const auto x = random_floats(static_cast<size_t>(m * cols), seed++);
       const auto want = run(ref, w, x.data(), m, 1);
-      for (int64_t mm : {5, 6, 11}) {
+      for (int64_t mm : {2, 3, 5, 6, 11}) {
         for (int threads : {1, 2}) {
           SCOPED_TRACE(std::string(ggml_type_name(type)) + " rows=" + std::to_string(rows) +
                        " cols=" + std::to_string(cols) + " m=" + std::to_string(mm) +
@@ -66,6 +70,9 @@ TEST(KQuantGemm, PrefillTilesMatchReferenceAndDecodeBits) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Isas, KQuantGemm, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<Isa>& p) { return std::string(isa_name(p.param)); });
 
 }  // namespace
 }  // namespace ridge::kernels

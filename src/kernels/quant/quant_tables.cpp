@@ -19,9 +19,9 @@ void add_quant_rows_ref(TypeTable& t) {
 
 void add_quant_rows_avx2(TypeTable& t) {
   t.set(GgmlType::kQ4_0, {quant_avx2::rows_q4_0, ActFormat::kQ8_0, 1});
-  t.set(GgmlType::kQ4_K, {quant_avx2::rows_q4_k, ActFormat::kQ8_K, 1});
-  t.set(GgmlType::kQ5_K, {quant_avx2::rows_q5_k, ActFormat::kQ8_K, 1});
-  t.set(GgmlType::kQ6_K, {quant_avx2::rows_q6_k, ActFormat::kQ8_K, 1});
+  t.set(GgmlType::kQ4_K, {quant_avx2::rows_q4_k, ActFormat::kQ8_K, 8});
+  t.set(GgmlType::kQ5_K, {quant_avx2::rows_q5_k, ActFormat::kQ8_K, 8});
+  t.set(GgmlType::kQ6_K, {quant_avx2::rows_q6_k, ActFormat::kQ8_K, 8});
   t.set(GgmlType::kQ4_1, {quant_avx2::rows_q4_1, ActFormat::kQ8_1, 1});
   t.set(GgmlType::kQ5_0, {quant_avx2::rows_q5_0, ActFormat::kQ8_0, 1});
   t.set(GgmlType::kQ5_1, {quant_avx2::rows_q5_1, ActFormat::kQ8_1, 1});

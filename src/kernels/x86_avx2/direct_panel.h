@@ -16,6 +16,7 @@
 
 #include "kernels/gather_halves.h"
 #include "kernels/matmul_driver.h"
+#include "kernels/x86_avx2/quant_simd.h"
 
 namespace ridge::kernels::avx2_panel {
 namespace {
@@ -23,19 +24,6 @@ namespace {
 constexpr int kRows = 8;          // weight rows per panel, one per lane
 constexpr int kDirectMaxM = 3;    // x rows served by one pass over the panel
 constexpr int64_t kBlockBytes = 34;  // Q8_0: fp16 d, then 32 int8
-
-// Lane r = the sum of p[r]'s 8 lanes (exact: integers).
-inline __m256i fold8(const __m256i* p) {
-  const __m256i s01 = _mm256_hadd_epi32(p[0], p[1]);
-  const __m256i s23 = _mm256_hadd_epi32(p[2], p[3]);
-  const __m256i s45 = _mm256_hadd_epi32(p[4], p[5]);
-  const __m256i s67 = _mm256_hadd_epi32(p[6], p[7]);
-  // lanes 0-3: rows 0-3 (low 128 bits' sums), lanes 4-7: rows 0-3 (high 128 bits'); same for 4-7
-  const __m256i s0123 = _mm256_hadd_epi32(s01, s23);
-  const __m256i s4567 = _mm256_hadd_epi32(s45, s67);
-  return _mm256_add_epi32(_mm256_permute2x128_si256(s0123, s4567, 0x20),
-                          _mm256_permute2x128_si256(s0123, s4567, 0x31));
-}
 
 // The fp16 scale at byte `at` of each row's block, as f32 (lane r: row r).
 inline __m256 load_scales(const uint8_t* const* row, int64_t at) {
@@ -86,7 +74,7 @@ void direct_panel(const uint8_t* const row[kRows], int64_t ahead, const Acts& a,
       __m256i p[kRows];
       for (int r = 0; r < kRows; ++r) p[r] = q8_0_partial(row[r] + off, x, ones);
       const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(a.q8_d[i * nb + b]));
-      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(fold8(p)), scale, acc[i]);
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(quant_avx2::fold8_epi32(p)), scale, acc[i]);
     }
   }
   for (int i = 0; i < MR; ++i) store_lanes(y + i * ldy, acc[i], n_valid);

@@ -15,6 +15,7 @@
 #include "base/thread_scratch.h"
 #include "kernels/x86_avx2/avx2.h"
 #include "kernels/x86_avx2/direct_panel.h"
+#include "kernels/x86_avx2/quant_simd.h"
 
 namespace ridge::kernels::avx2 {
 namespace {
@@ -41,27 +42,11 @@ void pack_block(const uint8_t* const row[kPanel], int64_t b, int64_t ahead, Pack
   for (int r = 0; r < 8; ++r) {
     z[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[r] + off + 2));
   }
-  __m256i t[8];
-  for (int r = 0; r < 8; r += 2) {
-    t[r] = _mm256_unpacklo_epi32(z[r], z[r + 1]);
-    t[r + 1] = _mm256_unpackhi_epi32(z[r], z[r + 1]);
-  }
-  __m256i u[8];
-  for (int r = 0; r < 8; r += 4) {
-    u[r] = _mm256_unpacklo_epi64(t[r], t[r + 2]);
-    u[r + 1] = _mm256_unpackhi_epi64(t[r], t[r + 2]);
-    u[r + 2] = _mm256_unpacklo_epi64(t[r + 1], t[r + 3]);
-    u[r + 3] = _mm256_unpackhi_epi64(t[r + 1], t[r + 3]);
-  }
-  // u[g] (g < 4) holds dword g of rows 0-3 in its low half and dword g + 4 there in its high
-  // half; u[g + 4] the same for rows 4-7.
-  for (int g = 0; g < 4; ++g) {
-    const __m256i lo = _mm256_permute2x128_si256(u[g], u[g + 4], 0x20);
-    const __m256i hi = _mm256_permute2x128_si256(u[g], u[g + 4], 0x31);
-    out->sign_w[g] = lo;
-    out->sign_w[g + 4] = hi;
-    out->abs_w[g] = _mm256_abs_epi8(lo);
-    out->abs_w[g + 4] = _mm256_abs_epi8(hi);
+  __m256i lanes[8];
+  quant_avx2::transpose_8x8_epi32(z, lanes);
+  for (int g = 0; g < 8; ++g) {
+    out->sign_w[g] = lanes[g];
+    out->abs_w[g] = _mm256_abs_epi8(lanes[g]);
   }
   alignas(16) uint16_t d16[kPanel];
   for (int r = 0; r < kPanel; ++r) std::memcpy(&d16[r], row[r] + off, 2);
