@@ -29,8 +29,8 @@ QuantRows rows_q2_k, rows_q3_k, rows_q4_k, rows_q5_k, rows_q6_k;
 }  // namespace quant_ref
 
 namespace quant_avx2 {  // x86_avx2/quant_*.cpp (call only when isa_supported(Isa::kAvx2))
-QuantRows rows_q4_k, rows_q5_k, rows_q6_k;                                  // quant_dot.cpp
-QuantRows rows_q4_0, rows_q4_1, rows_q5_0, rows_q5_1, rows_q2_k, rows_q3_k;  // quant_dot_more.cpp
+QuantRows rows_q2_k, rows_q3_k, rows_q4_k, rows_q5_k, rows_q6_k;  // quant_dot.cpp
+QuantRows rows_q4_0, rows_q4_1, rows_q5_0, rows_q5_1;              // quant_dot_more.cpp
 }  // namespace quant_avx2
 
 namespace quant_avx512 {  // x86_avx512/quant_*.cpp, kquant_*.cpp (call only when isa_supported(Isa::kAvx512))

@@ -25,8 +25,8 @@ void add_quant_rows_avx2(TypeTable& t) {
   t.set(GgmlType::kQ4_1, {quant_avx2::rows_q4_1, ActFormat::kQ8_1, 1});
   t.set(GgmlType::kQ5_0, {quant_avx2::rows_q5_0, ActFormat::kQ8_0, 1});
   t.set(GgmlType::kQ5_1, {quant_avx2::rows_q5_1, ActFormat::kQ8_1, 1});
-  t.set(GgmlType::kQ2_K, {quant_avx2::rows_q2_k, ActFormat::kQ8_K, 1});
-  t.set(GgmlType::kQ3_K, {quant_avx2::rows_q3_k, ActFormat::kQ8_K, 1});
+  t.set(GgmlType::kQ2_K, {quant_avx2::rows_q2_k, ActFormat::kQ8_K, 8});
+  t.set(GgmlType::kQ3_K, {quant_avx2::rows_q3_k, ActFormat::kQ8_K, 8});
 }
 
 void add_quant_rows_avx512(TypeTable& t) {

@@ -5,15 +5,18 @@
 //
 // Canonical order (batch invariance, matmul_driver.h). Per output and super-block b, the exact
 // integers isum_b (the quants' dot with x, scales applied) and bias_b are reduced first, then
-//   formats with mins (Q4_K, Q5_K): acc = fma(fmsub(float(isum_b), d, float(bias_b) * dmin), dx, acc)
-//   Q6_K (bias_b = sum_s sc_s bsum_s): acc = fma(float(isum_b - 32 bias_b), d * dx, acc)
-// block after block from 0 (the AVX-512 panel kernels' steps), in the output's f32 lane (4 rows
-// at a time in the decode dot, 8 in the GEMM): the same IEEE operations, so the same bits
+//   formats with mins (Q2_K, Q4_K, Q5_K; bias_b = the mins' dot with the bsums):
+//     acc = fma(fmsub(float(isum_b), d, float(bias_b) * dmin), dx, acc)
+//   formats with an offset (Q3_K -4, Q6_K -32; bias_b = sum_s sc_s bsum_s):
+//     acc = fma(float(isum_b + offset * bias_b), d * dx, acc)
+// block after block from 0 (the AVX-512 panel kernels' steps), in the output's f32 lane (8 rows
+// at a time in both paths): the same IEEE operations, so the same bits
 // whatever the batch (m), the panel split or the thread count.
 #pragma once
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -45,11 +48,34 @@ inline __m256i bit_to_4(__m256i v, int bit) {
                   : _mm256_srl_epi16(v, _mm_cvtsi32_si128(bit - 4));
 }
 
-// A format F gives, per super-block: unpack (the 8 quant registers), scale_bytes (16 bytes holding
-// the sub-block scales at [0, kSubs) and the bias weights at [kBiasAt, kBiasAt + 2 kBiasPairs)),
-// scale_words (those 16 as int16), the scale vectors of the decode dot (scale_vec, reg_scale),
-// the bias's two int16 sides (bias_weights, x_bias: lanes beyond 2 kBiasPairs are zero) and its
-// float scales.
+// The 16 biased 6-bit scales of a Q3_K block as bytes (value + 32): low nibbles from scale bytes
+// 0..7 (sub-blocks 8..15 in their high nibbles), two high bits from bytes 8..11 (dword lanes of
+// 4 scales each take them at shifts 0, 2, 4, 6). The 16-byte load starts 2 bytes early (the
+// last quants) so it stays inside the 110-byte block.
+inline __m128i q3_k_scales(const BlockQ3_K& blk) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+      reinterpret_cast<const uint8_t*>(&blk) + offsetof(BlockQ3_K, scales) - 2));
+  const __m128i a = _mm_shuffle_epi8(x, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
+  const __m128i b = _mm_shuffle_epi8(x, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13));
+  const __m128i m_lo = _mm_setr_epi8(15, 15, 15, 15, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m128i m_hi = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15, 15, 15, 15, 15);
+  const __m128i lo = _mm_or_si128(_mm_and_si128(a, m_lo), _mm_and_si128(_mm_srli_epi16(a, 4), m_hi));
+  const __m128i top = _mm_and_si128(b, _mm_setr_epi32(0x03030303, 0x0c0c0c0c, 0x30303030, static_cast<int>(0xc0c0c0c0u)));
+  const __m128i hi = _mm_srlv_epi32(_mm_sllv_epi32(top, _mm_setr_epi32(4, 2, 0, 0)), _mm_setr_epi32(0, 0, 0, 2));
+  return _mm_or_si128(lo, hi);
+}
+
+// Register n = 4 h + j of the 2-bit formats: bits 2j of qs[32 h + l], elements 128 h + 32 j + l.
+inline __m256i two_bits(const uint8_t* qs, int n) {
+  const __m256i v = load32(qs + 32 * (n / 4));
+  return _mm256_and_si256(_mm256_srl_epi16(v, _mm_cvtsi32_si128(2 * (n % 4))), _mm256_set1_epi8(3));
+}
+
+// A format F gives, per super-block: unpack (8 registers of unsigned quants, q[n] = elements
+// 32 n .. 32 n + 31), scale_words (the kSubs sub-block scales as int16, 8 of 32 elements or 16
+// of 16), bias_words (the bias weights as int16, pair k = words 2k, 2k + 1; kBiasPairs of them
+// used) against x_bias (the activation side, from the block's 16 bsums), and the float scales.
+// Formats with an offset (kMins false) subtract bias << kOffsetShift from the integer total.
 
 // Q4_K (kFive = false) and Q5_K: 8 sub-blocks of 32, x = d sc q - dmin mn.
 template <bool kFive>
@@ -57,13 +83,12 @@ struct FormatQ45K {
   using Block = std::conditional_t<kFive, BlockQ5_K, BlockQ4_K>;
   static constexpr int kSubs = 8;
   static constexpr bool kMins = true;
+  static constexpr int kOffsetShift = 0;
   // 4-element groups summed in int16 before the scale: a vpmaddubsw pair is at most
   // 2 * 15 * 127 = 3810 (Q4_K, 8 groups: 30480) or 2 * 31 * 127 = 7874 (Q5_K, 4: 31496).
   static constexpr int kChain = kFive ? 4 : 8;
   static constexpr int kBiasPairs = 4;  // the mins against P_s = bsum_2s + bsum_2s+1
-  static constexpr int kBiasAt = 8;
 
-  // q[n]: elements 32 n .. 32 n + 31 (sub-block n).
   static void unpack(const Block& blk, __m256i q[8]) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m256i qh = _mm256_setzero_si256();
@@ -81,15 +106,10 @@ struct FormatQ45K {
       q[2 * g + 1] = hi;
     }
   }
-  // Bytes 0..7: the sub-block scales; 8..15: the mins.
-  static __m128i scale_bytes(const Block& blk) { return unpack_k4_scales(blk.scales); }
-  // The scales as int16 in both 128-bit lanes; register n's: sub-block n's in every pair.
-  static __m256i scale_vec(__m128i s) { return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(s)); }
-  static __m256i reg_scale(__m256i sv, int n) {
-    return _mm256_shuffle_epi8(sv, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * n)));
+  static __m256i scale_words(const Block& blk) { return _mm256_cvtepu8_epi16(unpack_k4_scales(blk.scales)); }
+  static __m256i bias_words(const Block& blk) {
+    return _mm256_cvtepu8_epi16(_mm_srli_si128(unpack_k4_scales(blk.scales), 8));
   }
-  static __m256i bias_weights(__m128i s) { return _mm256_cvtepu8_epi16(_mm_srli_si128(s, 8)); }
-  static __m256i scale_words(__m128i s) { return _mm256_cvtepu8_epi16(s); }
   static __m256i x_bias(const int16_t* bsums) {
     const __m256i bs = load32(bsums);
     const __m128i p = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
@@ -104,11 +124,10 @@ struct FormatQ6K {
   using Block = BlockQ6_K;
   static constexpr int kSubs = 16;
   static constexpr bool kMins = false;
-  static constexpr int kChain = 2;       // a pair is at most 2 * 63 * 127 = 16002
-  static constexpr int kBiasPairs = 8;   // the scales again, against the bsums (the -32)
-  static constexpr int kBiasAt = 0;
+  static constexpr int kOffsetShift = 5;  // -32: the scales again, against the bsums
+  static constexpr int kChain = 2;        // a pair is at most 2 * 63 * 127 = 16002
+  static constexpr int kBiasPairs = 8;
 
-  // q[4 h + k]: elements 128 h + 32 k .. + 31 (sub-blocks 8 h + 2 k and 8 h + 2 k + 1).
   static void unpack(const Block& blk, __m256i q[8]) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     const __m256i hmask = _mm256_set1_epi8(0x30);
@@ -123,20 +142,63 @@ struct FormatQ6K {
                                      _mm256_and_si256(_mm256_srli_epi16(qh, 2), hmask));
     }
   }
-  // The 16 int8 scales (the bias weights too).
-  static __m128i scale_bytes(const Block& blk) {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.scales));
+  static __m256i scale_words(const Block& blk) {
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.scales)));
   }
-  // Scales 0..7 in the low lane, 8..15 in the high; register n's: the pair (2n, 2n + 1), one
-  // scale per 128-bit lane.
-  static __m256i scale_vec(__m128i s) { return _mm256_cvtepi8_epi16(s); }
-  static __m256i reg_scale(__m256i sv, int n) {
-    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
-                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-    return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv, _mm256_set1_epi32(n)), pick);
+  static __m256i bias_words(const Block& blk) { return scale_words(blk); }
+  static __m256i x_bias(const int16_t* bsums) { return load32(bsums); }
+  static float d(const Block& blk) { return half(blk.d); }
+  static float dmin(const Block&) { return 0.0f; }
+};
+
+// Q2_K: 16 sub-blocks of 16, x = d (sc & 15) q - dmin (sc >> 4), q in 0..3.
+struct FormatQ2K {
+  using Block = BlockQ2_K;
+  static constexpr int kSubs = 16;
+  static constexpr bool kMins = true;
+  static constexpr int kOffsetShift = 0;
+  static constexpr int kChain = 4;        // a pair is at most 2 * 3 * 127 = 762
+  static constexpr int kBiasPairs = 8;    // the mins against the bsums
+
+  static void unpack(const Block& blk, __m256i q[8]) {
+    for (int n = 0; n < 8; ++n) q[n] = two_bits(blk.qs, n);
   }
-  static __m256i bias_weights(__m128i s) { return _mm256_cvtepi8_epi16(s); }
-  static __m256i scale_words(__m128i s) { return _mm256_cvtepi8_epi16(s); }
+  static __m128i bytes(const Block& blk) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.scales)); }
+  static __m256i scale_words(const Block& blk) {
+    return _mm256_cvtepu8_epi16(_mm_and_si128(bytes(blk), _mm_set1_epi8(0x0f)));
+  }
+  static __m256i bias_words(const Block& blk) {
+    return _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(bytes(blk), 4), _mm_set1_epi8(0x0f)));
+  }
+  static __m256i x_bias(const int16_t* bsums) { return load32(bsums); }
+  static float d(const Block& blk) { return half(blk.d); }
+  static float dmin(const Block& blk) { return half(blk.dmin); }
+};
+
+// Q3_K: 16 sub-blocks of 16, x = d (sc - 32) (q2 + 4 hbit - 4); u = q2 | hbit << 2 in 0..7 is
+// the unpacked quant, the -4 goes through the bsums.
+struct FormatQ3K {
+  using Block = BlockQ3_K;
+  static constexpr int kSubs = 16;
+  static constexpr bool kMins = false;
+  static constexpr int kOffsetShift = 2;  // -4
+  static constexpr int kChain = 4;        // a pair is at most 2 * 7 * 127 = 1778
+  static constexpr int kBiasPairs = 8;
+
+  static void unpack(const Block& blk, __m256i q[8]) {
+    const __m256i hm = load32(blk.hmask);
+    for (int n = 0; n < 8; ++n) {
+      // hmask bit n moved to bit 2 (value 4); the 16-bit shifts only carry bits across the byte
+      // boundary into positions the mask drops
+      const __m256i moved = n >= 2 ? _mm256_srl_epi16(hm, _mm_cvtsi32_si128(n - 2))
+                                   : _mm256_sll_epi16(hm, _mm_cvtsi32_si128(2 - n));
+      q[n] = _mm256_or_si256(two_bits(blk.qs, n), _mm256_and_si256(moved, _mm256_set1_epi8(4)));
+    }
+  }
+  static __m256i scale_words(const Block& blk) {
+    return _mm256_sub_epi16(_mm256_cvtepu8_epi16(q3_k_scales(blk)), _mm256_set1_epi16(32));
+  }
+  static __m256i bias_words(const Block& blk) { return scale_words(blk); }
   static __m256i x_bias(const int16_t* bsums) { return load32(bsums); }
   static float d(const Block& blk) { return half(blk.d); }
   static float dmin(const Block&) { return 0.0f; }

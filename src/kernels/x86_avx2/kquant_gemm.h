@@ -1,4 +1,4 @@
-// The AVX2 K-format matmul (Q4_K, Q5_K, Q6_K; formats in kquant_formats.h): a dot product per
+// The AVX2 K-format matmul (Q2_K ... Q6_K; formats in kquant_formats.h): a dot product per
 // output for decode, a panel GEMM for batches. Include only from x86_avx2/ files (AVX2 flags).
 //
 // GEMM. Output rows are taken 8 at a time (a panel, one per 32-bit lane). Each super-block of
@@ -32,8 +32,22 @@ constexpr int kKMr = 4;          // x rows per micro-kernel pass
 // 71-87 / 86-91 / 108 tok/s through the GEMM against 89-93 / 80-89 / 90-101 through the dots).
 constexpr int64_t kKGemmMinM = 4;
 
-// The canonical float step of F in 8 lanes, one output row per lane (kquant_formats.h); for Q6_K
-// isum already holds isum_b - 32 bias_b and bias is not read.
+// The decode dot's scales: register n (32 elements) takes sub-block n's scale in both 128-bit
+// lanes (8 sub-blocks of 32) or sub-blocks 2n, 2n + 1 in its low and high lane (16 of 16).
+template <typename F>
+inline __m256i decode_scales(__m256i words) {
+  return F::kSubs == 8 ? _mm256_permute4x64_epi64(words, 0x44) : words;
+}
+template <typename F>
+inline __m256i register_scale(__m256i sv, int n) {
+  if constexpr (F::kSubs == 8) return _mm256_shuffle_epi8(sv, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * n)));
+  const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
+                                        2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+  return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv, _mm256_set1_epi32(n)), pick);
+}
+
+// The canonical float step of F in 8 lanes, one output row per lane (kquant_formats.h); with an
+// offset (Q3_K, Q6_K) isum already holds isum_b + offset * bias_b and bias is not read.
 template <typename F>
 inline __m256 step8(__m256i isum, __m256i bias, __m256 d, __m256 dmin, __m256 dx, __m256 acc) {
   if constexpr (F::kMins) {
@@ -66,16 +80,16 @@ void decode_panel(const uint8_t* const row[kKPanel], const int8_t* xq, const flo
     for (int64_t b = 0; b < nb; ++b) {
       const Block& blk = w[b];
       const int8_t* x = xq + kQkK * b;
-      const __m128i sb = F::scale_bytes(blk);
-      const __m256i sv = F::scale_vec(sb);
+      const __m256i sv = decode_scales<F>(F::scale_words(blk));
       __m256i q[8];
       F::unpack(blk, q);
-      const __m256i bias = _mm256_madd_epi16(F::bias_weights(sb), F::x_bias(bsums + 16 * b));
-      // Q6_K: the offset's -32 bias in the same lanes from the start
-      __m256i sumi = F::kMins ? _mm256_setzero_si256() : _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(bias, 5));
+      const __m256i bias = _mm256_madd_epi16(F::bias_words(blk), F::x_bias(bsums + 16 * b));
+      // with an offset: its bias in the same lanes from the start
+      __m256i sumi = _mm256_setzero_si256();
+      if constexpr (!F::kMins) sumi = _mm256_sub_epi32(sumi, _mm256_slli_epi32(bias, F::kOffsetShift));
       for (int n = 0; n < 8; ++n) {
         const __m256i p = _mm256_maddubs_epi16(q[n], load32(x + 32 * n));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, F::reg_scale(sv, n)));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, register_scale<F>(sv, n)));
       }
       parts[b].sumi[r] = sumi;
       if constexpr (F::kMins) parts[b].bias[r] = bias;
@@ -108,7 +122,7 @@ void pack_block(const uint8_t* const row[kKPanel], int64_t b, int64_t ahead, Pac
   using Block = typename F::Block;
   constexpr auto kBytes = static_cast<int64_t>(sizeof(Block));
   __m256i regs[8][kKPanel];  // [register n][row r]
-  __m256i words[kKPanel], dup_lo[kKPanel], dup_hi[kKPanel];  // per row: the 16 scale words
+  __m256i words[kKPanel], bias_words[kKPanel], dup_lo[kKPanel], dup_hi[kKPanel];  // per row
   alignas(32) float d[kKPanel], dmin[kKPanel];
   for (int r = 0; r < kKPanel; ++r) {
     const uint8_t* at = row[r] + b * kBytes;
@@ -117,7 +131,8 @@ void pack_block(const uint8_t* const row[kKPanel], int64_t b, int64_t ahead, Pac
     __m256i q[8];
     F::unpack(blk, q);
     for (int n = 0; n < 8; ++n) regs[n][r] = q[n];
-    words[r] = F::scale_words(F::scale_bytes(blk));
+    words[r] = F::scale_words(blk);
+    bias_words[r] = F::bias_words(blk);
     dup_lo[r] = _mm256_unpacklo_epi16(words[r], words[r]);  // pairs (w, w): words 0-3 | 8-11
     dup_hi[r] = _mm256_unpackhi_epi16(words[r], words[r]);  // words 4-7 | 12-15
     d[r] = F::d(blk);
@@ -130,9 +145,9 @@ void pack_block(const uint8_t* const row[kKPanel], int64_t b, int64_t ahead, Pac
   __m256i lo[8], hi[8], pairs[8];
   transpose_8x8_epi32(dup_lo, lo);
   transpose_8x8_epi32(dup_hi, hi);
-  transpose_8x8_epi32(words, pairs);
+  transpose_8x8_epi32(bias_words, pairs);
   for (int s = 0; s < F::kSubs; ++s) out->sc[s] = (s & 4) == 0 ? lo[(s & 3) + (s >> 3) * 4] : hi[(s & 3) + (s >> 3) * 4];
-  for (int k = 0; k < F::kBiasPairs; ++k) out->bias[k] = pairs[F::kBiasAt / 2 + k];
+  for (int k = 0; k < F::kBiasPairs; ++k) out->bias[k] = pairs[k];
   out->d = _mm256_load_ps(d);
   out->dmin = _mm256_load_ps(dmin);
 }
@@ -174,7 +189,7 @@ void panel_rows(const Packed<F>* blocks, const Acts& a, int64_t i0, int64_t nb, 
       for (int k = 0; k < F::kBiasPairs; ++k) {
         bias = _mm256_add_epi32(bias, _mm256_madd_epi16(_mm256_load_si256(&blk.bias[k]), _mm256_set1_epi32(xbias[k])));
       }
-      if constexpr (!F::kMins) tot[i] = _mm256_sub_epi32(tot[i], _mm256_slli_epi32(bias, 5));
+      if constexpr (!F::kMins) tot[i] = _mm256_sub_epi32(tot[i], _mm256_slli_epi32(bias, F::kOffsetShift));
       acc[i] = step8<F>(tot[i], bias, blk.d, blk.dmin, _mm256_set1_ps(a.q8k_d[(i0 + i) * nb + b]), acc[i]);
     }
   }

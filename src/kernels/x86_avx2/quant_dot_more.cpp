@@ -1,7 +1,6 @@
-// AVX2 dot products of Q4_0, Q4_1, Q5_0, Q5_1 (Q8_0 activations) and Q2_K, Q3_K (Q8_K activations).
-// Same scheme as quant_dot.cpp: quants unpacked to unsigned bytes, vpmaddubsw with the signed
-// activations, vpmaddwd with the (sub-block) scales; offsets of the signed formats and the mins
-// go through the activations' block sums.
+// AVX2 dot products of Q4_0, Q4_1, Q5_0, Q5_1 with Q8_0 activations: quants unpacked to
+// unsigned bytes, vpmaddubsw with the signed activations, vpmaddwd into int32; the offsets of
+// the signed formats and the mins go through the activations' block sums.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -107,93 +106,6 @@ float dot_legacy(const Block* w, const int8_t* xq, const float* xd, const int32_
   return hsum8(_mm256_add_ps(acc[0], acc[1])) + hsum8(acc_term) + tail_term;
 }
 
-// For 16-element sub-blocks: int16 scales [s0..s7 | s8..s15] -> per 128-bit lane the scales of
-// sub-blocks 2k (low lane) and 2k + 1 (high lane), k = 0..7, broadcast over the lane.
-inline __m256i pair_scales(__m256i sc16, int k) {
-  const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
-                                        2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-  return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(k)), pick);
-}
-
-// Q2_K: x = d (sc & 15) q - dmin (sc >> 4), q in 0..3 at bits 2j of qs[32 h + l].
-float dot_q2_k(const BlockQ2_K* w, const int8_t* xq, const float* xd, const int16_t* bsums,
-               int64_t nb) {
-  const __m256i m3 = _mm256_set1_epi8(3);
-  const __m128i m4 = _mm_set1_epi8(0x0f);
-  __m256 acc = _mm256_setzero_ps();
-  __m256 accm = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales));
-    const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(sc8, m4));
-    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), m4));
-    const __m256 msum = _mm256_cvtepi32_ps(_mm256_madd_epi16(mn16, load32(bsums + 16 * b)));
-    accm = _mm256_fmadd_ps(msum, _mm256_set1_ps(xd[b] * half(w[b].dmin)), accm);
-    __m256i sumi = _mm256_setzero_si256();
-    const int8_t* x = xq + kQkK * b;
-    for (int h = 0; h < 2; ++h) {
-      const __m256i qs = load32(w[b].qs + 32 * h);
-      for (int j = 0; j < 4; ++j) {
-        const __m256i q = _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j)), m3);
-        const __m256i p = _mm256_maddubs_epi16(q, load32(x + 128 * h + 32 * j));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(sc16, 4 * h + j)));
-      }
-    }
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(xd[b] * half(w[b].d)), acc);
-  }
-  return hsum8(acc) - hsum8(accm);
-}
-
-// The 16 biased 6-bit scales of a Q3_K block as bytes (value + 32): low nibbles from scale bytes
-// 0..7 (sub-blocks 8..15 in their high nibbles), two high bits from bytes 8..11 (dword lanes of
-// 4 scales each take them at shifts 0, 2, 4, 6). The 16-byte load starts 2 bytes early (the
-// last quants) so it stays inside the 110-byte block.
-inline __m128i q3_k_scales(const BlockQ3_K& blk) {
-  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(
-      reinterpret_cast<const uint8_t*>(&blk) + offsetof(BlockQ3_K, scales) - 2));
-  const __m128i a = _mm_shuffle_epi8(x, _mm_setr_epi8(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
-  const __m128i b = _mm_shuffle_epi8(x, _mm_setr_epi8(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13));
-  const __m128i m_lo = _mm_setr_epi8(15, 15, 15, 15, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0);
-  const __m128i m_hi = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15, 15, 15, 15, 15);
-  const __m128i lo = _mm_or_si128(_mm_and_si128(a, m_lo), _mm_and_si128(_mm_srli_epi16(a, 4), m_hi));
-  const __m128i top = _mm_and_si128(b, _mm_setr_epi32(0x03030303, 0x0c0c0c0c, 0x30303030, static_cast<int>(0xc0c0c0c0u)));
-  const __m128i hi = _mm_srlv_epi32(_mm_sllv_epi32(top, _mm_setr_epi32(4, 2, 0, 0)), _mm_setr_epi32(0, 0, 0, 2));
-  return _mm_or_si128(lo, hi);
-}
-
-// Q3_K: x = d (sc - 32) (q2 + 4 hbit - 4); u = q2 | hbit << 2 in 0..7, the -4 via the bsums.
-float dot_q3_k(const BlockQ3_K* w, const int8_t* xq, const float* xd, const int16_t* bsums,
-               int64_t nb) {
-  const __m256i m3 = _mm256_set1_epi8(3);
-  const __m256i four = _mm256_set1_epi8(4);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    // 16 6-bit scales: low nibbles from bytes 0..7 (lo/hi nibble), high 2 bits from bytes 8..11
-    const __m128i sc8 = q3_k_scales(w[b]);
-    const __m256i sc16 = _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc8), _mm256_set1_epi16(32));
-    const __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(bsums + 16 * b)), 2);
-    __m256i sumi = _mm256_sub_epi32(_mm256_setzero_si256(), off);
-    const __m256i hm = load32(w[b].hmask);
-    const int8_t* x = xq + kQkK * b;
-    for (int h = 0; h < 2; ++h) {
-      const __m256i qs = load32(w[b].qs + 32 * h);
-      for (int j = 0; j < 4; ++j) {
-        // hmask bit n = 4h + j moved to bit 2 (value 4); the 16-bit shifts only carry bits across
-        // the byte boundary into positions the mask drops
-        const int n = 4 * h + j;
-        const __m256i moved = n >= 2 ? _mm256_srl_epi16(hm, _mm_cvtsi32_si128(n - 2))
-                                     : _mm256_sll_epi16(hm, _mm_cvtsi32_si128(2 - n));
-        const __m256i hb = _mm256_and_si256(moved, four);
-        const __m256i q = _mm256_or_si256(
-            _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j)), m3), hb);
-        const __m256i p = _mm256_maddubs_epi16(q, load32(x + 128 * h + 32 * j));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pair_scales(sc16, 4 * h + j)));
-      }
-    }
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(xd[b] * half(w[b].d)), acc);
-  }
-  return hsum8(acc);
-}
-
 template <typename Block, int kBlock, typename Dot>
 void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy,
           Dot dot) {
@@ -225,18 +137,6 @@ void rows_q5_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 }
 void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows_legacy<BlockQ5_1, true, true>(w, a, j0, j1, y, ldy);
-}
-
-void rows_q2_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<BlockQ2_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ2_K* wr, int64_t i, int64_t nb) {
-    return dot_q2_k(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
-  });
-}
-
-void rows_q3_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<BlockQ3_K, kQkK>(w, a, j0, j1, y, ldy, [&](const BlockQ3_K* wr, int64_t i, int64_t nb) {
-    return dot_q3_k(wr, a.q8_qs + i * a.cols, a.q8k_d + i * nb, a.q8k_bsums + i * nb * 16, nb);
-  });
 }
 
 }  // namespace ridge::kernels::quant_avx2
