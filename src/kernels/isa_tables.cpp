@@ -15,6 +15,7 @@ TypeTable avx2_type_table() {
   t.set(GgmlType::kBF16, {avx2::rows_bf16, ActFormat::kF32AsBf16, avx2::kFloatRowGrain});
   t.set(GgmlType::kQ8_0, {avx2::rows_q8_0, ActFormat::kQ8_0, avx2::kQ8_0RowGrain});
   t.quantize_q8_0 = avx2::quantize_act_row_q8_0;
+  t.quantize_q8_k = avx2::quantize_act_row_q8_k;
   return t;
 }
 

@@ -19,4 +19,7 @@ constexpr int64_t kQ8_0RowGrain = 8;
 // The Q8_0 activation quantizer (act_q8_0.cpp): same bytes as kernels::quantize_act_row_q8_0.
 void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);
 
+// The Q8_K activation quantizer (act_q8_k.cpp): same bytes as kernels::quantize_act_row_q8_k.
+void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int16_t* bsums);
+
 }  // namespace ridge::kernels::avx2
