@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "kernels/x86_avx2/avx2.h"
+#include "kernels/x86_avx2/quant_simd.h"
 
 namespace ridge::kernels::avx2 {
 namespace {
@@ -12,13 +13,6 @@ inline __m256i quantize8(__m256 x, __m256 id) {
   v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
   v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
   return _mm256_cvttps_epi32(_mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-
-inline float hmax8(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
 }
 
 }  // namespace
@@ -32,17 +26,12 @@ void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int3
       xv[h] = _mm256_loadu_ps(x + 32 * b + 8 * h);
       m = _mm256_max_ps(m, _mm256_and_ps(xv[h], abs_mask));
     }
-    const float amax = hmax8(m);
+    const float amax = quant_avx2::hmax8(m);
     const float db = amax / 127.0f;
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
     __m256i q[4];
     for (int h = 0; h < 4; ++h) q[h] = quantize8(xv[h], _mm256_set1_ps(id));
-    // int32 -> int8 (values in [-127, 127]: the saturating packs are exact), then undo the
-    // 128-bit lane interleave of the packs.
-    const __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
-    const __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
-    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w01, w23),
-                                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const __m256i bytes = quant_avx2::pack_bytes32(q);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs + 32 * b), bytes);
     const __m256i s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
     __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));

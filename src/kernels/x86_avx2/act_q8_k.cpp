@@ -9,16 +9,10 @@
 #include <immintrin.h>
 
 #include "kernels/x86_avx2/avx2.h"
+#include "kernels/x86_avx2/quant_simd.h"
 
 namespace ridge::kernels::avx2 {
 namespace {
-
-inline float hmax8(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
 
 inline __m256i quantize8(const float* x, __m256 id) {
   __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x), id);
@@ -35,19 +29,14 @@ void quantize_act_row_q8_k(const float* x, int64_t n, int8_t* qs, float* d, int1
     const float* xb = x + b * kBlock;
     __m256 acc = _mm256_setzero_ps();
     for (int k = 0; k < kBlock; k += 8) acc = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(xb + k), abs_mask), acc);
-    const float amax = hmax8(acc);
+    const float amax = quant_avx2::hmax8(acc);
     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
     d[b] = amax > 0.0f ? 1.0f / id : 0.0f;
     const __m256 vid = _mm256_set1_ps(id);
     for (int g = 0; g < 16; g += 2) {  // 32 elements: bsums g and g + 1
       __m256i q[4];
       for (int h = 0; h < 4; ++h) q[h] = quantize8(xb + 16 * g + 8 * h, vid);
-      // int32 -> int8 (values in [-127, 127]: the saturating packs are exact), then undo the
-      // 128-bit lane interleave of the packs.
-      const __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
-      const __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
-      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w01, w23),
-                                                        _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      const __m256i bytes = quant_avx2::pack_bytes32(q);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs + b * kBlock + 16 * g), bytes);
       // lanes of q[0] + q[1] (the first 16) and q[2] + q[3], each folded to one sum
       const __m256i s = _mm256_hadd_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));

@@ -19,6 +19,21 @@ inline float hsum8(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+inline float hmax8(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// 32 int32 values in [-127, 127] (q[0] first) as 32 bytes in order: the saturating packs are
+// exact there, and the permute undoes their 128-bit lane interleave.
+inline __m256i pack_bytes32(const __m256i q[4]) {
+  const __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
+  const __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
+  return _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w01, w23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // Lane r = the sum of p[r]'s 8 lanes (exact: integers).
