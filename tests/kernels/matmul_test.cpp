@@ -102,23 +102,25 @@ TEST_P(MatmulIsaTest, BatchAndThreadInvariant) {
     // 256-element blocks need cols % 256 == 0 (the K formats).
     const int64_t small_cols = traits(type).block_elems == 256 ? 256 : 96;
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{130, small_cols}, {40, 4096 + 256}}) {
-      const TestWeights w = random_weights(type, rows, cols, seed++);
-      const int64_t m = 17;
-      const auto x = random_floats(static_cast<size_t>(m * cols), seed++);
-      const auto batch1 = run(isa(), w, x, cols, m, 1);
-      const auto batch2 = run(isa(), w, x, cols, m, 2);
-      for (int64_t i = 0; i < m; ++i) {
-        const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);
-        for (int threads : {1, 2}) {
-          const auto single = run(isa(), w, xi, cols, 1, threads);
-          for (int64_t j = 0; j < rows; ++j) {
-            ASSERT_EQ(f32_to_bits(single[j]), f32_to_bits(batch1[i * rows + j]))
-                << ggml_type_name(type) << " cols=" << cols << " i=" << i << " j=" << j;
+      // m = 16 + 1 .. 16 + 3: every remainder of kernels that take x rows 4 at a time.
+      for (int64_t m = 17; m <= 19; ++m) {
+        const TestWeights w = random_weights(type, rows, cols, seed++);
+        const auto x = random_floats(static_cast<size_t>(m * cols), seed++);
+        const auto batch1 = run(isa(), w, x, cols, m, 1);
+        const auto batch2 = run(isa(), w, x, cols, m, 2);
+        for (int64_t i = 0; i < m; ++i) {
+          const std::vector<float> xi(x.begin() + i * cols, x.begin() + (i + 1) * cols);
+          for (int threads : {1, 2}) {
+            const auto single = run(isa(), w, xi, cols, 1, threads);
+            for (int64_t j = 0; j < rows; ++j) {
+              ASSERT_EQ(f32_to_bits(single[j]), f32_to_bits(batch1[i * rows + j]))
+                  << ggml_type_name(type) << " cols=" << cols << " i=" << i << " j=" << j;
+            }
           }
-        }
-        for (int64_t j = 0; j < rows; ++j) {
-          ASSERT_EQ(f32_to_bits(batch1[i * rows + j]), f32_to_bits(batch2[i * rows + j]))
-              << ggml_type_name(type) << " 1 vs 2 threads, i=" << i << " j=" << j;
+          for (int64_t j = 0; j < rows; ++j) {
+            ASSERT_EQ(f32_to_bits(batch1[i * rows + j]), f32_to_bits(batch2[i * rows + j]))
+                << ggml_type_name(type) << " 1 vs 2 threads, i=" << i << " j=" << j;
+          }
         }
       }
     }
