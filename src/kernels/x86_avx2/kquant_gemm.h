@@ -32,18 +32,25 @@ constexpr int kKMr = 4;          // x rows per micro-kernel pass
 // 71-87 / 86-91 / 108 tok/s through the GEMM against 89-93 / 80-89 / 90-101 through the dots).
 constexpr int64_t kKGemmMinM = 4;
 
-// The decode dot's scales: register n (32 elements) takes sub-block n's scale in both 128-bit
-// lanes (8 sub-blocks of 32) or sub-blocks 2n, 2n + 1 in its low and high lane (16 of 16).
-template <typename F>
-inline __m256i decode_scales(__m256i words) {
-  return F::kSubs == 8 ? _mm256_permute4x64_epi64(words, 0x44) : words;
+// The decode dot's scales, as word registers from which one vpshufb gives register n's (32
+// elements): 8 sub-blocks of 32: sub-block n's scale in both 128-bit lanes, from words 0-7 in
+// both lanes; 16 of 16: sub-blocks 2n, 2n + 1 in the low and high lane, from words 0-7 (n < 4)
+// or 8-15 (n >= 4) in both lanes.
+struct DecodeScales {
+  __m256i lo, hi;  // words 0-7 / 8-15 in both lanes
+};
+inline DecodeScales decode_scales(__m256i words) {
+  return {_mm256_permute4x64_epi64(words, 0x44), _mm256_permute4x64_epi64(words, 0xee)};
 }
 template <typename F>
-inline __m256i register_scale(__m256i sv, int n) {
-  if constexpr (F::kSubs == 8) return _mm256_shuffle_epi8(sv, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * n)));
-  const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
-                                        2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-  return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sv, _mm256_set1_epi32(n)), pick);
+inline __m256i register_scale(const DecodeScales& sv, int n) {
+  if constexpr (F::kSubs == 8) return _mm256_shuffle_epi8(sv.lo, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * n)));
+  const int k = n % 4;  // words 2k and 2k + 1 of its half
+  const char l0 = static_cast<char>(4 * k), l1 = static_cast<char>(4 * k + 1);
+  const char h0 = static_cast<char>(4 * k + 2), h1 = static_cast<char>(4 * k + 3);
+  const __m256i pick = _mm256_setr_epi8(l0, l1, l0, l1, l0, l1, l0, l1, l0, l1, l0, l1, l0, l1, l0, l1,  //
+                                        h0, h1, h0, h1, h0, h1, h0, h1, h0, h1, h0, h1, h0, h1, h0, h1);
+  return _mm256_shuffle_epi8(n < 4 ? sv.lo : sv.hi, pick);
 }
 
 // The canonical float step of F in 8 lanes, one output row per lane (kquant_formats.h); with an
@@ -80,7 +87,7 @@ void decode_panel(const uint8_t* const row[kKPanel], const int8_t* xq, const flo
     for (int64_t b = 0; b < nb; ++b) {
       const Block& blk = w[b];
       const int8_t* x = xq + kQkK * b;
-      const __m256i sv = decode_scales<F>(F::scale_words(blk));
+      const DecodeScales sv = decode_scales(F::scale_words(blk));
       __m256i q[8];
       F::unpack(blk, q);
       const __m256i bias = _mm256_madd_epi16(F::bias_words(blk), F::x_bias(bsums + 16 * b));
