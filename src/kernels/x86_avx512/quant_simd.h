@@ -53,7 +53,10 @@ inline constexpr int64_t kStreamL1Ahead = 2048;
 // on into L2 (64: every line), then every line at kStreamL1Ahead on into L1 (every other line
 // there: 0.88-0.93x on Q8_0). The order matters: the same requests alternating T1,
 // T0 line by line made 0.6B Q4_K_M decode 0.72-0.77x as fast as without the T0 lines (6 runs of
-// the A/B above), the two runs one after the other 1.03-1.15x (6 runs, the same hour).
+// the A/B above), the two runs one after the other 1.03-1.15x (6 runs, the same hour). The L2
+// requests cost compute: with every other line only, BM_GemvHot Q4_K (in L2) rose from 32.2 to
+// 44.0 GB/s, but decode from memory fell (6 alternating pairs, 2026-12-04: 0.6B Q4_K_M median
+// 0.87, 1.7B Q4_K_M 0.90, 0.6B Q8_0 1.03).
 inline __attribute__((always_inline)) void prefetch_stream(const uint8_t* p, int64_t l2_ahead, int64_t bytes,
                                                             int64_t l2_stride = 64) {
   const char* c = reinterpret_cast<const char*>(p);
