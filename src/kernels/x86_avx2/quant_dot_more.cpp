@@ -16,15 +16,24 @@ namespace ridge::kernels::quant_avx2 {
 namespace {
 
 
+inline uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Byte j of the result is 0x10 where bit j % 8 of byte sel[j] of hv's 64-bit lane is set, else
+// 0 (sel: vpshufb indices, one qh byte per 8 result bytes).
+inline __m256i bit4_bytes(__m256i hv, __m256i sel) {
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i set = _mm256_and_si256(_mm256_shuffle_epi8(hv, sel), bit);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(set, bit), _mm256_set1_epi8(0x10));
+}
+
 // Byte j of the result is 0x10 where bit j of the 32-bit qh is set, else 0.
 inline __m256i qh_bytes(const uint8_t* qh) {
-  uint32_t bits;
-  std::memcpy(&bits, qh, 4);
-  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
-                                          2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), spread);
-  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit), _mm256_set1_epi8(0x10));
+  return bit4_bytes(_mm256_set1_epi64x(load_u32(qh)), _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                                                       2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
 }
 
 // The fp16 field at byte `at` of blocks w[0..7] as f32 lanes 0..7, by vpinsrw from memory.
@@ -58,12 +67,6 @@ inline __m256i unpack(const Block& w) {
   return qq;
 }
 
-inline uint32_t load_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 // Blocks w[0] and w[1] unpacked side by side: lo = elements 0..15 of w[0] | 0..15 of w[1], hi =
 // elements 16..31 of each. Their qs are each one 16-byte load, so a nibble split serves two
 // blocks; the x bytes come in the same order (arrange_pairs).
@@ -79,14 +82,9 @@ inline void unpack_pair(const Block* w, __m256i* lo, __m256i* hi) {
     // 0-1 of w[0]'s word in the low half, 4-5 of w[1]'s in the high half), hi bytes 2-3 / 6-7.
     const uint64_t h = load_u32(w[0].qh) | static_cast<uint64_t>(load_u32(w[1].qh)) << 32;
     const __m256i hv = _mm256_set1_epi64x(static_cast<int64_t>(h));
-    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-    const auto bytes = [&](__m256i sel) {
-      const __m256i set = _mm256_and_si256(_mm256_shuffle_epi8(hv, sel), bit);
-      return _mm256_and_si256(_mm256_cmpeq_epi8(set, bit), _mm256_set1_epi8(0x10));
-    };
-    *lo = _mm256_or_si256(*lo, bytes(_mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+    *lo = _mm256_or_si256(*lo, bit4_bytes(hv, _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
                                                       4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5)));
-    *hi = _mm256_or_si256(*hi, bytes(_mm256_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,  //
+    *hi = _mm256_or_si256(*hi, bit4_bytes(hv, _mm256_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,  //
                                                       6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)));
   }
 }
