@@ -177,7 +177,12 @@ struct FormatQ45 {
       RIDGE_UNROLL
       for (int t = 0; t < 8; ++t) {
         __m512i lo, hi;
-        split(t8[t], qh[t], c, &lo, &hi);
+        if constexpr (kFive) {
+          split(t8[t], qh[t], c, &lo, &hi);
+        } else {  // Q4_K: the high nibbles left in place (16 q): one AND instead of shift + AND
+          lo = _mm512_and_si512(t8[t], _mm512_set1_epi8(0x0f));
+          hi = _mm512_andnot_si512(_mm512_set1_epi8(0x0f), t8[t]);
+        }
         RIDGE_UNROLL
         for (int i = 0; i < MR; ++i) {
           const int8_t* xs = xb + i * x.cols + 4 * (16 * c + t);  // sub-block 2c, group t
@@ -185,11 +190,17 @@ struct FormatQ45 {
           hi_sum[i] = dpbusd_bcst(hi_sum[i], hi, xs + 32);
         }
       }
+      // Q4_K: the total is kept at 16x (the low sub-block's scale times 16), exact in int32:
+      // 16 * 256 * 15 * 128 * 63 < 2^31; one arithmetic shift at the end gives the same isum.
+      const __m512i sc_lo = kFive ? sc[2 * c] : _mm512_slli_epi32(sc[2 * c], 4);
       RIDGE_UNROLL
       for (int i = 0; i < MR; ++i) {
-        tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(lo_sum[i], sc[2 * c]));
+        tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(lo_sum[i], sc_lo));
         tot[i] = _mm512_add_epi32(tot[i], _mm512_mullo_epi32(hi_sum[i], sc[2 * c + 1]));
       }
+    }
+    if constexpr (!kFive) {
+      for (int i = 0; i < MR; ++i) tot[i] = _mm512_srai_epi32(tot[i], 4);
     }
     for (int i = 0; i < MR; ++i) acc[i][0] = finish_with_mins<4>(mins, d, dmin, x, i, b, tot[i], acc[i][0]);
   }
