@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstring>
-#include <utility>
 
 #include "base/thread_scratch.h"
 #include "kernels/quant/blocks.h"
@@ -103,12 +102,10 @@ inline __m256 block_dot(__m256i qq, const int8_t* x) {
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
 }
 
-// The activations of x rows i0 .. i0 + MR - 1: Q8_0 quants in pair order (arrange_pairs; a
-// last odd block as stored, in q), block scales, block sums and, for the formats with a min,
-// ggml's Q8_1 block terms.
+// The activations of x rows i0 .. i0 + MR - 1: Q8_0 quants in pair order (arrange_pairs),
+// block scales, block sums and, for the formats with a min, ggml's Q8_1 block terms.
 template <int MR>
 struct XRows {
-  const int8_t* q[MR];
   const int8_t* pairs[MR];
   const float* d[MR];
   const int32_t* sum[MR];
@@ -116,13 +113,15 @@ struct XRows {
 };
 
 // x's blocks 2p and 2p + 1 as 64 bytes: elements 0..15 of each, then 16..31 of each (the order
-// unpack_pair gives the weights).
+// unpack_pair gives the weights); a lone last block as stored.
 void arrange_pairs(const int8_t* x, int64_t nb, int8_t* out) {
-  for (int64_t p = 0; p + 1 < nb; p += 2) {
+  int64_t p = 0;
+  for (; p + 1 < nb; p += 2) {
     const __m256i a = load32(x + kQk * p), b = load32(x + kQk * (p + 1));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + kQk * p), _mm256_permute2x128_si256(a, b, 0x20));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + kQk * p + 32), _mm256_permute2x128_si256(a, b, 0x31));
   }
+  if (p < nb) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + kQk * p), load32(x + kQk * p));
 }
 
 // One pair of blocks against MR x rows (their x bytes at x.pairs[i] + at): acc[i] += the pair's
@@ -186,7 +185,7 @@ void dot_legacy(const Block* w, const XRows<MR>& x, int64_t nb, float out[MR]) {
         const __m256 dot = pair_dot(lo, hi, x.pairs[i] + kQk * b);
         acc0[i] = _mm256_fmadd_ps(dot, _mm256_setr_m128(_mm_set1_ps(d0), _mm_set1_ps(d1)), acc0[i]);
       } else {
-        const __m256 dot = block_dot(unpack<Block, kFive>(w[b]), x.q[i] + kQk * b);
+        const __m256 dot = block_dot(unpack<Block, kFive>(w[b]), x.pairs[i] + kQk * b);
         acc1[i] = _mm256_fmadd_ps(dot, _mm256_set1_ps(d0), acc1[i]);
       }
       for (int64_t k = b; k < b + (pair ? 2 : 1); ++k) {
@@ -215,7 +214,6 @@ void rows_group(const WeightView& w, const Acts& a, const int8_t* pairs, int64_t
   const int64_t nb = a.cols / kQk;
   XRows<MR> x;
   for (int i = 0; i < MR; ++i) {
-    x.q[i] = a.q8_qs + (i0 + i) * a.cols;
     x.pairs[i] = pairs + (i0 + i) * a.cols;
     x.d[i] = a.q8_d + (i0 + i) * nb;
     x.sum[i] = a.q8_sum + (i0 + i) * nb;
