@@ -54,11 +54,11 @@ constexpr int kPanel = 16;          // weight rows per panel (one per lane)
 constexpr int64_t kSuperBlock = 256;
 constexpr int kMr = 4;              // x rows per prefill micro-kernel (2 panels x 4 rows; 6 was no faster)
 constexpr int64_t kDirectRows = 4;  // m up to this: decode path (one super-block at a time)
-// How far ahead a decode over kPanels16 prefetches into L2: 8 KiB, 2.4 (Q6_K) to 3.6 (Q4_K)
-// super-blocks, where Q8_0's 4 KiB (weight_layout.h) is under 2. BM_DecodeStack, 5 alternating
-// runs, 2026-12-03, 8 KiB against 4: Q6_K 1.20x / 1.07x at 1 / 2 threads, Q4_K 1.08x / 0.97x;
-// 16 KiB: 1.13x / 0.97x and 1.07x / 1.11x.
-constexpr int64_t kLayoutPrefetchBytes = 8192;
+// How far ahead a decode over kPanels16 prefetches into L2. With the whole super-block's requests
+// in one burst, 8 KiB had beaten 4 on the Zen 4 VM (BM_DecodeStack, 5 alternating runs,
+// 2026-12-03: Q6_K 1.20x / 1.07x at 1 / 2 threads, Q4_K 1.08x / 0.97x); with the requests in
+// quarters (LayoutBlock), 4 KiB beat 2, 6 and 8 on the Intel VM (2026-12-04, docs/decode.md).
+constexpr int64_t kLayoutPrefetchBytes = 4096;
 
 // The 16 rows of a panel (rows past the matrix repeat the last one; their results are masked).
 struct Panel {
@@ -89,13 +89,26 @@ struct LayoutPanel {
   int64_t prefetch_ahead = 0;  // bytes ahead of each block to prefetch into L2 (0: none)
 };
 
-// Super-block b of a LayoutPanel (block_bytes per row), after asking for the bytes
-// p.prefetch_ahead further on to be brought into L2 (and kStreamL1Ahead on into L1).
-inline const uint8_t* layout_block(const LayoutPanel& p, int64_t b, int64_t block_bytes) {
-  const uint8_t* blk = p.base + b * kPanel * block_bytes;
-  if (p.prefetch_ahead != 0) quant_avx512::prefetch_stream(blk, p.prefetch_ahead, kPanel * block_bytes);
-  return blk;
-}
+// Super-block b of a LayoutPanel (kBlockBytes per row): the base of every format's LayoutSource.
+// The stream's prefetch (p.prefetch_ahead on into L2, kStreamL1Ahead on into L1) is asked for a
+// quarter of the super-block's bytes at a time: a decode step calls prefetch_quarter(0..3) at four
+// points spread through its loop, the pack for prefill prefetch_all() once. One burst of all of a
+// super-block's requests (72 for Q4_K) before its loads had Q4_K decode read 0.74x of the probe
+// on an Intel Xeon with AMX (2 vCPUs, 2026-12-04, BM_DecodeStack); in quarters, 4 KiB ahead:
+// 1.3x (docs/decode.md, "The prefetch in quarters").
+template <int64_t kBlockBytes>
+struct LayoutBlock {
+  static constexpr int64_t kQuarterBytes = kPanel * kBlockBytes / 4;
+  const uint8_t* blk;
+  int64_t prefetch_ahead;
+  LayoutBlock(const LayoutPanel& p, int64_t b) : blk(p.base + b * kPanel * kBlockBytes), prefetch_ahead(p.prefetch_ahead) {}
+  RIDGE_STEP_INLINE void prefetch_quarter(int q) const {
+    if (prefetch_ahead != 0) quant_avx512::prefetch_stream(blk + q * kQuarterBytes, prefetch_ahead, kQuarterBytes);
+  }
+  void prefetch_all() const {
+    if (prefetch_ahead != 0) quant_avx512::prefetch_stream(blk, prefetch_ahead, 4 * kQuarterBytes);
+  }
+};
 
 inline __mmask16 valid_mask(int64_t j, int64_t j1) {
   const int64_t n = j1 - j < kPanel ? j1 - j : kPanel;

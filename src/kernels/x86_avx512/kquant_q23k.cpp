@@ -109,9 +109,8 @@ struct FormatQ2 {
     __m512i d_dmin() const { return gather_dword(p, off + 80); }
   };
   // The same registers loaded from a kPanels16 super-block (weight_layout.h).
-  struct LayoutSource {
-    const uint8_t* blk;
-    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
+  struct LayoutSource : LayoutBlock<kBlockBytes> {
+    using LayoutBlock::LayoutBlock;
     __m512i qs(int g) const { return _mm512_loadu_si512(blk + 64 * g); }
     void scales(__m512i out[4]) const {
       for (int q = 0; q < 4; ++q) out[q] = _mm512_loadu_si512(blk + 1024 + 64 * q);
@@ -149,7 +148,11 @@ struct FormatQ2 {
     }
   }
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
-  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) {
+    const LayoutSource src(p, b);
+    src.prefetch_all();
+    unpack(src, out);
+  }
 
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum, __m512 acc) {
     return finish_with_mins<8>(p.mins, p.d, p.dmin, x, i, b, isum, acc);
@@ -177,9 +180,8 @@ struct FormatQ3 : OffsetChains<-4> {
       return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(gather_dword(p, off + 106), 16)));
     }
   };
-  struct LayoutSource {
-    const uint8_t* blk;
-    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
+  struct LayoutSource : LayoutBlock<kBlockBytes> {
+    using LayoutBlock::LayoutBlock;
     __m512i qs(int g) const { return _mm512_loadu_si512(blk + 64 * g); }
     void hmask(__m512i out[8]) const {
       for (int t = 0; t < 8; ++t) out[t] = _mm512_loadu_si512(blk + 1024 + 64 * t);
@@ -237,7 +239,11 @@ struct FormatQ3 : OffsetChains<-4> {
     out->d = src.d();
   }
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
-  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) {
+    const LayoutSource src(p, b);
+    src.prefetch_all();
+    unpack(src, out);
+  }
 
   static __m512 finish(const Packed& p, const KActs& x, int64_t i, int64_t b, __m512i isum, __m512 acc) {
     return float_step(p.d, x.d[i * x.nb + b], isum, acc);
@@ -262,6 +268,7 @@ inline void fused_totals(const Source& src, const KActs& x, int64_t b, const __m
   for (int h = 0; h < 2; ++h) {
     RIDGE_UNROLL
     for (int u = 0; u < 2; ++u) {  // groups t = 4u .. 4u + 3: sub-blocks 8 h + 2 j + u, j < 4
+      src.prefetch_quarter(2 * h + u);
       __m512i part[MR][4];
       for (int i = 0; i < MR; ++i) {
         for (int j = 0; j < 4; ++j) part[i][j] = F::part_init(x, i, b, 8 * h + 2 * j + u);

@@ -74,9 +74,9 @@ struct FormatQ45 {
   // The same registers loaded from a kPanels16 super-block (weight_layout.h): the 128 qs bytes as
   // 32 registers, then (Q5_K) the 8 qh registers, the 3 scale registers and d | dmin.
   static constexpr int64_t kLayoutScales = kFive ? 2560 : 2048;
-  struct LayoutSource {
-    const uint8_t* blk;
-    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
+  struct LayoutSource : LayoutBlock<kBlockBytes> {
+    using LayoutBlock<kBlockBytes>::LayoutBlock;
+    using LayoutBlock<kBlockBytes>::blk;
     void qh(__m512i out[8]) const {
       for (int t = 0; t < 8; ++t) out[t] = _mm512_loadu_si512(blk + 2048 + 64 * t);
     }
@@ -90,7 +90,11 @@ struct FormatQ45 {
   };
 
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
-  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) {
+    const LayoutSource src(p, b);
+    src.prefetch_all();
+    unpack(src, out);
+  }
 
   // The quants of sub-blocks 2c (lo) and 2c + 1 (hi), group t, from their qs register q and (Q5_K)
   // qh register t.
@@ -173,6 +177,7 @@ struct FormatQ45 {
       __m512i lo_sum[MR], hi_sum[MR];
       for (int i = 0; i < MR; ++i) lo_sum[i] = hi_sum[i] = _mm512_setzero_si512();
       __m512i t8[8];
+      src.prefetch_quarter(c);
       src.quants(c, t8);
       RIDGE_UNROLL
       for (int t = 0; t < 8; ++t) {

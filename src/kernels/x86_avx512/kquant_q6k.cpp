@@ -49,9 +49,8 @@ struct FormatQ6 : OffsetChains<-32> {
     }
   };
   // The same registers loaded from a kPanels16 super-block (weight_layout.h).
-  struct LayoutSource {
-    const uint8_t* blk;
-    LayoutSource(const LayoutPanel& p, int64_t b) : blk(layout_block(p, b, kBlockBytes)) {}
+  struct LayoutSource : LayoutBlock<kBlockBytes> {
+    using LayoutBlock::LayoutBlock;
     __m512i ql_at(int g) const { return _mm512_loadu_si512(blk + 64 * g); }
     __m512i qh_at(int g) const { return _mm512_loadu_si512(blk + 2048 + 64 * g); }
     void ql(int h, int half, __m512i out[8]) const {
@@ -67,7 +66,11 @@ struct FormatQ6 : OffsetChains<-32> {
   };
 
   static void pack(const Panel& p, int64_t b, Packed* out) { unpack(RowsSource(p, b), out); }
-  static void pack(const LayoutPanel& p, int64_t b, Packed* out) { unpack(LayoutSource(p, b), out); }
+  static void pack(const LayoutPanel& p, int64_t b, Packed* out) {
+    const LayoutSource src(p, b);
+    src.prefetch_all();
+    unpack(src, out);
+  }
 
   // Quants 128 h + 32 k + 4 t .. + 3 of each lane's row (sub-block 8 h + 2 k + t / 4), from the ql
   // dwords of halves 0 and 1 (k & 1) and the qh dword that share t.
@@ -126,6 +129,7 @@ struct FormatQ6 : OffsetChains<-32> {
     for (int h = 0; h < 2; ++h) {
       RIDGE_UNROLL
       for (int u = 0; u < 2; ++u) {  // t = 4u .. 4u + 3: sub-blocks 8 h + 2 k + u, k < 4
+        src.prefetch_quarter(2 * h + u);
         __m512i part[MR][4];
         RIDGE_UNROLL
         for (int i = 0; i < MR; ++i) {
