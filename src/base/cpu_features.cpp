@@ -1,5 +1,9 @@
 #include "base/cpu_features.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <fstream>
 
 namespace ridge {
@@ -20,6 +24,25 @@ std::string read_model_name() {
   return {};
 }
 
+// AMX: the CPU has the tiles and int8 dot products, the OS saves their state, and Linux lets this
+// process use the 8 KiB of tile data (permission asked once, for the whole process).
+bool detect_amx_int8() {
+  unsigned eax, ebx, ecx, edx;
+  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
+  if (eax < 7) return false;
+  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+  const bool tile = (edx >> 24) & 1u, int8 = (edx >> 25) & 1u;
+  if (!tile || !int8) return false;
+  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
+  if (((ecx >> 27) & 1u) == 0) return false;  // no OSXSAVE: xgetbv is not available
+  uint32_t xcr0_lo, xcr0_hi;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if (((xcr0_lo >> 17) & 3u) != 3u) return false;
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
 CpuFeatures detect() {
   CpuFeatures f;
   __builtin_cpu_init();
@@ -35,6 +58,7 @@ CpuFeatures detect() {
   unsigned eax, ebx, ecx, edx;
   __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
   f.f16c = (ecx >> 29) & 1u;
+  f.amx_int8 = detect_amx_int8();
   f.model_name = read_model_name();
   return f;
 }

@@ -15,6 +15,9 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512vnni = false;
   bool avx512bf16 = false;
+  // AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits 24, 25), the OS saving their state (XCR0 bits 17,
+  // 18) and Linux granting this process the tile data (arch_prctl ARCH_REQ_XCOMP_PERM): all four.
+  bool amx_int8 = false;
   std::string model_name;  // from /proc/cpuinfo "model name", empty if unknown
 
   bool has_avx2_set() const { return avx2 && fma && f16c; }

@@ -17,7 +17,8 @@ enum ScratchSlot : int {
   kScratchKernelRows = 5,    // a rows routine's x in the order its kernel reads it
   kScratchKernelLanes = 6,   // a rows routine's per-super-block records of one panel
   kScratchKernelPack = 7,    // a prefill rows routine's packed panels
-  kScratchSlots = 8,
+  kScratchKernelAmx = 8,     // those panels' quants as the AMX tiles read them
+  kScratchSlots = 9,
 };
 
 inline constexpr size_t kThreadScratchBytes = size_t{256} << 10;

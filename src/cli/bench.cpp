@@ -63,7 +63,7 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   analysis::BenchReport r;
   r.model = label;
   r.weight_type = type_label;
-  r.isa = std::string(kernels::isa_name(k->isa));
+  r.isa = kernels::kernels_label(k->isa);
   r.weights_memory = std::string(gguf::backing_name(m.file().backing()));
   r.n_threads = n_threads;
   double load[1] = {0};
@@ -143,7 +143,7 @@ int cmd_bench(int argc, char** argv) {
       ->delimiter(',')->capture_default_str();
   app.add_option("-n,--decode", a.n_decode, "decode steps per point")->capture_default_str();
   app.add_option("-t,--threads", a.n_threads, "threads (default: all CPUs)");
-  app.add_option("--isa", a.isa, "kernel ISA: ref, avx2, avx512 (default: best)");
+  app.add_option("--isa", a.isa, "kernel ISA: ref, avx2, avx512 (default: best; avx512 prefill uses AMX-INT8 where present, RIDGE_AMX=0 turns it off)");
   app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--compare-types", a.compare_types,
                  "with --synthetic: two weight types, e.g. q8_0,q4_k_m (speed vs byte ratio)");

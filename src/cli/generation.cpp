@@ -17,7 +17,7 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("-c,--ctx-size", o.n_ctx, "context size in tokens (default: min(training, 4096))");
   app.add_option("-b,--batch-size", o.n_batch, "prompt tokens per forward step")->capture_default_str();
   app.add_option("-n,--n-predict", o.n_predict, "most tokens to generate")->capture_default_str();
-  app.add_option("--isa", o.isa, "kernel ISA: ref, avx2, avx512 (default: best for this CPU)");
+  app.add_option("--isa", o.isa, "kernel ISA: ref, avx2, avx512 (default: best for this CPU; avx512 prefill uses AMX-INT8 where present, RIDGE_AMX=0 turns it off)");
   app.add_option("--kv-type", o.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--temp", s.temperature, "temperature (0: greedy)")->capture_default_str();
   app.add_option("--top-k", s.top_k, "top-k (0: off)")->capture_default_str();

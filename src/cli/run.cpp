@@ -65,7 +65,7 @@ int cmd_run(int argc, char** argv) {
              gguf::backing_name(l.model->file().backing()),
              tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_decode_steps,
              stats->decode_seconds, n_dec > 0 ? n_dec / stats->decode_seconds : 0.0,
-             l.pool->size(), kernels::isa_name(l.model->kernels().isa));
+             l.pool->size(), kernels::kernels_label(l.model->kernels().isa));
   // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.
   auto types = model::weight_types_from_gguf(l.model->file());
   auto cost = types.ok() ? model::model_cost(l.model->config(), *types,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "base/thread_pool.h"
@@ -78,5 +79,15 @@ struct Kernels {
 // The kernel table of an ISA (CHECKs that this CPU supports it; see isa_supported).
 const Kernels& kernels_for(Isa isa);
 bool isa_supported(Isa isa);
+
+// AMX-INT8 (Intel's tile matrix unit) for the int8 prefill GEMMs of Isa::kAvx512: the integer dot
+// of each (16 x rows, 16 weight rows, block) on the tiles, then the same f32 steps as the VNNI
+// kernels, so the same bits (docs/kernels.md, "AMX prefill"). On by default where the CPU, the OS
+// and Linux's per-process permission allow it (cpu_features().amx_int8), unless RIDGE_AMX=0.
+bool amx_available();
+bool amx_enabled();
+void set_amx_enabled(bool on);  // for tests and benchmarks; stays off where not available
+// What a run's kernels are, for reports: the ISA's name, "+amx" where its prefill takes the tiles.
+std::string kernels_label(Isa isa);
 
 }  // namespace ridge::kernels

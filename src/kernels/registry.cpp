@@ -1,4 +1,8 @@
 // ISA names, detection and the kernel table of each ISA.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
 #include "base/check.h"
 #include "base/cpu_features.h"
 #include "kernels/isa_tables.h"
@@ -32,6 +36,14 @@ struct IsaKernels {
     return Kernels{isa, matmul, matmul_group, supports_matmul, dequantize_row, layout_for};
   }
 };
+
+std::atomic<bool>& amx_switch() {
+  static std::atomic<bool> on = [] {
+    const char* env = std::getenv("RIDGE_AMX");
+    return amx_available() && (env == nullptr || std::strcmp(env, "0") != 0);
+  }();
+  return on;
+}
 
 const TypeTable& ref_table() {
   static const TypeTable table = ref_type_table();
@@ -77,6 +89,16 @@ bool isa_supported(Isa isa) {
       return cpu_features().has_avx512_set();
   }
   return false;
+}
+
+bool amx_available() { return cpu_features().amx_int8 && cpu_features().has_avx512_set(); }
+bool amx_enabled() { return amx_switch().load(std::memory_order_relaxed); }
+void set_amx_enabled(bool on) { amx_switch().store(on && amx_available(), std::memory_order_relaxed); }
+
+std::string kernels_label(Isa isa) {
+  std::string label(isa_name(isa));
+  if (isa == Isa::kAvx512 && amx_enabled()) label += "+amx";
+  return label;
 }
 
 Isa best_isa() {

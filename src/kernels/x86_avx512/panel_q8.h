@@ -20,15 +20,20 @@
 //
 // m <= 8 (decode) loads each block straight from the GGUF rows and uses it at once for all m
 // rows; larger m (prefill) packs two panels' blocks into a buffer that every group of 6 x rows
-// then reuses, each activation broadcast feeding 32 output rows.
+// then reuses, each activation broadcast feeding 32 output rows; with AMX (amx_tiles.h) every
+// group of 16 x rows takes its integer dots from the tiles instead, and the last m % 16 rows the
+// vpdpbusd path.
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/gather_halves.h"
+#include "kernels/kernels.h"
+#include "kernels/x86_avx512/amx_tiles.h"
 #include "base/thread_scratch.h"
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
@@ -216,10 +221,10 @@ void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float*
   for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
 }
 
+// x rows [i, m) over one panel.
 template <typename Format, typename Blocks>
 void panel_all_rows(const Blocks& src, const Acts& a, int64_t nb, float* y, int64_t ldy,
-                    __mmask16 valid) {
-  int64_t i = 0;
+                    __mmask16 valid, int64_t i = 0) {
   for (; i + kMr <= a.m; i += kMr) panel_rows<Format, kMr>(src, a, i, nb, y, ldy, valid);
   switch (a.m - i) {
     case 1: return panel_rows<Format, 1>(src, a, i, nb, y, ldy, valid);
@@ -275,11 +280,11 @@ void wide_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin
   }
 }
 
+// x rows [i, m) over two packed panels.
 template <typename Format>
 void wide_all_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin>* p1,
                    const Acts& a, int64_t nb, float* y, int64_t ldy, __mmask16 valid0,
-                   __mmask16 valid1) {
-  int64_t i = 0;
+                   __mmask16 valid1, int64_t i = 0) {
   for (; i + kWideMr <= a.m; i += kWideMr) {
     wide_rows<Format, kWideMr>(p0, p1, a, i, nb, y, ldy, valid0, valid1);
   }
@@ -293,6 +298,91 @@ void wide_all_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::
   }
 }
 
+
+// The activation terms of x rows in groups of 16, block-major so that one pointer reaches all 16
+// rows' terms of a block: d[(g nb + b) 16 + i] = row 16 g + i's scale of block b (s likewise,
+// formats with a min). Built once per rows call for all its panels.
+struct AmxActs {
+  float* d = nullptr;
+  float* s = nullptr;
+  AmxActs(const Acts& a, int64_t m_amx, int64_t nb, float* buffer) : d(buffer) {
+    if (a.q8_s != nullptr) s = buffer + m_amx * nb;
+    for (int64_t i = 0; i < m_amx; ++i) {
+      const int64_t g = i / kAmxRows, r = i % kAmxRows;
+      for (int64_t b = 0; b < nb; ++b) {
+        d[(g * nb + b) * kAmxRows + r] = a.q8_d[i * nb + b];
+        if (s != nullptr) s[(g * nb + b) * kAmxRows + r] = a.q8_s[i * nb + b];
+      }
+    }
+  }
+  static size_t floats(const Acts& a, int64_t m_amx, int64_t nb) {
+    return static_cast<size_t>((a.q8_s != nullptr ? 2 : 1) * m_amx * nb);
+  }
+};
+
+// Block b's f32 steps for 16 x rows from the tile's integer dots c; xd / xs: the 16 rows' terms of
+// the block (AmxActs).
+template <typename Format>
+RIDGE_PANEL_INLINE void amx_finish(__m512 (&acc)[kAmxRows], const int32_t (*c)[16],
+                                   const PanelBlock<Format::kMin>& blk, const float* xd,
+                                   const float* xs) {
+  for (int i = 0; i < kAmxRows; ++i) {
+    const __m512i isum = _mm512_load_si512(c[i]);
+    acc[i] = block_step<Format::kMin>(acc[i], isum, blk, _mm512_set1_ps(xd[i]), Format::kMin ? xs[i] : 0.0f);
+  }
+}
+
+// The quants of a packed panel's blocks made signed for the tiles: q = u - kOffset (amx_tiles.h).
+template <typename Format>
+void amx_signed_quants(const PanelBlock<Format::kMin>* p, int64_t nb, __m512i (*out)[8]) {
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(Format::kOffset));
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int g = 0; g < 8; ++g) out[b][g] = _mm512_sub_epi8(p[b].w[g], offset);
+  }
+}
+
+// 16 x rows from i0 over one packed panel p on the AMX tiles (amx_tiles.h; the caller has loaded
+// the configuration for 32-byte blocks), q its signed quants (amx_signed_quants). Per block, the
+// tile unit's exact integer dots, then block_step: per lane the operations of panel_rows, the
+// same bits.
+template <typename Format>
+void amx_rows(const PanelBlock<Format::kMin>* p, const __m512i (*q)[8], const Acts& a,
+              const AmxActs& terms, int64_t i0, int64_t nb, float* y, int64_t ldy,
+              __mmask16 valid) {
+  __m512 acc[kAmxRows];
+  for (int i = 0; i < kAmxRows; ++i) acc[i] = _mm512_setzero_ps();
+  const int8_t* xq = a.q8_qs + i0 * a.cols;
+  const float* xd = terms.d + i0 * nb;  // block b's 16 terms at xd + 16 b (AmxActs)
+  const float* xs = terms.s != nullptr ? terms.s + i0 * nb : terms.d;  // read by formats with a min only
+  alignas(64) TileDots dots[2];
+  amx_fence();
+  // Two stages in flight: while block b - 1's dots (stored from its C tile) take their f32 steps,
+  // block b's C tile is stored and block b + 1's computed (even blocks in C tile 2, odd in 3).
+  const auto dot = [&](int64_t b) { return std::pair{xq + b * 32, q[b]}; };
+  amx_block_dot<2>(dot(0).first, a.cols, dot(0).second);
+  if (nb > 1) amx_block_dot<3>(dot(1).first, a.cols, dot(1).second);
+  amx_store<2>(&dots[0]);
+  for (int64_t b = 1;; b += 2) {  // here: block b in C tile 3, block b - 1 in dots[0]
+    if (b >= nb) {
+      amx_finish<Format>(acc, dots[0], p[b - 1], xd + kAmxRows * (b - 1), xs + kAmxRows * (b - 1));
+      break;
+    }
+    if (b + 1 < nb) amx_block_dot<2>(dot(b + 1).first, a.cols, dot(b + 1).second);
+    amx_store<3>(&dots[1]);
+    amx_finish<Format>(acc, dots[0], p[b - 1], xd + kAmxRows * (b - 1), xs + kAmxRows * (b - 1));
+    if (b + 1 >= nb) {
+      amx_finish<Format>(acc, dots[1], p[b], xd + kAmxRows * b, xs + kAmxRows * b);
+      break;
+    }
+    if (b + 2 < nb) amx_block_dot<3>(dot(b + 2).first, a.cols, dot(b + 2).second);
+    amx_store<2>(&dots[0]);
+    amx_finish<Format>(acc, dots[1], p[b], xd + kAmxRows * b, xs + kAmxRows * b);
+  }
+  for (int i = 0; i < kAmxRows; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
+}
+
+// The x rows that go through amx_rows: whole groups of 16 while AMX is on (amx_enabled()).
+inline int64_t amx_row_count(int64_t m) { return amx_enabled() ? m / kAmxRows * kAmxRows : 0; }
 
 // The panel of 16 rows starting at j (rows past j1 repeat the last valid row).
 template <typename Format>
@@ -325,21 +415,41 @@ void panel_rows_from(const SourceAt& source_at, const Acts& a, int64_t j0, int64
     }
     return;
   }
-  // Prefill: pack two panels, then run every x row over them.
+  // Prefill: pack two panels, then run every x row over them (groups of 16 on the AMX tiles
+  // where they are on, the rest through vpdpbusd).
   using Block = PanelBlock<Format::kMin>;
   const ThreadScratch buffer(kScratchKernelPack, static_cast<size_t>(2 * nb) * sizeof(Block));
   Block* p0 = static_cast<Block*>(buffer.data());
   Block* p1 = p0 + nb;
+  const int64_t m_amx = amx_row_count(a.m);
+  const AmxTiles tiles(32, m_amx > 0);
+  const ThreadScratch signed_buffer(kScratchKernelAmx, m_amx > 0 ? static_cast<size_t>(2 * nb) * 512 : 0);
+  auto* const q0 = static_cast<__m512i(*)[8]>(signed_buffer.data());
+  auto* const q1 = q0 + nb;
+  const ThreadScratch terms_buffer(kScratchKernelTables, AmxActs::floats(a, m_amx, nb) * sizeof(float));
+  const AmxActs terms(a, m_amx, nb, static_cast<float*>(terms_buffer.data()));
   for (int64_t j = j0; j < j1; j += 2 * kPanel) {
+    const bool two = j + kPanel < j1;
     const auto d0 = source_at(j);
     for (int64_t b = 0; b < nb; ++b) d0.load(b, &p0[b]);
-    if (j + kPanel >= j1) {
-      panel_all_rows<Format>(PackedBlocks<Format::kMin>{p0}, a, nb, y + j, ldy, valid_mask(j, j1));
-      continue;
+    if (two) {
+      const auto d1 = source_at(j + kPanel);
+      for (int64_t b = 0; b < nb; ++b) d1.load(b, &p1[b]);
     }
-    const auto d1 = source_at(j + kPanel);
-    for (int64_t b = 0; b < nb; ++b) d1.load(b, &p1[b]);
-    wide_all_rows<Format>(p0, p1, a, nb, y + j, ldy, valid_mask(j, j1), valid_mask(j + kPanel, j1));
+    const __mmask16 valid0 = valid_mask(j, j1), valid1 = valid_mask(j + kPanel, j1);
+    if (m_amx > 0) {
+      amx_signed_quants<Format>(p0, nb, q0);
+      if (two) amx_signed_quants<Format>(p1, nb, q1);
+    }
+    for (int64_t i = 0; i < m_amx; i += kAmxRows) {
+      amx_rows<Format>(p0, q0, a, terms, i, nb, y + j, ldy, valid0);
+      if (two) amx_rows<Format>(p1, q1, a, terms, i, nb, y + j + kPanel, ldy, valid1);
+    }
+    if (two) {
+      wide_all_rows<Format>(p0, p1, a, nb, y + j, ldy, valid0, valid1, m_amx);
+    } else {
+      panel_all_rows<Format>(PackedBlocks<Format::kMin>{p0}, a, nb, y + j, ldy, valid0, m_amx);
+    }
   }
 }
 
