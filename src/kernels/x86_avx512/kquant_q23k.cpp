@@ -81,6 +81,10 @@ inline void for_each_quant(const Source& src, const Emit& emit) {
 }
 
 struct FormatQ2 {
+  // AMX (kquant_panel.h): q 0..3 times sc 0..15 (at most 45) in one digit.
+  static constexpr int kQuantOffset = 0;
+  static constexpr int kAmxDigits = 1;
+  static constexpr int kAmxDigitBits = 4;
   using Packed = PackedQ2;
   static constexpr int kSubs = 16;
   static constexpr int kGroups = 4;
@@ -163,6 +167,10 @@ struct FormatQ2 {
 };
 
 struct FormatQ3 : OffsetChains<-4> {
+  // AMX (kquant_panel.h): q - 4 in -4..3 times the digits of sc - 32 in -32..31, base 8 (low digit
+  // 0..7, top -4..3): at most 28.
+  static constexpr int kAmxDigits = 2;
+  static constexpr int kAmxDigitBits = 3;
   using Packed = PackedQ3;
   static constexpr int kSubs = 16;
   static constexpr int kGroups = 4;

@@ -31,6 +31,11 @@ struct alignas(64) PackedQ45 {
 template <bool kFive>
 struct FormatQ45 {
   using Packed = PackedQ45;
+  // AMX (kquant_panel.h): q 0..15 (Q4_K) or 0..31 (Q5_K) times the digits of sc 0..63 in base 8
+  // (0..7: at most 105) or base 4 (0..3: at most 93).
+  static constexpr int kQuantOffset = 0;
+  static constexpr int kAmxDigits = kFive ? 3 : 2;
+  static constexpr int kAmxDigitBits = kFive ? 2 : 3;
   static constexpr int kSubs = 8;
   static constexpr int kGroups = 8;  // 4-byte groups per sub-block
   static constexpr int kExtra = 4;   // x pair sums per block, two int16 per int32

@@ -27,6 +27,10 @@ struct alignas(64) PackedQ6 {
 };
 
 struct FormatQ6 : OffsetChains<-32> {
+  // AMX (kquant_panel.h): q - 32 in -32..31 times the digits of sc in -128..127, base 4 (low digits
+  // 0..3, top -2..1): at most 96.
+  static constexpr int kAmxDigits = 4;
+  static constexpr int kAmxDigitBits = 2;
   using Packed = PackedQ6;
   static constexpr int kSubs = 16;
   static constexpr int kGroups = 4;

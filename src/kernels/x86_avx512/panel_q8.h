@@ -29,7 +29,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 #include "kernels/gather_halves.h"
 #include "kernels/kernels.h"
@@ -42,6 +41,7 @@
 // Loaders are forced inline: called, they pass the block through memory (9-10 zmm stores and
 // loads per block), which costs the decode loop more than the loads from the weight rows.
 #define RIDGE_PANEL_INLINE inline __attribute__((always_inline))
+#define RIDGE_PANEL_LAMBDA __attribute__((always_inline))
 
 #ifndef RIDGE_PF_HINT
 #define RIDGE_PF_HINT _MM_HINT_T1
@@ -354,30 +354,11 @@ void amx_rows(const PanelBlock<Format::kMin>* p, const __m512i (*q)[8], const Ac
   const int8_t* xq = a.q8_qs + i0 * a.cols;
   const float* xd = terms.d + i0 * nb;  // block b's 16 terms at xd + 16 b (AmxActs)
   const float* xs = terms.s != nullptr ? terms.s + i0 * nb : terms.d;  // read by formats with a min only
-  alignas(64) TileDots dots[2];
-  amx_fence();
-  // Two stages in flight: while block b - 1's dots (stored from its C tile) take their f32 steps,
-  // block b's C tile is stored and block b + 1's computed (even blocks in C tile 2, odd in 3).
-  const auto dot = [&](int64_t b) { return std::pair{xq + b * 32, q[b]}; };
-  amx_block_dot<2>(dot(0).first, a.cols, dot(0).second);
-  if (nb > 1) amx_block_dot<3>(dot(1).first, a.cols, dot(1).second);
-  amx_store<2>(&dots[0]);
-  for (int64_t b = 1;; b += 2) {  // here: block b in C tile 3, block b - 1 in dots[0]
-    if (b >= nb) {
-      amx_finish<Format>(acc, dots[0], p[b - 1], xd + kAmxRows * (b - 1), xs + kAmxRows * (b - 1));
-      break;
-    }
-    if (b + 1 < nb) amx_block_dot<2>(dot(b + 1).first, a.cols, dot(b + 1).second);
-    amx_store<3>(&dots[1]);
-    amx_finish<Format>(acc, dots[0], p[b - 1], xd + kAmxRows * (b - 1), xs + kAmxRows * (b - 1));
-    if (b + 1 >= nb) {
-      amx_finish<Format>(acc, dots[1], p[b], xd + kAmxRows * b, xs + kAmxRows * b);
-      break;
-    }
-    if (b + 2 < nb) amx_block_dot<3>(dot(b + 2).first, a.cols, dot(b + 2).second);
-    amx_store<2>(&dots[0]);
-    amx_finish<Format>(acc, dots[1], p[b], xd + kAmxRows * b, xs + kAmxRows * b);
-  }
+  amx_pipeline(
+      nb, a.cols, [&](int64_t b) { return xq + b * 32; }, [&](int64_t b) { return q[b]; },
+      [&](const TileDots& c, int64_t b) RIDGE_PANEL_LAMBDA {
+        amx_finish<Format>(acc, c, p[b], xd + kAmxRows * b, xs + kAmxRows * b);
+      });
   for (int i = 0; i < kAmxRows; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
 }
 
