@@ -24,17 +24,22 @@ std::string read_model_name() {
   return {};
 }
 
+struct CpuidRegs {
+  unsigned eax, ebx, ecx, edx;
+};
+CpuidRegs cpuid(unsigned leaf, unsigned sub) {
+  CpuidRegs r;
+  __asm__("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(sub));
+  return r;
+}
+
 // AMX: the CPU has the tiles and int8 dot products, the OS saves their state, and Linux lets this
 // process use the 8 KiB of tile data (permission asked once, for the whole process).
 bool detect_amx_int8() {
-  unsigned eax, ebx, ecx, edx;
-  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
-  if (eax < 7) return false;
-  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
-  const bool tile = (edx >> 24) & 1u, int8 = (edx >> 25) & 1u;
-  if (!tile || !int8) return false;
-  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
-  if (((ecx >> 27) & 1u) == 0) return false;  // no OSXSAVE: xgetbv is not available
+  if (cpuid(0, 0).eax < 7) return false;
+  const unsigned edx7 = cpuid(7, 0).edx;
+  if (((edx7 >> 24) & 1u) == 0 || ((edx7 >> 25) & 1u) == 0) return false;  // AMX-TILE, AMX-INT8
+  if (((cpuid(1, 0).ecx >> 27) & 1u) == 0) return false;  // no OSXSAVE: xgetbv is not available
   uint32_t xcr0_lo, xcr0_hi;
   __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
   if (((xcr0_lo >> 17) & 3u) != 3u) return false;
@@ -55,9 +60,7 @@ CpuFeatures detect() {
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512vnni = __builtin_cpu_supports("avx512vnni");
   f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
-  unsigned eax, ebx, ecx, edx;
-  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
-  f.f16c = (ecx >> 29) & 1u;
+  f.f16c = (cpuid(1, 0).ecx >> 29) & 1u;
   f.amx_int8 = detect_amx_int8();
   f.model_name = read_model_name();
   return f;

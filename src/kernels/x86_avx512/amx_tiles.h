@@ -21,10 +21,16 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/kernels.h"
+
 namespace ridge::kernels::avx512 {
 namespace {
 
 constexpr int kAmxRows = 16;  // x rows per A tile
+
+// The x rows of a prefill that go through the tiles: whole groups of 16 while AMX is on
+// (kernels::amx_enabled()); the callers' VNNI paths take the rest.
+inline int64_t amx_row_count(int64_t m) { return amx_enabled() ? m / kAmxRows * kAmxRows : 0; }
 
 // The tile configuration (palette 1): A tiles 0 and 4 of 16 rows x k_bytes int8 (16, 32 or 64),
 // B tiles 1 and 5 of k_bytes / 4 rows x 64 bytes, C tiles 2, 3, 6, 7 of 16 x 16 int32. Loaded

@@ -35,7 +35,6 @@
 #include <utility>
 
 #include "base/thread_scratch.h"
-#include "kernels/kernels.h"
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
 #include "kernels/x86_avx512/amx_tiles.h"
@@ -364,10 +363,10 @@ void amx_digit_quants(const typename F::Packed& blk, __m512i* out) {
   const __m512i high_bytes = _mm512_set1_epi16(static_cast<int16_t>(0xff00));
   for (int s = 0; s < F::kSubs; ++s) {
     for (int d = 0; d < kN; ++d) {
-      __m512i digit = _mm512_srav_epi32(blk.sc[s], _mm512_set1_epi32(d * kBits));
-      if (d < kN - 1) digit = _mm512_and_si512(digit, _mm512_set1_epi32((1 << kBits) - 1));
-      digit = _mm512_and_si512(digit, _mm512_set1_epi32(0xffff));
-      digit = _mm512_or_si512(digit, _mm512_slli_epi32(digit, 16));  // in both 16-bit halves
+      // The low digits unsigned, the top one signed (its 16 low bits), then in both 16-bit halves.
+      const int32_t mask = d < kN - 1 ? (1 << kBits) - 1 : 0xffff;
+      __m512i digit = _mm512_and_si512(_mm512_srav_epi32(blk.sc[s], _mm512_set1_epi32(d * kBits)), _mm512_set1_epi32(mask));
+      digit = _mm512_or_si512(digit, _mm512_slli_epi32(digit, 16));
       for (int t = 0; t < F::kGroups; ++t) {
         const int g = s * F::kGroups + t;
         const __m512i q = _mm512_add_epi8(blk.q[g], offset);
@@ -515,7 +514,7 @@ void rows_k_from(const PanelAt& panel_at, const Acts& a, const KActs& x, int64_t
   const ThreadScratch buffer(kScratchKernelPack, static_cast<size_t>(2 * x.nb) * sizeof(typename F::Packed));
   auto* const packed = static_cast<typename F::Packed*>(buffer.data());
   typename F::Packed* const p[2] = {packed, packed + x.nb};
-  const int64_t m_amx = amx_enabled() ? a.m / avx512::kAmxRows * avx512::kAmxRows : 0;
+  const int64_t m_amx = avx512::amx_row_count(a.m);
   const avx512::AmxTiles tiles(64, m_amx > 0);
   const size_t digit_regs = m_amx > 0 ? static_cast<size_t>(x.nb) * 64 * F::kAmxDigits : 0;
   const ThreadScratch digit_buffer(kScratchKernelAmx, 2 * digit_regs * sizeof(__m512i));

@@ -31,7 +31,6 @@
 #include <cstring>
 
 #include "kernels/gather_halves.h"
-#include "kernels/kernels.h"
 #include "kernels/x86_avx512/amx_tiles.h"
 #include "base/thread_scratch.h"
 #include "kernels/matmul_driver.h"
@@ -333,6 +332,7 @@ RIDGE_PANEL_INLINE void amx_finish(__m512 (&acc)[kAmxRows], const int32_t (*c)[1
 }
 
 // The quants of a packed panel's blocks made signed for the tiles: q = u - kOffset (amx_tiles.h).
+// Formats with a min (kOffset 0, quants below 32) are read from the packed blocks as they are.
 template <typename Format>
 void amx_signed_quants(const PanelBlock<Format::kMin>* p, int64_t nb, __m512i (*out)[8]) {
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(Format::kOffset));
@@ -342,7 +342,8 @@ void amx_signed_quants(const PanelBlock<Format::kMin>* p, int64_t nb, __m512i (*
 }
 
 // 16 x rows from i0 over one packed panel p on the AMX tiles (amx_tiles.h; the caller has loaded
-// the configuration for 32-byte blocks), q its signed quants (amx_signed_quants). Per block, the
+// the configuration for 32-byte blocks), q its signed quants (amx_signed_quants; unused for
+// kOffset 0). Per block, the
 // tile unit's exact integer dots, then block_step: per lane the operations of panel_rows, the
 // same bits.
 template <typename Format>
@@ -355,15 +356,19 @@ void amx_rows(const PanelBlock<Format::kMin>* p, const __m512i (*q)[8], const Ac
   const float* xd = terms.d + i0 * nb;  // block b's 16 terms at xd + 16 b (AmxActs)
   const float* xs = terms.s != nullptr ? terms.s + i0 * nb : terms.d;  // read by formats with a min only
   amx_pipeline(
-      nb, a.cols, [&](int64_t b) { return xq + b * 32; }, [&](int64_t b) { return q[b]; },
+      nb, a.cols, [&](int64_t b) { return xq + b * 32; },
+      [&](int64_t b) -> const void* {
+        if constexpr (Format::kOffset == 0) {
+          return p[b].w;
+        } else {
+          return q[b];
+        }
+      },
       [&](const TileDots& c, int64_t b) RIDGE_PANEL_LAMBDA {
         amx_finish<Format>(acc, c, p[b], xd + kAmxRows * b, xs + kAmxRows * b);
       });
   for (int i = 0; i < kAmxRows; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
 }
-
-// The x rows that go through amx_rows: whole groups of 16 while AMX is on (amx_enabled()).
-inline int64_t amx_row_count(int64_t m) { return amx_enabled() ? m / kAmxRows * kAmxRows : 0; }
 
 // The panel of 16 rows starting at j (rows past j1 repeat the last valid row).
 template <typename Format>
@@ -404,7 +409,8 @@ void panel_rows_from(const SourceAt& source_at, const Acts& a, int64_t j0, int64
   Block* p1 = p0 + nb;
   const int64_t m_amx = amx_row_count(a.m);
   const AmxTiles tiles(32, m_amx > 0);
-  const ThreadScratch signed_buffer(kScratchKernelAmx, m_amx > 0 ? static_cast<size_t>(2 * nb) * 512 : 0);
+  const bool copy_signed = m_amx > 0 && Format::kOffset != 0;
+  const ThreadScratch signed_buffer(kScratchKernelAmx, copy_signed ? static_cast<size_t>(2 * nb) * 512 : 0);
   auto* const q0 = static_cast<__m512i(*)[8]>(signed_buffer.data());
   auto* const q1 = q0 + nb;
   const ThreadScratch terms_buffer(kScratchKernelTables, AmxActs::floats(a, m_amx, nb) * sizeof(float));
@@ -418,7 +424,7 @@ void panel_rows_from(const SourceAt& source_at, const Acts& a, int64_t j0, int64
       for (int64_t b = 0; b < nb; ++b) d1.load(b, &p1[b]);
     }
     const __mmask16 valid0 = valid_mask(j, j1), valid1 = valid_mask(j + kPanel, j1);
-    if (m_amx > 0) {
+    if (copy_signed) {
       amx_signed_quants<Format>(p0, nb, q0);
       if (two) amx_signed_quants<Format>(p1, nb, q1);
     }
