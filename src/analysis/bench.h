@@ -55,6 +55,9 @@ struct BenchPoint {
   double compute_fraction = 0;    // achieved FLOP/s over the peak
   bool miscount = false;          // a fraction came out above 1: the accounting is wrong
   std::string miscount_reason;
+  // With a paired probe (bench_point's `paired`): a read pass ran after every timed step.
+  double paired_read_bytes_per_s = 0;  // median of those passes (0: not run)
+  double paired_fraction = 0;  // median over steps of the step's bytes/s over its pass's
 };
 
 // Fills the fractions of `p` from its verdict and the roof, and flags a miscount (never a
@@ -68,10 +71,15 @@ Status write_synthetic_model(std::string_view spec, const std::string& path, int
 // kernels run `main_type` in (f32 FMA, bf16 dot, int8 dot).
 BenchRoof roof_from_probe(const ProbeResult& probe, GgmlType main_type);
 
-// Runs one point on `model` (its KV cache and workspace are allocated for the point).
+class ReadPass;
+
+// Runs one point on `model` (its KV cache and workspace are allocated for the point). With
+// `paired`, one read pass runs on `pool` after every timed decode step (untimed as far as the
+// step is concerned) and each step is judged against the bandwidth read right after it.
 Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost& cost,
                                int64_t batch, int64_t context, const BenchOptions& opt,
-                               const BenchRoof& roof, ThreadPool& pool);
+                               const BenchRoof& roof, ThreadPool& pool,
+                               ReadPass* paired = nullptr);
 
 // "0.6 GB", "41.0 GB/s" style helpers and the three output formats.
 struct BenchReport {
@@ -83,6 +91,7 @@ struct BenchReport {
   double load_avg = 0;      // 1-minute load average when the bench started
   double weight_read_bytes = 0;
   BenchRoof roof;
+  std::string paired_loop;  // the read pass's loop with --paired-probe, else empty
   std::vector<BenchPoint> points;
 };
 

@@ -82,6 +82,19 @@ std::string format_bench_table(const BenchReport& r) {
         p.verdict.achieved_flops_per_s / 1e9,
         pct(p.compute_fraction, p.miscount && p.compute_fraction >= 1.0, fl_known));
   }
+  if (!r.paired_loop.empty()) {
+    s += fmt::format("paired probe (a read pass of {} after every decode step):\n",
+                     r.paired_loop);
+    for (const BenchPoint& p : r.points) {
+      s += fmt::format("  batch {:>4} ctx {:>6}: {:.2f} GB/s decode against {:.2f} GB/s read: "
+                       "{:.0f}% (median of the steps' ratios){}\n",
+                       p.batch, p.context, p.verdict.achieved_bytes_per_s / 1e9,
+                       p.paired_read_bytes_per_s / 1e9, 100.0 * p.paired_fraction,
+                       p.paired_fraction > 1.0 ? "; above 100%: the bytes are over-counted, or "
+                                                 "the decode reads in a way the probe's loops lack"
+                                               : "");
+    }
+  }
   s += "verdicts:\n";
   for (const BenchPoint& p : r.points) {
     s += fmt::format("  batch {:>4} ctx {:>6}: {}\n", p.batch, p.context,
@@ -148,12 +161,17 @@ nlohmann::json bench_to_json(const std::vector<BenchReport>& reports,
           {"bound", bound_name(p.verdict.bound)}, {"dominant", p.verdict.dominant},
           {"verdict", p.verdict.text}, {"miscount", p.miscount},
           {"miscount_reason", p.miscount_reason},
+          {"paired_probe", r.paired_loop.empty()
+                               ? nlohmann::json(nullptr)
+                               : nlohmann::json{{"read_bytes_per_s", p.paired_read_bytes_per_s},
+                                                {"bandwidth_fraction", p.paired_fraction}}},
       });
     }
     j["results"].push_back({
         {"model", r.model}, {"weight_type", r.weight_type}, {"isa", r.isa},
         {"weights_memory", r.weights_memory}, {"threads", r.n_threads}, {"load_avg", r.load_avg},
         {"weight_read_bytes", r.weight_read_bytes},
+        {"paired_probe_loop", r.paired_loop.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.paired_loop)},
         {"roof", {{"bandwidth_bytes_per_s", r.roof.bandwidth_bytes_per_s},
                   {"peak_flops_per_s", r.roof.peak_flops}, {"source", r.roof.source}}},
         {"points", pts},

@@ -7,6 +7,8 @@
 #include <random>
 
 #include "analysis/bench.h"
+#include "analysis/probe.h"
+#include "analysis/read_pass.h"
 #include "base/timer.h"
 #include "kv/kv_cache.h"
 #include "model/batch.h"
@@ -65,7 +67,7 @@ void check_roof(BenchPoint& p, const BenchRoof& roof) {
 
 Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost& cost,
                                int64_t batch, int64_t context, const BenchOptions& opt,
-                               const BenchRoof& roof, ThreadPool& pool) {
+                               const BenchRoof& roof, ThreadPool& pool, ReadPass* paired) {
   const model::ModelConfig& cfg = model.config();
   if (batch < 1 || batch > 4096) return usage_error("bench: batch {} is outside 1..4096", batch);
   if (context < 1 || opt.n_decode < 1 || opt.prefill_chunk < 1) {
@@ -134,7 +136,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
 
   // Decode: one token per sequence per step, one forward for the whole batch. Step 0 is an
   // untimed warm-up (first touch of the workspace and KV pages would dominate the p99).
-  std::vector<double> times;
+  std::vector<double> times, passes, fractions;
   std::vector<model::SeqWork> work(static_cast<size_t>(batch));
   model::StepCost total;
   for (int64_t step = 0; step <= opt.n_decode; ++step) {
@@ -155,6 +157,10 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     if (step == 0) continue;
     times.push_back(seconds);
     const model::StepCost c = model::cost_of_step(cost, work);
+    if (paired != nullptr) {
+      passes.push_back(paired->run(pool));
+      fractions.push_back(passes.back() > 0 ? c.bytes() / seconds / passes.back() : 0);
+    }
     total.weight_bytes += c.weight_bytes;
     total.kv_read_bytes += c.kv_read_bytes;
     total.kv_write_bytes += c.kv_write_bytes;
@@ -170,6 +176,8 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   p.step_s = decode_s / n;
   p.decode_tok_s = static_cast<double>(batch) * n / decode_s;
   p.decode_tok_s_per_seq = n / decode_s;
+  p.paired_read_bytes_per_s = probe_median(passes);
+  p.paired_fraction = probe_median(fractions);
   std::sort(times.begin(), times.end());
   p.itl_p50_ms = 1e3 * percentile(times, 0.50);
   p.itl_p90_ms = 1e3 * percentile(times, 0.90);

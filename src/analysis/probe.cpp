@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "analysis/probe_kernels.h"
+#include "analysis/probe_loops.h"
 #include "base/cpu_features.h"
 #include "base/meminfo.h"
 #include "base/timer.h"
@@ -22,87 +23,6 @@ namespace ridge::analysis {
 namespace {
 
 namespace pk = probe_kernels;
-
-// The loops of one ISA; compute loops are null where the instruction is absent.
-struct Loops {
-  std::string name;
-  float (*read)(const float*, size_t, const pk::MemLoop&) = nullptr;
-  void (*copy)(float*, const float*, size_t, const pk::MemLoop&) = nullptr;
-  float (*fma)(int64_t) = nullptr;
-  double fma_flops = 0;
-  int32_t (*int8)(int64_t) = nullptr;
-  double int8_ops = 0;
-  float (*bf16)(int64_t) = nullptr;
-  double bf16_flops = 0;
-};
-
-// The variants timed; the best median wins. Several streams per thread keep more cache-line
-// misses in flight than one (as the kernels' row panels do); the prefetch into L2 runs ahead of
-// what the hardware prefetcher would fetch. Kept small: every variant costs passes.
-// Chosen on a 2-core Zen 4 VM (noisy, shared): on 2 threads several streams with a 1-2 KiB
-// prefetch read fastest (5-15% above one plain stream, medians of interleaved runs; which of them
-// wins varies run to run), 4 streams without prefetch never won and 16 streams were slower.
-// One plain stream stays as the baseline (probe version 1's loop). The last one reads as the
-// AVX-512 K-format decode does since it prefetches into L1 too (docs/decode.md, Prefetch): one
-// stream, 8 KiB ahead into L2 and 2 KiB into L1, so that the roof includes the kernels' own
-// pattern (1.7B Q4_K_M decode had read 109% of the version 2 probe). Here it won at one thread
-// in the slow state (26.1 GB/s) and read 31 against 50 GB/s for the best in the fast one.
-constexpr pk::MemLoop kReadVariants[] = {
-    {1, 0, false},    {1, 1024, false}, {2, 2048, false},       {4, 1024, false},
-    {4, 2048, false}, {8, 1024, false}, {1, 8192, false, 2048},
-};
-constexpr pk::MemLoop kCopyVariants[] = {
-    {1, 0, false}, {1, 0, true}, {1, 2048, true},
-};
-
-std::string loop_name(const pk::MemLoop& l, bool copy) {
-  std::string s = copy ? (l.nontemporal ? "streaming stores" : "plain stores")
-                       : fmt::format("{} stream{}", l.n_streams, l.n_streams > 1 ? "s" : "");
-  if (l.prefetch_bytes > 0) s += fmt::format(" + prefetch {} KiB", l.prefetch_bytes / 1024.0);
-  if (l.prefetch_bytes > 0 && l.l1_bytes > 0) s += fmt::format(" (L1 {} KiB)", l.l1_bytes / 1024.0);
-  return s;
-}
-
-Result<Loops> select_loops(const std::string& forced) {
-  const CpuFeatures& f = cpu_features();
-  const bool avx512 = f.has_avx2_set() && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
-  std::string isa = forced.empty() ? (avx512 ? "avx512" : f.has_avx2_set() ? "avx2" : "generic")
-                                   : forced;
-  Loops l;
-  l.name = isa;
-  if (isa == "avx512") {
-    if (!avx512) return usage_error("probe: this CPU has no AVX-512 (F/BW/VL/DQ)");
-    l.read = pk::avx512::read_sum;
-    l.copy = pk::avx512::copy;
-    l.fma = pk::avx512::fma_loop;
-    l.fma_flops = pk::kFmaFlopsAvx512;
-    if (f.avx512vnni) {
-      l.int8 = pk::avx512::int8_loop;
-      l.int8_ops = pk::kInt8OpsAvx512;
-    } else {
-      l.int8 = pk::avx2::int8_loop;
-      l.int8_ops = pk::kInt8OpsAvx2;
-    }
-    if (f.avx512bf16) {
-      l.bf16 = pk::avx512::bf16_loop;
-      l.bf16_flops = pk::kBf16FlopsAvx512;
-    }
-  } else if (isa == "avx2") {
-    if (!f.has_avx2_set()) return usage_error("probe: this CPU has no AVX2/FMA/F16C");
-    l.read = pk::avx2::read_sum;
-    l.copy = pk::avx2::copy;
-    l.fma = pk::avx2::fma_loop;
-    l.fma_flops = pk::kFmaFlopsAvx2;
-    l.int8 = pk::avx2::int8_loop;
-    l.int8_ops = pk::kInt8OpsAvx2;
-  } else if (isa == "generic") {
-    l.read = pk::generic::read_sum;
-    l.copy = pk::generic::copy;
-  } else {
-    return usage_error("probe: unknown ISA '{}' (avx512, avx2, generic)", isa);
-  }
-  return l;
-}
 
 // Runs body(i) on n threads released together; returns last end - first start, in seconds.
 template <typename Body>
@@ -171,7 +91,7 @@ struct BandwidthRun {
   std::vector<LoopSample> read_loops, copy_loops;
 };
 
-BandwidthRun measure_bandwidth(const Loops& loops, int n, float* data, size_t n_floats, int reps,
+BandwidthRun measure_bandwidth(const ProbeLoops& loops, int n, float* data, size_t n_floats, int reps,
                                float* sink) {
   const size_t unit = pk::kMemStep * pk::kMaxStreams;
   const auto un = static_cast<size_t>(n);
@@ -182,29 +102,31 @@ BandwidthRun measure_bandwidth(const Loops& loops, int n, float* data, size_t n_
   std::vector<float> sums(un);
   // Round-robin over the variants, pass after pass: a burst of traffic from elsewhere on a shared
   // machine then lands on every variant alike instead of deciding which one "wins".
-  std::vector<std::vector<double>> read_rates(std::size(kReadVariants));
-  std::vector<std::vector<double>> copy_rates(std::size(kCopyVariants));
+  const auto reads = probe_read_variants();
+  const auto copies = probe_copy_variants();
+  std::vector<std::vector<double>> read_rates(reads.size());
+  std::vector<std::vector<double>> copy_rates(copies.size());
   for (int rep = 0; rep < reps; ++rep) {
-    for (size_t k = 0; k < std::size(kReadVariants); ++k) {
+    for (size_t k = 0; k < reads.size(); ++k) {
       const double t = timed_parallel(n, [&](int i) {
         sums[static_cast<size_t>(i)] +=
-            loops.read(data + per * static_cast<size_t>(i), per, kReadVariants[k]);
+            loops.read(data + per * static_cast<size_t>(i), per, reads[k]);
       });
       read_rates[k].push_back(static_cast<double>(per * un * sizeof(float)) / t / 1e9);
     }
-    for (size_t k = 0; k < std::size(kCopyVariants); ++k) {
+    for (size_t k = 0; k < copies.size(); ++k) {
       const double t = timed_parallel(n, [&](int i) {
         const size_t off = half * static_cast<size_t>(i);
-        loops.copy(data + n_floats / 2 + off, data + off, half, kCopyVariants[k]);
+        loops.copy(data + n_floats / 2 + off, data + off, half, copies[k]);
       });
       copy_rates[k].push_back(static_cast<double>(half * un * 2 * sizeof(float)) / t / 1e9);
     }
   }
-  for (size_t k = 0; k < std::size(kReadVariants); ++k) {
-    out.read_loops.push_back({loop_name(kReadVariants[k], false), probe_median(read_rates[k])});
+  for (size_t k = 0; k < reads.size(); ++k) {
+    out.read_loops.push_back({probe_loop_name(reads[k], false), probe_median(read_rates[k])});
   }
-  for (size_t k = 0; k < std::size(kCopyVariants); ++k) {
-    out.copy_loops.push_back({loop_name(kCopyVariants[k], true), probe_median(copy_rates[k])});
+  for (size_t k = 0; k < copies.size(); ++k) {
+    out.copy_loops.push_back({probe_loop_name(copies[k], true), probe_median(copy_rates[k])});
   }
   for (float x : sums) *sink += x;
   auto by_rate = [](const LoopSample& a, const LoopSample& b) { return a.gbs < b.gbs; };
@@ -236,7 +158,7 @@ std::vector<int> probe_thread_counts(int max_threads) {
 Result<ProbeResult> run_probe(const ProbeOptions& opt) {
   Stopwatch clock;
   const double load = load_average();
-  RIDGE_ASSIGN_OR_RETURN(Loops loops, select_loops(opt.isa));
+  RIDGE_ASSIGN_OR_RETURN(ProbeLoops loops, select_probe_loops(opt.isa));
   const int n_cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int max_threads = opt.max_threads > 0 ? opt.max_threads : n_cpus;
   if (opt.repetitions < 1) return usage_error("probe: repetitions must be >= 1");

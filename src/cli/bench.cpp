@@ -12,6 +12,7 @@
 
 #include "analysis/bench.h"
 #include "analysis/probe.h"
+#include "analysis/read_pass.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "kernels/kernels.h"
@@ -26,7 +27,7 @@ struct BenchArgs {
   std::vector<int64_t> batches{1, 2, 4, 8}, contexts{128, 1024};
   int64_t n_decode = 32;
   std::optional<int> n_threads;
-  bool json = false, csv = false, no_probe = false;
+  bool json = false, csv = false, no_probe = false, paired_probe = false;
   gguf::Backing backing = gguf::Backing::kHugePages;
 };
 
@@ -71,13 +72,19 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   r.weight_read_bytes = cost.weight_read_bytes;
   r.roof.source = "none (run `ridge probe`)";
   if (probe) r.roof = analysis::roof_from_probe(*probe, types(model::TensorRole::kFfnGate, 0));
+  std::optional<analysis::ReadPass> paired;
+  if (a.paired_probe) {
+    RIDGE_ASSIGN_OR_RETURN(paired, analysis::ReadPass::create(pool));
+    r.paired_loop = paired->loop_name();
+  }
   analysis::BenchOptions opt;
   opt.n_decode = a.n_decode;
   opt.kv_type = *kv::kv_type_from_name(a.kv_type);  // checked by validate()
   for (int64_t c : a.contexts) {
     for (int64_t b : a.batches) {
       RIDGE_ASSIGN_OR_RETURN(analysis::BenchPoint p,
-                             analysis::bench_point(m, cost, b, c, opt, r.roof, pool));
+                             analysis::bench_point(m, cost, b, c, opt, r.roof, pool,
+                                                   paired ? &*paired : nullptr));
       r.points.push_back(std::move(p));
     }
   }
@@ -152,6 +159,9 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--csv", a.csv, "print CSV, one row per point");
   app.add_option("--svg", a.svg_path,
                  "also write charts (tok/s, GB/s, latency, % of roof against batch) to this SVG file");
+  app.add_flag("--paired-probe", a.paired_probe,
+               "after every timed decode step, read 256 MiB with the probe's best loop on the same "
+               "threads, and judge each step against the bandwidth read right after it");
   app.add_flag("--no-probe", a.no_probe, "do not run `ridge probe` when no figures are cached");
   if (auto rc = parse(app, argc, argv)) return *rc;
   if (Status s = validate(a); !s.ok()) return report(s);

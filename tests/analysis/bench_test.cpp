@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/bench.h"
+#include "analysis/read_pass.h"
 #include "kernels/kernels.h"
 
 namespace ridge::analysis {
@@ -109,6 +110,45 @@ TEST_F(BenchTest, RoofBelowMeasurementIsFlaggedAsMiscount) {
   const nlohmann::json j = bench_to_json({r}, {});
   EXPECT_TRUE(j["results"][0]["points"][0]["bandwidth_fraction"].is_null());
   EXPECT_TRUE(j["results"][0]["points"][0]["miscount"].get<bool>());
+}
+
+// With a paired probe every timed step is followed by a read pass: the point carries the passes'
+// median and the median of the steps' ratios, the table and JSON report them; without one the
+// JSON field is null.
+TEST_F(BenchTest, PairedProbeJudgesEachStepAgainstAReadPass) {
+  model::Model m = load();
+  const model::ModelCost cost = cost_of(m);
+  ThreadPool pool(2);
+  auto pass = ReadPass::create(pool, uint64_t{8} << 20, 1);
+  ASSERT_TRUE(pass.ok()) << pass.status().message();
+  BenchOptions opt;
+  opt.n_decode = 5;
+  BenchRoof roof{1e12, 1e13, "test"};
+  auto paired = bench_point(m, cost, 1, 8, opt, roof, pool, &*pass);
+  ASSERT_TRUE(paired.ok()) << paired.status().message();
+  EXPECT_GT(paired->paired_read_bytes_per_s, 1e8);
+  EXPECT_GT(paired->paired_fraction, 0);
+  EXPECT_EQ(pass->last_sum(), static_cast<double>(pass->bytes() / sizeof(float)));
+  auto plain = bench_point(m, cost, 1, 8, opt, roof, pool);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->paired_read_bytes_per_s, 0);
+  EXPECT_EQ(plain->paired_fraction, 0);
+
+  BenchReport r;
+  r.roof = roof;
+  r.points = {*paired};
+  r.paired_loop = pass->loop_name();
+  EXPECT_NE(format_bench_table(r).find("paired probe (a read pass of " + pass->loop_name()),
+            std::string::npos);
+  nlohmann::json j = bench_to_json({r}, {});
+  EXPECT_EQ(j["results"][0]["paired_probe_loop"], pass->loop_name());
+  EXPECT_DOUBLE_EQ(j["results"][0]["points"][0]["paired_probe"]["bandwidth_fraction"].get<double>(),
+                   paired->paired_fraction);
+  r.points = {*plain};
+  r.paired_loop.clear();
+  j = bench_to_json({r}, {});
+  EXPECT_TRUE(j["results"][0]["points"][0]["paired_probe"].is_null());
+  EXPECT_EQ(format_bench_table(r).find("paired probe"), std::string::npos);
 }
 
 // check_roof on a hand-built point: 10 GB moved in 1 s against a 5 GB/s roof is a miscount

@@ -79,6 +79,23 @@ TEST(BenchCli, TinySyntheticJson) {
   }
 }
 
+// --paired-probe: a read pass after every decode step; each point carries the pass's median rate
+// and the median of the steps' ratios to it, and the report names the loop.
+TEST(BenchCli, PairedProbeInJson) {
+  int status = 0;
+  const std::string out = run(std::string(RIDGE_BINARY) +
+                                  " bench --synthetic tiny-qwen3:f32 --batch 1 --ctx 8 -n 3 -t 2"
+                                  " --no-probe --paired-probe --json",
+                              status);
+  ASSERT_EQ(status, 0) << out;
+  const auto j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_FALSE(j["results"][0]["paired_probe_loop"].get<std::string>().empty());
+  const auto& pp = j["results"][0]["points"][0]["paired_probe"];
+  EXPECT_GT(pp["read_bytes_per_s"].get<double>(), 1e8);
+  EXPECT_GT(pp["bandwidth_fraction"].get<double>(), 0);
+}
+
 // Polylines whose class list contains `cls`; their point counts.
 std::vector<size_t> series_sizes(const ridge::testing::XmlElement& root, const std::string& cls) {
   std::vector<size_t> out;
