@@ -37,9 +37,10 @@ inline constexpr int kFloatDecodeMaxM = 3;
 inline constexpr int kFloatDecodeStreams = 4;
 inline constexpr int64_t kFloatStreamAhead = 2048;
 // And into L1 (the AVX-512 tiles; AVX2 was not measured and does not): 512 bytes on in each of
-// the 4 streams, 2 KiB in all, as the quantized streams' kStreamL1Ahead. In-process A/B on 0.6B
-// F16 decode (2 threads, 8 runs, 2026-12-03), mean step time ratio 1.015-1.065 (256 B:
-// 1.01-1.05, 768 B: 1.00-1.01, 1024 B: 0.97-0.99); BF16 (vdpbf16ps tiles) 0.98-1.01, 6 runs.
+// the 4 streams, 2 KiB in all, as the quantized streams had then (kStreamL1Ahead, now 4 KiB).
+// In-process A/B on 0.6B F16 decode (2 threads, 8 runs, 2026-12-03), mean step time ratio
+// 1.015-1.065 (256 B: 1.01-1.05, 768 B: 1.00-1.01, 1024 B: 0.97-0.99); BF16 (vdpbf16ps tiles)
+// 0.98-1.01, 6 runs.
 inline constexpr int64_t kFloatStreamL1Ahead = 512;
 
 // Calls tile(rows, y_offset) for every decode tile of [j0, j1): `part` tiles of

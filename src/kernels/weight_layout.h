@@ -38,9 +38,6 @@
 namespace ridge::kernels {
 
 inline constexpr int64_t kPanelRows = 16;
-// How far ahead of the block it reads a decode kernel prefetches a kPanels16 stream into L2:
-// 4 KiB beat 2 and 8 KiB in a 285 MB Q8_0 GEMV on the 2-core Zen 4 VM (2026-12-03, medians of 9).
-inline constexpr int64_t kPanels16PrefetchBytes = 4096;
 
 // Whether `layout` is defined for `type` (kRows always is).
 bool layout_defined(GgmlType type, WeightLayout layout);

@@ -59,8 +59,13 @@ constexpr int64_t kDirectRows = 4;  // m up to this: decode path (one super-bloc
 // How far ahead a decode over kPanels16 prefetches into L2. With the whole super-block's requests
 // in one burst, 8 KiB had beaten 4 on the Zen 4 VM (BM_DecodeStack, 5 alternating runs,
 // 2026-12-03: Q6_K 1.20x / 1.07x at 1 / 2 threads, Q4_K 1.08x / 0.97x); with the requests in
-// quarters (LayoutBlock), 4 KiB beat 2, 6 and 8 on the Intel VM (2026-12-04, docs/decode.md).
-constexpr int64_t kLayoutPrefetchBytes = 4096;
+// quarters (LayoutBlock), 4 KiB beat 2, 6 and 8 on the Intel VM (18.6 GB/s read per thread,
+// 2026-12-04) and 8 KiB beat 4 on the Zen 5 VM (~36-41 GB/s per thread, 2026-12-05; in-process
+// A/B of decode steps, 2 threads, mean step time 8 / 4 KiB: 0.6B Q4_K_M 0.87-0.93, Q5_K_M
+// 0.90-0.92, Q2_K 0.91-0.95, Q6_K 0.91-0.94, 1.7B Q4_K_M 0.95-0.97; 1 thread 0.6B Q4_K_M
+// 0.91-0.94; 6, 12, 16 and 24 KiB 1.00-1.07 against 8). A core needs more bytes in flight the
+// faster it reads; 8 KiB is the Zen 5 figure, the machine the targets are set on.
+constexpr int64_t kLayoutPrefetchBytes = 8192;
 
 // The 16 rows of a panel (rows past the matrix repeat the last one; their results are masked).
 struct Panel {

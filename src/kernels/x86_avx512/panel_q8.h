@@ -69,7 +69,8 @@ struct alignas(64) PanelBlock<true> {
 // Block b of a panel's 16 rows straight from the GGUF rows, through Format::load(row, offset,
 // out). A Format has kBlockBytes, kOffset, kMin, kPrefetchEvery (blocks per
 // prefetched line, about 64 / kBlockBytes), kL2PrefetchStride (LayoutBlocks' step between L2
-// prefetches) and load.
+// prefetches), kL2PrefetchBytes (how far ahead of the block it reads a kPanels16 decode
+// prefetches into L2) and load.
 template <typename Format>
 struct DirectBlocks {
   const uint8_t* row[kPanel];  // rows past the matrix repeat the last row (results discarded)
@@ -453,7 +454,7 @@ void panel_matmul_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j
       w, j0, j1,
       [&](int64_t p0, int64_t p1, uint64_t panel_bytes) {
         const auto layout_at = [&](int64_t j) {
-          return LayoutBlocks<Format>{base + static_cast<uint64_t>(j / kPanel) * panel_bytes, kPanels16PrefetchBytes};
+          return LayoutBlocks<Format>{base + static_cast<uint64_t>(j / kPanel) * panel_bytes, Format::kL2PrefetchBytes};
         };
         panel_rows_from<Format>(layout_at, a, p0, p1, y, ldy);
       },

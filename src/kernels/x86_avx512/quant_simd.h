@@ -46,8 +46,11 @@ inline int32_t hsum_epi32(__m512i v) {
 // costing an L2 round trip each. In-process A/B (decode steps alternating with and without it,
 // 2 threads, 4 runs, 2026-12-03), mean step time ratio: 1.7B Q4_K_M 1.06-1.08 (512 B: 1.02-1.05,
 // 1536 B: 1.06-1.09, 3072 B: 1.05-1.06, 4096 B: 1.04-1.06), 0.6B Q8_0 1.06-1.10 (1024 B:
-// 1.04-1.09, 3072 B: 1.04-1.14), 0.6B Q4_0 1.03-1.06 (1024 B: 0.94-0.97).
-inline constexpr int64_t kStreamL1Ahead = 2048;
+// 1.04-1.09, 3072 B: 1.04-1.14), 0.6B Q4_0 1.03-1.06 (1024 B: 0.94-0.97). 4 KiB since the Zen 5
+// VM (2026-12-05), where a core reads twice as fast and wants more bytes in flight: with the L2
+// prefetches 8 KiB ahead, 4 against 2 KiB was 0.88-0.90 (mean step time) for 0.6B Q8_0 at
+// 1 thread, 0.94-0.98 at 2, 0.98-1.00 for Q4_0 and 0.99-1.01 for Q4_K_M; 6 and 8 KiB were worse.
+inline constexpr int64_t kStreamL1Ahead = 4096;
 
 // A decode stream's next step: a line every l2_stride bytes of [p, p + bytes) at l2_ahead bytes
 // on into L2 (64: every line), then every line at kStreamL1Ahead on into L1 (every other line
