@@ -25,7 +25,7 @@ class ReadPass {
   // `calibration_passes` times round robin and keeps the one with the best median, as the probe
   // does. `isa` forces the loops ("" = best).
   static Result<ReadPass> create(ThreadPool& pool, uint64_t bytes = kDefaultBytes,
-                                 int calibration_passes = 3, const std::string& isa = "");
+                                 int calibration_passes = 5, const std::string& isa = "");
 
   // One pass of the chosen variant over the whole buffer on every thread of `pool`: bytes per
   // second, from the first thread's start to the last one's end.

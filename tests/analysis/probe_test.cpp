@@ -62,6 +62,10 @@ TEST(ProbeTest, EntriesOfTheOldPlainLoopProbeAreNotLoaded) {
   e["probe_version"] = 1;
   std::ofstream(path) << nlohmann::json{{"schema", 1}, {"machines", {e}}}.dump();
   EXPECT_FALSE(load_probe(path, "CPU A", 4).has_value());
+  // Version 3's L1 variant prefetched 2 KiB ahead, the kernels now 4 KiB: re-measured too.
+  e["probe_version"] = 3;
+  std::ofstream(path) << nlohmann::json{{"schema", 1}, {"machines", {e}}}.dump();
+  EXPECT_FALSE(load_probe(path, "CPU A", 4).has_value());
   ASSERT_TRUE(save_probe(sample("CPU A", 30), path).ok());
   auto a = load_probe(path, "CPU A", 4);
   ASSERT_TRUE(a.has_value());
