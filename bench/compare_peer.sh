@@ -12,20 +12,13 @@
 # threads after every decode step, the median of the steps' ratios (the same moment's memory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-presets=${1:-qwen3-0.6b}
-types=${2:-f16,q8_0,q6_k,q4_k_m,q4_0}
-threads=${3:-2}
-repeats=${REPEATS:-3}
-models=${RIDGE_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/ridge/models}
+source bench/sweep_common.sh
 peer=${RIDGE_PEER:-$(../shared/peer/install.sh 2>/dev/null)}
-mkdir -p "$models"
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 printf '%-12s %-7s %9s %9s %6s | %8s %8s %6s | %8s %6s %8s %6s | %6s | %6s\n' preset type ridge_pp peer_pp ratio \
   ridge_tg peer_tg ratio ridge_GB/s "%bw" peer_GB/s "%bw" probe "pair%"
 for preset in ${presets//,/ }; do
   for t in ${types//,/ }; do
-    f="$models/$preset-$t.gguf"
-    [ -f "$f" ] || build/ridge synth --preset "$preset" --type "$t" -o "$f" >/dev/null 2>&1
+    f=$(model_file "$preset" "$t")
     rpp="" rtg="" ppp="" ptg="" probes="" pairs="" bytes=0
     for _ in $(seq "$repeats"); do
       r=$(build/ridge bench -m "$f" --batch 1 --ctx 512 -n 1 -t "$threads" --json 2>/dev/null)

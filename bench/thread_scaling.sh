@@ -7,19 +7,13 @@
 #   usage: bench/thread_scaling.sh [PRESETS] [TYPES] [N]      (comma-separated lists)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-presets=${1:-qwen3-0.6b}
-types=${2:-f16,q8_0,q6_k,q4_k_m,q4_0}
-n=${3:-2}
-repeats=${REPEATS:-3}
-models=${RIDGE_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/ridge/models}
-mkdir -p "$models"
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+source bench/sweep_common.sh
+n=$threads
 printf '%-12s %-7s | %9s %9s %6s | %8s %8s %6s | %6s %6s\n' preset type "pp 1t" "pp ${n}t" scale \
   "tg 1t" "tg ${n}t" scale "pair1" "pair${n}"
 for preset in ${presets//,/ }; do
   for t in ${types//,/ }; do
-    f="$models/$preset-$t.gguf"
-    [ -f "$f" ] || build/ridge synth --preset "$preset" --type "$t" -o "$f" >/dev/null 2>&1
+    f=$(model_file "$preset" "$t")
     declare -A pp=() tg=() pair=()
     for _ in $(seq "$repeats"); do
       for th in 1 "$n"; do

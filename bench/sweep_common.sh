@@ -1,0 +1,18 @@
+# Shared by the sweeps over synthetic Qwen3-shaped models (compare_peer.sh, thread_scaling.sh);
+# sourced from the repository root. Arguments: [PRESETS] [TYPES] [THREADS] (comma-separated).
+presets=${1:-qwen3-0.6b}
+types=${2:-f16,q8_0,q6_k,q4_k_m,q4_0}
+threads=${3:-2}
+repeats=${REPEATS:-3}
+models=${RIDGE_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/ridge/models}
+mkdir -p "$models"
+
+# The median of the numbers on stdin (space-separated; the mean of the middle two when even).
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+# The file of PRESET in TYPE, written by `ridge synth` the first time.
+model_file() {
+  local f="$models/$1-$2.gguf"
+  [ -f "$f" ] || build/ridge synth --preset "$1" --type "$2" -o "$f" >/dev/null 2>&1
+  echo "$f"
+}
