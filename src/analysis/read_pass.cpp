@@ -45,7 +45,10 @@ Result<ReadPass> ReadPass::create(ThreadPool& pool, uint64_t bytes, int calibrat
   double best_rate = -1;
   for (size_t k = 0; k < variants.size(); ++k) {
     const double m = probe_median(rates[k]);
-    if (m > best_rate) best_rate = m, best = k;
+    if (m > best_rate) {
+      best_rate = m;
+      best = k;
+    }
   }
   r.loop_ = variants[best];
   r.loop_name_ = probe_loop_name(r.loop_, false);
