@@ -1,7 +1,6 @@
 // Measurement side of `ridge probe` (cache and formatting: probe_cache.cpp).
 #include "analysis/probe.h"
 
-#include <fmt/format.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -9,7 +8,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <thread>
 

@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <iterator>
-
 #include "base/cpu_features.h"
 
 namespace ridge::analysis {
