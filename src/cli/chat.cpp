@@ -26,8 +26,9 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 Status turn(Loaded& l, const tokenizer::ChatTemplate& tmpl, sampling::Sampler& sampler,
             const GenerationOptions& o, std::vector<tokenizer::ChatMessage>& messages,
             std::vector<int32_t>& cached) {
-  const std::string text = tmpl.render(messages, /*add_generation_prompt=*/true);
-  const std::vector<int32_t> tokens = l.tok->encode(text, /*add_special=*/true, /*parse_special=*/true);
+  // What the user typed is text: "<|im_end|>" in it must not end their turn.
+  const tokenizer::MarkedText text = tmpl.render(messages, /*add_generation_prompt=*/true);
+  const std::vector<int32_t> tokens = l.tok->encode_marked(text, /*add_special=*/true);
   const int64_t n_ctx = l.session->n_ctx();
   if (static_cast<int64_t>(tokens.size()) >= n_ctx) {
     messages.pop_back();

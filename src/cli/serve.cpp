@@ -146,7 +146,8 @@ int cmd_serve(int argc, char** argv) {
   ctx.max_seqs = engine.options().max_seqs;
   ctx.created = static_cast<int64_t>(std::time(nullptr));
   if (auto probe = analysis::load_probe()) ctx.probed_gbs = probe->read_gbs;
-  ctx.render_chat = [t = *tmpl](const std::vector<server::ChatMessage>& m) -> Result<std::string> {
+  ctx.render_chat = [t = *tmpl](const std::vector<server::ChatMessage>& m)
+      -> Result<tokenizer::MarkedText> {
     std::vector<tokenizer::ChatMessage> msgs;
     msgs.reserve(m.size());
     for (const auto& x : m) msgs.push_back({x.role == "developer" ? "system" : x.role, x.content});

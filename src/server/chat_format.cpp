@@ -2,14 +2,16 @@
 
 namespace ridge::server {
 
-std::string render_chatml(const std::vector<ChatMessage>& messages) {
-  std::string out;
+tokenizer::MarkedText render_chatml(const std::vector<ChatMessage>& messages) {
+  tokenizer::MarkedText out;
   for (const auto& m : messages) {
-    out += "<|im_start|>";
-    out += m.role == "developer" ? "system" : m.role;
-    out += "\n" + m.content + "<|im_end|>\n";
+    out.append_markup("<|im_start|>");
+    out.append_literal(m.role == "developer" ? "system" : m.role);
+    out.append_markup("\n");
+    out.append_literal(m.content);
+    out.append_markup("<|im_end|>\n");
   }
-  out += "<|im_start|>assistant\n";
+  out.append_markup("<|im_start|>assistant\n");
   return out;
 }
 

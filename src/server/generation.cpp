@@ -29,11 +29,14 @@ std::optional<ApiError> prompt_tokens(const ModelContext& model, PreparedRequest
     if (!model.render_chat) return invalid_param("messages", "this model has no chat template");
     auto text = model.render_chat(spec.messages);
     if (!text.ok()) return invalid_param("messages", text.status().message());
-    // Templates that write the BOS text themselves must not get a second one.
-    const tokenizer::TokenId bos = tok.bos();
-    const bool has_bos = bos >= 0 && !tok.token_text(bos).empty() &&
-                         text->starts_with(tok.token_text(bos));
-    out.prompt = tok.encode(*text, /*add_special=*/!has_bos, /*parse_special=*/true);
+    // Templates that write the BOS text themselves must not get a second one (message text
+    // that starts with it is not BOS: literal text never becomes a control token).
+    const std::string_view bos_text = tok.token_text(tok.bos());  // "" when there is none
+    const auto& spans = text->literal_spans;
+    const bool has_bos = !bos_text.empty() && text->text.starts_with(bos_text) &&
+                         (spans.empty() || spans.front().first >= bos_text.size());
+    // Message content is tokenized as text: special-token text in it stays text.
+    out.prompt = tok.encode_marked(*text, /*add_special=*/!has_bos);
   } else if (spec.prompt_is_tokens) {
     for (int32_t t : spec.prompt_tokens) {
       if (t >= tok.n_vocab()) {
@@ -44,6 +47,7 @@ std::optional<ApiError> prompt_tokens(const ModelContext& model, PreparedRequest
     out.prompt = spec.prompt_tokens;
     if (spec.echo) out.echo_prefix = tok.decode(out.prompt);
   } else {
+    // A raw completion prompt is wholly the client's, special tokens included (as llama.cpp).
     out.prompt = tok.encode(spec.prompt_text, /*add_special=*/true, /*parse_special=*/true);
     if (spec.echo) out.echo_prefix = spec.prompt_text;
   }

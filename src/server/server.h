@@ -50,7 +50,7 @@ struct ModelContext {
   int64_t created = 0;           // unix seconds (for /v1/models)
   double probed_gbs = 0;         // ridge probe's read bandwidth, 0 when unknown
   // Renders chat messages to prompt text with the model's chat template.
-  std::function<Result<std::string>(const std::vector<ChatMessage>&)> render_chat;
+  std::function<Result<tokenizer::MarkedText>(const std::vector<ChatMessage>&)> render_chat;
 };
 
 class Server {

@@ -16,23 +16,37 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-void render_chatml(std::span<const ChatMessage> msgs, bool add_gen, std::string* out) {
-  for (const auto& m : msgs) *out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-  if (add_gen) *out += "<|im_start|>assistant\n";
-}
-
-void render_llama3(std::span<const ChatMessage> msgs, bool add_gen, std::string* out) {
+// Roles are literal too: they come from the same request as the content.
+void render_chatml(std::span<const ChatMessage> msgs, bool add_gen, MarkedText* out) {
   for (const auto& m : msgs) {
-    *out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
-    out->append(trim(m.content));
-    *out += "<|eot_id|>";
+    out->append_markup("<|im_start|>");
+    out->append_literal(m.role);
+    out->append_markup("\n");
+    out->append_literal(m.content);
+    out->append_markup("<|im_end|>\n");
   }
-  if (add_gen) *out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  if (add_gen) out->append_markup("<|im_start|>assistant\n");
 }
 
-void render_plain(std::span<const ChatMessage> msgs, bool add_gen, std::string* out) {
-  for (const auto& m : msgs) *out += m.role + ": " + m.content + "\n\n";
-  if (add_gen) *out += "assistant: ";
+void render_llama3(std::span<const ChatMessage> msgs, bool add_gen, MarkedText* out) {
+  for (const auto& m : msgs) {
+    out->append_markup("<|start_header_id|>");
+    out->append_literal(m.role);
+    out->append_markup("<|end_header_id|>\n\n");
+    out->append_literal(trim(m.content));
+    out->append_markup("<|eot_id|>");
+  }
+  if (add_gen) out->append_markup("<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+void render_plain(std::span<const ChatMessage> msgs, bool add_gen, MarkedText* out) {
+  for (const auto& m : msgs) {
+    out->append_literal(m.role);
+    out->append_markup(": ");
+    out->append_literal(m.content);
+    out->append_markup("\n\n");
+  }
+  if (add_gen) out->append_markup("assistant: ");
 }
 
 }  // namespace
@@ -84,8 +98,8 @@ std::string_view ChatTemplate::name() const {
   return "plain";
 }
 
-std::string ChatTemplate::render(std::span<const ChatMessage> msgs, bool add_generation_prompt) const {
-  std::string out;
+MarkedText ChatTemplate::render(std::span<const ChatMessage> msgs, bool add_generation_prompt) const {
+  MarkedText out;
   switch (style_) {
     case ChatStyle::kChatml: render_chatml(msgs, add_generation_prompt, &out); break;
     case ChatStyle::kLlama3: render_llama3(msgs, add_generation_prompt, &out); break;
@@ -94,19 +108,23 @@ std::string ChatTemplate::render(std::span<const ChatMessage> msgs, bool add_gen
       // One [INST] block per user turn; the answer closes it with </s>. The prompt always ends
       // after [/INST], so add_generation_prompt changes nothing.
       bool inside_turn = true;  // the first [INST] follows BOS, added by the tokenizer
-      out = "[INST] ";
+      out.append_markup("[INST] ");
       for (const auto& m : msgs) {
-        const std::string content(llama2_strip_ ? trim(m.content) : std::string_view(m.content));
+        const std::string_view content = llama2_strip_ ? trim(m.content) : std::string_view(m.content);
         if (!inside_turn) {
           inside_turn = true;
-          out += llama2_bos_inside_ ? "<s>[INST] " : "[INST] ";
+          out.append_markup(llama2_bos_inside_ ? "<s>[INST] " : "[INST] ");
         }
         if (m.role == "system") {
-          out += llama2_system_ ? "<<SYS>>\n" + content + "\n<</SYS>>\n\n" : content + "\n";
+          if (llama2_system_) out.append_markup("<<SYS>>\n");
+          out.append_literal(content);
+          out.append_markup(llama2_system_ ? "\n<</SYS>>\n\n" : "\n");
         } else if (m.role == "user") {
-          out += content + " [/INST]";
+          out.append_literal(content);
+          out.append_markup(" [/INST]");
         } else {
-          out += content + "</s>";
+          out.append_literal(content);
+          out.append_markup("</s>");
           inside_turn = false;
         }
       }

@@ -10,14 +10,13 @@
 #include <vector>
 
 #include "base/status.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ridge::gguf {
 class File;
 }
 
 namespace ridge::tokenizer {
-
-class Tokenizer;
 
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant" (others are rendered as given)
@@ -40,9 +39,11 @@ class ChatTemplate {
   bool recognised() const { return style_ != ChatStyle::kPlain; }
   std::string_view name() const;
 
-  // The prompt text. BOS is not included: encode it with add_special=true (which adds BOS where
-  // the vocabulary asks for it) and parse_special=true (so the markers become control tokens).
-  std::string render(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
+  // The prompt, with roles and contents marked literal so that only the template's own markers
+  // can become control tokens. BOS is not included: encode it with
+  // Tokenizer::encode_marked(prompt, /*add_special=*/true), which adds BOS where the vocabulary
+  // asks for it.
+  MarkedText render(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
 
  private:
   ChatStyle style_ = ChatStyle::kPlain;

@@ -27,15 +27,29 @@ struct Fragment {
   TokenId token;  // -1: raw text [begin, begin+len)
 };
 
+using Spans = std::span<const std::pair<size_t, size_t>>;
+
+// Whether [begin, end) shares a byte with one of the sorted, disjoint spans.
+bool overlaps(Spans spans, size_t begin, size_t end) {
+  const auto it = std::upper_bound(spans.begin(), spans.end(), begin,
+                                   [](size_t b, const std::pair<size_t, size_t>& s) { return b < s.second; });
+  return it != spans.end() && it->first < end;
+}
+
 // Splits raw text around special tokens, longest token text first (llama.cpp's
-// tokenizer_st_partition). Control/unknown tokens only count when parse_special is set.
-std::vector<Fragment> partition(const Vocab& v, std::string_view text, bool parse_special) {
+// tokenizer_st_partition). Control/unknown tokens only count when parse_special is set, and
+// never where they overlap a literal span (untrusted text: see MarkedText). Text fragments are
+// not cut at span boundaries, so literal spans without special text change nothing.
+std::vector<Fragment> partition(const Vocab& v, std::string_view text, bool parse_special,
+                                Spans literal) {
   std::vector<Fragment> frags;
   if (text.empty()) return frags;
   frags.push_back({0, text.size(), -1});
   std::vector<Fragment> next;
   for (const TokenId id : v.special_ids) {
-    if (!parse_special && (v.attr[id] & (kAttrControl | kAttrUnknown))) continue;
+    const bool gated = (v.attr[id] & (kAttrControl | kAttrUnknown)) != 0;
+    if (!parse_special && gated) continue;
+    const bool check_literal = gated && !literal.empty();
     const std::string& t = v.text[id];
     if (text.find(t) == std::string_view::npos) continue;
     next.clear();
@@ -44,14 +58,18 @@ std::vector<Fragment> partition(const Vocab& v, std::string_view text, bool pars
         next.push_back(f);
         continue;
       }
-      size_t pos = f.begin;
+      size_t pos = f.begin, from = f.begin;
       const size_t end = f.begin + f.len;
-      while (pos < end) {
-        const size_t m = text.substr(0, end).find(t, pos);
+      while (from < end) {
+        const size_t m = text.substr(0, end).find(t, from);
         if (m == std::string_view::npos) break;
+        if (check_literal && overlaps(literal, m, m + t.size())) {
+          from = m + 1;  // not a token; a later match may still lie outside the span
+          continue;
+        }
         if (m > pos) next.push_back({pos, m - pos, -1});
         next.push_back({m, t.size(), id});
-        pos = m + t.size();
+        pos = from = m + t.size();
       }
       if (pos < end) next.push_back({pos, end - pos, -1});
     }
@@ -124,11 +142,31 @@ Result<Tokenizer> Tokenizer::from_gguf(const gguf::File& file) {
   return from_vocab_data(std::move(data), file.path());
 }
 
+void MarkedText::append_literal(std::string_view s) {
+  if (s.empty()) return;
+  const size_t begin = text.size();
+  text += s;
+  if (!literal_spans.empty() && literal_spans.back().second == begin) {
+    literal_spans.back().second = text.size();
+  } else {
+    literal_spans.emplace_back(begin, text.size());
+  }
+}
+
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  return encode_impl(text, add_special, parse_special, {});
+}
+
+std::vector<TokenId> Tokenizer::encode_marked(const MarkedText& m, bool add_special) const {
+  return encode_impl(m.text, add_special, /*parse_special=*/true, m.literal_spans);
+}
+
+std::vector<TokenId> Tokenizer::encode_impl(std::string_view text, bool add_special, bool parse_special,
+                                            std::span<const std::pair<size_t, size_t>> literal_spans) const {
   const Vocab& v = impl_->vocab;
   std::vector<TokenId> out;
   out.reserve(text.size() / 3 + 4);
-  const std::vector<Fragment> frags = partition(v, text, parse_special);
+  const std::vector<Fragment> frags = partition(v, text, parse_special, literal_spans);
   if (add_special && v.add_bos) out.push_back(v.bos);
   if (v.type == VocabType::kSpm) {
     bool prev_special = true;  // the first text fragment gets the space prefix

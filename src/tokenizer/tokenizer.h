@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -19,6 +20,18 @@ namespace ridge::tokenizer {
 
 using TokenId = int32_t;
 struct VocabData;
+
+// A prompt assembled from trusted markup (a chat template's own text) and untrusted literal
+// text (message content): special-token text inside a literal span must not become a control
+// token, or a user could close their turn and open a system one.
+struct MarkedText {
+  std::string text;
+  // [begin, end) byte ranges of literal text: sorted, disjoint, never empty.
+  std::vector<std::pair<size_t, size_t>> literal_spans;
+
+  void append_markup(std::string_view s) { text += s; }
+  void append_literal(std::string_view s);  // joins a literal span that ends where it starts
+};
 
 class Tokenizer {
  public:
@@ -34,6 +47,11 @@ class Tokenizer {
   // (User-defined tokens are always recognised, as in llama.cpp.) Invalid UTF-8 never fails:
   // see docs/tokenizer.md for the policy.
   std::vector<TokenId> encode(std::string_view text, bool add_special, bool parse_special) const;
+  // encode(m.text, add_special, /*parse_special=*/true), except that a control or unknown token
+  // match overlapping a literal span is not a token: that text stays ordinary text, as with
+  // parse_special=false. User-defined tokens are recognised everywhere, as in encode().
+  // Without special-token text in the literal spans the ids equal encode(m.text, ..., true).
+  std::vector<TokenId> encode_marked(const MarkedText& m, bool add_special) const;
   // The bytes of one token (byte tokens decoded, SPM "▁" turned into spaces). Special tokens
   // render as their text. An id outside the vocabulary gives "".
   std::string token_to_piece(TokenId id) const;
@@ -64,6 +82,8 @@ class Tokenizer {
  private:
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::vector<TokenId> encode_impl(std::string_view text, bool add_special, bool parse_special,
+                                   std::span<const std::pair<size_t, size_t>> literal_spans) const;
   std::unique_ptr<Impl> impl_;
 };
 

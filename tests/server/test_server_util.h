@@ -136,7 +136,7 @@ class TestServer {
     ctx.model_id = "test-model";
     ctx.max_model_len = engine_->budget().max_model_len;
     ctx.max_seqs = engine_->options().max_seqs;
-    ctx.render_chat = [](const std::vector<ChatMessage>& m) -> Result<std::string> {
+    ctx.render_chat = [](const std::vector<ChatMessage>& m) -> Result<tokenizer::MarkedText> {
       return render_chatml(m);
     };
     server_->set_model(std::move(ctx));
