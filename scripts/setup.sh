@@ -3,7 +3,7 @@
 # something is missing). Run as root or with sudo available.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
-      nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev libcpp-httplib-dev
+      nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev libboost-dev libcpp-httplib-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       clang libclang-rt-14-dev curl jq bc)
 missing=()

@@ -3,7 +3,13 @@
 // in-flight ones finish (bounded by --drain-timeout, then aborted), exit 0.
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cctype>
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <ctime>
 #include <filesystem>
 #include <pthread.h>
@@ -31,6 +37,7 @@ struct ServeArgs {
   std::string isa;
   std::string kv_type = "f16";
   std::string chat_template;
+  std::string api_key_file;
   double kv_mib = 0;
   double drain_timeout_s = 30;
   gguf::Backing backing = gguf::Backing::kHugePages;
@@ -42,7 +49,9 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("-m,--model", a.model_path, "GGUF model file")->required();
   app.add_option("--host", a.server.host, "address to listen on (loopback by default)")->capture_default_str();
   app.add_option("--port", a.server.port, "TCP port (0: any free port, printed at start)")->capture_default_str();
-  app.add_option("--api-key", a.server.api_key, "require 'Authorization: Bearer KEY'");
+  app.add_option("--api-key", a.server.api_key,
+                 "require 'Authorization: Bearer KEY' (visible in ps: prefer RIDGE_API_KEY or --api-key-file)");
+  app.add_option("--api-key-file", a.api_key_file, "read the API key from the first line of this file");
   app.add_option("--chat-template", a.chat_template, "chatml, llama3, llama2 or plain (default: from the model)");
   app.add_option("--model-name", a.model_name, "model id clients use (default: file name stem)");
   app.add_option("--max-model-len", a.engine.max_model_len, "prompt + completion tokens per sequence (0: min(training context, 4096))");
@@ -58,11 +67,64 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
   add_mmap_flag(app, a.backing);
   app.add_option("--max-queue", a.server.max_queue, "sequences that may wait beyond --max-seqs before 429")->capture_default_str();
-  app.add_option("--max-body", a.server.max_body_bytes, "largest request body in bytes (413 beyond)")->capture_default_str();
+  app.add_option("--max-body", a.server.http.max_body_bytes, "largest request body in bytes, as read (413 beyond)")->capture_default_str();
   app.add_option("--request-timeout", a.server.request_timeout_s, "seconds per request, 0: none")->capture_default_str();
   app.add_option("--drain-timeout", a.drain_timeout_s, "seconds SIGTERM waits for in-flight requests")->capture_default_str();
-  app.add_option("--http-threads", a.server.http_threads, "concurrent HTTP connections")->capture_default_str();
+  app.add_option("--http-threads", a.server.http.worker_threads, "requests handled at once (worker threads)")->capture_default_str();
+  app.add_option("--max-connections", a.server.http.max_connections, "open client connections at most")->capture_default_str();
+  app.add_option("--header-timeout", a.server.http.header_timeout_s, "seconds a client has to send a request's header")->capture_default_str();
+  app.add_option("--read-timeout", a.server.http.request_timeout_s, "seconds a client has to send a whole request")->capture_default_str();
   app.add_option("--max-n", a.server.limits.max_n, "most choices (n) per request")->capture_default_str();
+}
+
+// The key from --api-key, else --api-key-file, else RIDGE_API_KEY ("" when none is given).
+Status resolve_api_key(ServeArgs& a) {
+  if (!a.server.api_key.empty() && !a.api_key_file.empty()) {
+    return usage_error("serve: give --api-key or --api-key-file, not both");
+  }
+  if (!a.api_key_file.empty()) {
+    std::ifstream in(a.api_key_file);
+    if (!in) return usage_error("serve: --api-key-file {}: cannot read it", a.api_key_file);
+    std::getline(in, a.server.api_key);
+    while (!a.server.api_key.empty() && std::isspace(static_cast<unsigned char>(a.server.api_key.back()))) {
+      a.server.api_key.pop_back();
+    }
+    if (a.server.api_key.empty()) return usage_error("serve: --api-key-file {}: the first line is empty", a.api_key_file);
+  } else if (a.server.api_key.empty()) {
+    if (const char* env = std::getenv("RIDGE_API_KEY")) a.server.api_key = env;
+  }
+  return ok_status();
+}
+
+Status check_http_limits(const server::http::Limits& l) {
+  if (l.max_body_bytes < 1) return usage_error("serve: --max-body must be at least 1 byte");
+  if (l.worker_threads < 1 || l.worker_threads > 4096) {
+    return usage_error("serve: --http-threads {} is outside [1, 4096]", l.worker_threads);
+  }
+  if (l.max_connections < 1) return usage_error("serve: --max-connections must be at least 1");
+  if (!(l.header_timeout_s > 0)) return usage_error("serve: --header-timeout must be above 0");
+  if (!(l.request_timeout_s >= l.header_timeout_s)) {
+    return usage_error("serve: --read-timeout must be at least --header-timeout");
+  }
+  return ok_status();
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+// Each connection is a descriptor: let the process hold max_connections of them.
+void raise_descriptor_limit(int max_connections) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  const rlim_t want = static_cast<rlim_t>(max_connections) + 256;
+  if (rl.rlim_cur >= want) return;
+  rl.rlim_cur = std::min(want, rl.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < want) {
+    fmt::print(stderr, "ridge serve: warning: the descriptor limit ({}) is below --max-connections "
+                       "{} + 256\n", rl.rlim_cur, max_connections);
+  }
 }
 
 Result<kernels::Isa> pick_isa(const std::string& name) {
@@ -99,6 +161,14 @@ int cmd_serve(int argc, char** argv) {
   a.engine.kv_type = *kvt;
   a.engine.kv_bytes = static_cast<uint64_t>(a.kv_mib * 1024 * 1024);
   if (a.model_name.empty()) a.model_name = std::filesystem::path(a.model_path).stem().string();
+  if (Status s = resolve_api_key(a); !s.ok()) return report(s);
+  if (Status s = check_http_limits(a.server.http); !s.ok()) return report(s);
+  if (!is_loopback(a.server.host) && a.server.api_key.empty()) {
+    fmt::print(stderr, "ridge serve: warning: listening on {} without an API key: anyone who can "
+                       "reach this address can use the model (set RIDGE_API_KEY or --api-key-file)\n",
+               a.server.host);
+  }
+  raise_descriptor_limit(a.server.http.max_connections);
 
   // Signals: a dead client must not kill the process (SIGPIPE), and SIGTERM/SIGINT are taken by
   // sigwait below; block them before any thread starts so every thread inherits the mask.

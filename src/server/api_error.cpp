@@ -46,4 +46,19 @@ ApiError unavailable(std::string message) {
 }
 ApiError server_error(std::string message) { return make(500, "server_error", std::move(message)); }
 
+ApiError http_error(int status, std::string message) {
+  switch (status) {
+    case 404: return not_found(std::move(message), "not_found");
+    case 405: return make(405, "invalid_request_error", std::move(message), "method_not_allowed");
+    case 408: return make(408, "timeout_error", std::move(message), "request_timeout");
+    case 413: return payload_too_large(std::move(message));
+    case 415: return make(415, "invalid_request_error", std::move(message), "unsupported_media_type");
+    case 431: return make(431, "invalid_request_error", std::move(message), "header_too_large");
+    case 503: return unavailable(std::move(message));
+    default:
+      return make(status, status >= 500 ? "server_error" : "invalid_request_error",
+                  std::move(message));
+  }
+}
+
 }  // namespace ridge::server

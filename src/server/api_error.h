@@ -27,5 +27,7 @@ ApiError payload_too_large(std::string message);         // 413
 ApiError too_many_requests(std::string message);         // 429
 ApiError unavailable(std::string message);               // 503
 ApiError server_error(std::string message);              // 500
+// The error for a status the HTTP layer produces itself (404, 405, 408, 413, 415, 431, 503 ...).
+ApiError http_error(int status, std::string message);
 
 }  // namespace ridge::server

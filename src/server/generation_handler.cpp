@@ -1,11 +1,8 @@
 // POST /v1/chat/completions and /v1/completions: non-streaming and SSE streaming answers.
-#include <httplib.h>
-
 #include <fmt/format.h>
 
 #include "base/timer.h"
 #include "server/generation.h"
-#include "server/socket_watch.h"
 
 namespace ridge::server {
 
@@ -14,10 +11,6 @@ using nlohmann::json;
 namespace {
 
 constexpr double kPollSeconds = 0.05;  // how often a waiting handler checks its client
-
-const char* endpoint_path(Endpoint e) {
-  return e == Endpoint::kChat ? "/v1/chat/completions" : "/v1/completions";
-}
 
 // Metrics of a finished run: token counts, TTFT, end-to-end and queue latency.
 void record_run(Metrics& metrics, const GenerationRun& run) {
@@ -55,41 +48,57 @@ ApiError timeout_error(double seconds) {
   return e;
 }
 
-// State of one streaming response; lives in the content provider after the handler returns.
-struct StreamState {
-  std::unique_ptr<GenerationRun> run;
-  SocketWatch watch;
-  Metrics* metrics = nullptr;
-  std::atomic<int64_t>* n_requests = nullptr;
-  double deadline = 0;
-  double timeout_s = 0;
-  std::vector<bool> opened;        // chat: role chunk sent
-  std::vector<size_t> text_offset;  // completion logprobs: bytes of text sent so far
-  const tokenizer::Tokenizer* tokenizer = nullptr;
-  std::vector<double> last_token_time;
-  bool done = false;
-  int status = 200;
-
-  ~StreamState() {
-    if (!done) status = 499;  // client closed request
-    metrics->count_request(endpoint_path(run->request().spec.endpoint), status);
-    record_run(*metrics, *run);
-    run.reset();
-    n_requests->fetch_sub(1);
+// A choice that the engine ended itself (drain timeout, engine failure) has no OpenAI finish
+// reason: the client gets an error instead.
+std::optional<ApiError> cut_by_server(engine::FinishReason finish) {
+  if (finish == engine::FinishReason::kAbort) {
+    return unavailable("the server shut down before the request finished");
   }
+  if (finish == engine::FinishReason::kError) {
+    return server_error("the engine could not finish the request");
+  }
+  return std::nullopt;
+}
 
-  // Writes the SSE events for new output; false when the client is gone.
-  bool step(httplib::DataSink& sink) {
-    if (watch.peer_closed()) {
-      run->abort_all();
-      return false;
+bool ends_normally(engine::FinishReason f) {
+  return f == engine::FinishReason::kStop || f == engine::FinishReason::kLength;
+}
+
+// Ends a stream with an error event and [DONE]; the metrics record `status`.
+void end_stream_with_error(http::Exchange& ex, const ApiError& e) {
+  ex.write_chunk(sse_event(e.to_json()) + kSseDone);
+  ex.end_stream();
+  ex.set_outcome(e.status);
+}
+
+}  // namespace
+
+void Server::stream_generation(GenerationRun& run, http::Exchange& ex, double deadline) {
+  const PreparedRequest& req = run.request();
+  const bool usage = req.spec.include_usage;
+  const size_t n = run.choices().size();
+  std::vector<bool> opened(n, false);       // chat: role chunk sent
+  std::vector<size_t> text_offset(n, 0);    // completion logprobs: bytes of text sent so far
+  std::vector<double> last_token_time(n, 0);
+  if (!ex.begin_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) {
+    run.abort_all();
+    return ex.set_outcome(499);
+  }
+  const tokenizer::Tokenizer& tok = *model()->tokenizer;
+  for (;;) {
+    if (ex.client_gone()) {
+      run.abort_all();
+      return ex.set_outcome(499);
     }
-    const PreparedRequest& req = run->request();
-    const bool usage = req.spec.include_usage;
-    auto events = run->poll(kPollSeconds);
-    record_inter_token(*metrics, events, last_token_time);
+    auto events = run.poll(kPollSeconds);
+    record_inter_token(metrics_, events, last_token_time);
     std::string out;
+    std::optional<ApiError> cut;
     for (const auto& e : events) {
+      if (e.out.finished() && !ends_normally(e.out.finish)) {
+        cut = cut_by_server(e.out.finish);
+        if (cut) continue;
+      }
       std::string text = e.out.text;
       if (!opened[e.choice] && req.spec.echo) text = req.echo_prefix + text;
       const bool role = !opened[e.choice] && req.ids.endpoint == Endpoint::kChat;
@@ -100,48 +109,43 @@ struct StreamState {
       opened[e.choice] = opened[e.choice] || role || !text.empty();
       json lp = nullptr;
       if (req.spec.n_logprobs >= 0 && !e.out.logprobs.empty()) {
-        lp = logprobs_json(req.ids.endpoint, e.out.logprobs, *tokenizer, text_offset[e.choice]);
+        lp = logprobs_json(req.ids.endpoint, e.out.logprobs, tok, text_offset[e.choice]);
       }
       text_offset[e.choice] += text.size();
       if (!text.empty() || !lp.is_null() || e.out.finished()) {
         out += sse_event(chunk_json(req.ids, e.choice, text, lp, e.out.finish, false, usage));
       }
     }
-    if (now_seconds() > deadline && deadline > 0 && !run->finished()) {
-      run->abort_all();
-      out += sse_event(timeout_error(timeout_s).to_json());
-      out += kSseDone;
-      done = true;
-      status = 408;
-    } else if (run->finished()) {
+    if (cut) {
+      run.abort_all();
+      ex.write_chunk(out);
+      return end_stream_with_error(ex, *cut);
+    }
+    if (deadline > 0 && now_seconds() > deadline && !run.finished()) {
+      run.abort_all();
+      ex.write_chunk(out);
+      return end_stream_with_error(ex, timeout_error(opts_.request_timeout_s));
+    }
+    if (run.finished()) {
       if (usage) {
-        json last = usage_chunk_json(req.ids, run->usage());
-        last["timings"] = run->timings();
+        json last = usage_chunk_json(req.ids, run.usage());
+        last["timings"] = run.timings();
         out += sse_event(last);
       }
       out += kSseDone;
-      done = true;
+      ex.write_chunk(out);
+      return ex.end_stream();
     }
-    if (!out.empty() && !sink.write(out.data(), out.size())) {
-      run->abort_all();
-      done = false;
-      return false;
+    if (!out.empty() && !ex.write_chunk(out)) {
+      run.abort_all();
+      return ex.set_outcome(499);
     }
-    if (done) sink.done();
-    return true;
   }
-};
+}
 
-}  // namespace
-
-void Server::handle_generation(const httplib::Request& req, httplib::Response& res,
-                               Endpoint endpoint) {
-  const char* path = endpoint_path(endpoint);
-  auto fail = [&](const ApiError& e) {
-    metrics_.count_request(path, e.status);
-    send_error(res, e);
-  };
-  if (!authorized(req, res)) return metrics_.count_request(path, 401);
+void Server::handle_generation(const http::Request& req, http::Exchange& ex, Endpoint endpoint) {
+  auto fail = [&](const ApiError& e) { ex.respond(error_response(e)); };
+  if (auto e = check_key(req)) return fail(*e);
   auto model_ctx = model();
   if (!model_ctx) return fail(unavailable("the model is still loading"));
   if (draining_) return fail(unavailable("the server is shutting down"));
@@ -167,35 +171,24 @@ void Server::handle_generation(const httplib::Request& req, httplib::Response& r
   }
   const double deadline =
       opts_.request_timeout_s > 0 ? run->request().arrival + opts_.request_timeout_s : 0;
-  SocketWatch watch(req.remote_addr, req.remote_port, req.local_port);
+  // The run's tokens and latencies count once it has ended, however it ended.
+  struct Done {
+    Server* s;
+    GenerationRun* run;
+    ~Done() {
+      record_run(s->metrics_, *run);
+      s->n_requests_.fetch_sub(1);
+    }
+  } done{this, run.get()};
 
-  if (run->request().spec.stream) {
-    auto state = std::make_shared<StreamState>();
-    state->run = std::move(run);
-    state->watch = watch;
-    state->metrics = &metrics_;
-    state->n_requests = &n_requests_;
-    state->deadline = deadline;
-    state->timeout_s = opts_.request_timeout_s;
-    const size_t n = state->run->choices().size();
-    state->opened.assign(n, false);
-    state->text_offset.assign(n, 0);
-    state->tokenizer = model_ctx->tokenizer;
-    state->last_token_time.assign(n, 0);
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [state](size_t, httplib::DataSink& sink) { return state->done || state->step(sink); },
-        [state](bool) { state->run->abort_all(); });
-    return;
-  }
+  if (run->request().spec.stream) return stream_generation(*run, ex, deadline);
 
   // Non-streaming: wait for every choice, watching the client and the deadline.
   std::vector<double> last_token_time(run->choices().size(), 0);
   int status = 200;
   while (!run->finished()) {
     record_inter_token(metrics_, run->poll(kPollSeconds), last_token_time);
-    if (watch.peer_closed()) {
+    if (ex.client_gone()) {
       run->abort_all();
       status = 499;
     } else if (deadline > 0 && now_seconds() > deadline && !run->finished()) {
@@ -203,19 +196,18 @@ void Server::handle_generation(const httplib::Request& req, httplib::Response& r
       status = 408;
     }
   }
-  record_run(metrics_, *run);
-  n_requests_.fetch_sub(1);
-  if (status != 200) {
-    metrics_.count_request(path, status);
-    if (status == 408) send_error(res, timeout_error(opts_.request_timeout_s));
-    return;
+  if (status == 499) return ex.set_outcome(499);
+  if (status == 408) return fail(timeout_error(opts_.request_timeout_s));
+  for (const auto& c : run->choices()) {
+    if (auto cut = cut_by_server(c.finish)) return fail(*cut);
   }
   const PreparedRequest& p = run->request();
   json body = completion_json(p.ids, run->choices(), run->usage(), p.spec.n_logprobs >= 0,
                               *model_ctx->tokenizer, p.spec.echo ? p.echo_prefix : "");
   body["timings"] = run->timings();
-  metrics_.count_request(path, 200);
-  res.set_content(dump_json(body), "application/json");
+  http::Response res;
+  res.body = dump_json(body);
+  ex.respond(std::move(res));
 }
 
 }  // namespace ridge::server

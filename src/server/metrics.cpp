@@ -80,6 +80,10 @@ void Metrics::observe_inter_token(double s) { std::lock_guard lock(mu_); inter_t
 void Metrics::observe_e2e(double s) { std::lock_guard lock(mu_); e2e_.observe(s); }
 void Metrics::observe_queue(double s) { std::lock_guard lock(mu_); queue_.observe(s); }
 void Metrics::set_in_flight(int64_t n) { std::lock_guard lock(mu_); in_flight_ = n; }
+void Metrics::set_connections(const http::ConnectionStats& c) {
+  std::lock_guard lock(mu_);
+  connections_ = c;
+}
 
 std::string Metrics::render(const EngineSnapshot& e, bool ready) const {
   std::lock_guard lock(mu_);
@@ -93,6 +97,16 @@ std::string Metrics::render(const EngineSnapshot& e, bool ready) const {
          ready ? 1 : 0);
   scalar(out, "ridge_http_requests_in_flight", "gauge", "generation requests being served",
          in_flight_);
+  scalar(out, "ridge_http_connections_open", "gauge", "client connections open",
+         connections_.open);
+  scalar(out, "ridge_http_connections_total", "counter", "client connections accepted",
+         connections_.accepted);
+  scalar(out, "ridge_http_connections_evicted_total", "counter",
+         "idle or slow-header connections closed to make room for new ones", connections_.evicted);
+  scalar(out, "ridge_http_connections_refused_total", "counter",
+         "connections refused with 503 at the connection limit", connections_.refused);
+  scalar(out, "ridge_http_connections_timed_out_total", "counter",
+         "connections closed by a header, request or keep-alive deadline", connections_.timed_out);
   scalar(out, "ridge_queue_depth", "gauge", "sequences waiting for their first schedule",
          e.n_waiting);
   scalar(out, "ridge_running_sequences", "gauge", "sequences in the running batch", e.n_running);

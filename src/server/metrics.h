@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/http/server.h"
+
 namespace ridge::server {
 
 // A cumulative histogram with fixed upper bounds (seconds).
@@ -51,6 +53,8 @@ struct EngineSnapshot {
 class Metrics {
  public:
   Metrics();
+  // `endpoint` is a route's path or "unmatched": the label set stays bounded whatever paths
+  // clients send.
   void count_request(std::string_view endpoint, int status);
   void add_tokens(int64_t n_prompt, int64_t n_generated, int64_t n_cached_prompt);
   void observe_ttft(double s);
@@ -58,6 +62,7 @@ class Metrics {
   void observe_e2e(double s);
   void observe_queue(double s);
   void set_in_flight(int64_t n);  // HTTP requests being served
+  void set_connections(const http::ConnectionStats& c);
   // The full exposition text.
   std::string render(const EngineSnapshot& engine, bool ready) const;
 
@@ -68,6 +73,7 @@ class Metrics {
   uint64_t generated_tokens_ = 0;
   uint64_t cached_prompt_tokens_ = 0;
   int64_t in_flight_ = 0;
+  http::ConnectionStats connections_;
   Histogram ttft_;
   Histogram inter_token_;
   Histogram e2e_;

@@ -314,6 +314,9 @@ std::optional<ApiError> parse_json_object(const std::string& text, json& out) {
     out = json::parse(text);
   } catch (const json::parse_error& e) {
     return invalid_param("", fmt::format("request body is not valid JSON: {}", e.what()));
+  } catch (const json::exception& e) {  // e.g. a number beyond a double's range (1e400)
+    return invalid_param("", fmt::format("request body has a value ridge cannot represent: {}",
+                                         e.what()));
   }
   if (!out.is_object()) return invalid_param("", "request body must be a JSON object");
   return std::nullopt;

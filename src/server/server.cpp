@@ -1,8 +1,5 @@
 #include "server/server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -17,11 +14,13 @@ namespace ridge::server {
 
 using nlohmann::json;
 
-void send_error(httplib::Response& res, const ApiError& err) {
+http::Response error_response(const ApiError& err) {
+  http::Response res;
   res.status = err.status;
-  if (err.status == 429) res.set_header("Retry-After", "1");
-  if (err.status == 401) res.set_header("WWW-Authenticate", "Bearer");
-  res.set_content(dump_json(err.to_json()), "application/json");
+  if (err.status == 429 || err.status == 503) res.headers.emplace_back("Retry-After", "1");
+  if (err.status == 401) res.headers.emplace_back("WWW-Authenticate", "Bearer");
+  res.body = dump_json(err.to_json());
+  return res;
 }
 
 namespace {
@@ -35,47 +34,37 @@ bool same_key(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+http::Response json_response(const json& body) {
+  http::Response res;
+  res.body = dump_json(body);
+  return res;
+}
+
 }  // namespace
 
-Server::Server(ServerOptions opts) : opts_(std::move(opts)), http_(std::make_unique<httplib::Server>()) {
-  const int n_threads = opts_.http_threads;
-  http_->new_task_queue = [n_threads] { return new httplib::ThreadPool(static_cast<size_t>(n_threads)); };
-  http_->set_payload_max_length(opts_.max_body_bytes);
-  http_->set_read_timeout(30, 0);
-  http_->set_write_timeout(30, 0);
-  http_->set_keep_alive_timeout(5);
-  http_->set_tcp_nodelay(true);  // SSE chunks are small and latency-sensitive
-  http_->set_socket_options([this](socket_t sock) {
-    httplib::default_socket_options(sock);
-    listen_fd_ = static_cast<int>(sock);
+Server::Server(ServerOptions opts) : opts_(std::move(opts)), http_(opts_.http) {
+  http_.set_error_body([](int status, std::string message) {
+    return error_response(http_error(status, std::move(message)));
+  });
+  http_.set_observer([this](std::string_view route, int status) {
+    metrics_.count_request(route, status);
   });
   install_routes();
 }
 
 Server::~Server() = default;
 
-Status Server::bind() {
-  if (opts_.port == 0) {
-    port_ = http_->bind_to_any_port(opts_.host);
-  } else {
-    port_ = http_->bind_to_port(opts_.host, opts_.port) ? opts_.port : -1;
-  }
-  if (port_ < 0) {
-    return usage_error("serve: cannot listen on {}:{} (address in use or not local?)", opts_.host,
-                       opts_.port);
-  }
-  // httplib listens with a backlog of 5, compiled into Debian's library: a burst of more
-  // simultaneous connections than that has the rest dropped until their SYN is resent a second
-  // later. Linux takes a second listen() on a listening socket as a new backlog.
-  if (listen_fd_ >= 0 && ::listen(listen_fd_, opts_.listen_backlog) != 0) {
-    return usage_error("serve: cannot set the listen backlog to {}", opts_.listen_backlog);
-  }
-  return ok_status();
-}
+Status Server::bind() { return http_.bind(opts_.host, opts_.port, opts_.listen_backlog); }
 
-void Server::run() { http_->listen_after_bind(); }
+void Server::run() { http_.run(); }
 
-void Server::stop() { http_->stop(); }
+void Server::stop() { http_.stop(); }
 
 void Server::set_model(ModelContext ctx) {
   std::lock_guard lock(model_mu_);
@@ -96,17 +85,18 @@ bool Server::drain(double timeout_s) {
   return n_requests_.load() == 0;
 }
 
-bool Server::authorized(const httplib::Request& req, httplib::Response& res) {
-  if (opts_.api_key.empty()) return true;
-  const std::string h = req.get_header_value("Authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (h.size() > kBearer.size() && std::string_view(h).substr(0, kBearer.size()) == kBearer &&
-      same_key(h.substr(kBearer.size()), opts_.api_key)) {
-    return true;
+std::optional<ApiError> Server::check_key(const http::Request& req) const {
+  if (opts_.api_key.empty()) return std::nullopt;
+  const std::string h = req.header("Authorization");
+  // RFC 7235: the scheme name is case-insensitive.
+  const std::string_view v = trim(h);
+  const size_t sp = v.find(' ');
+  if (sp != std::string_view::npos && http::iequals(v.substr(0, sp), "bearer") &&
+      same_key(std::string(trim(v.substr(sp + 1))), opts_.api_key)) {
+    return std::nullopt;
   }
-  send_error(res, unauthorized(h.empty() ? "missing API key: send 'Authorization: Bearer <key>'"
-                                         : "incorrect API key"));
-  return false;
+  return unauthorized(h.empty() ? "missing API key: send 'Authorization: Bearer <key>'"
+                                : "incorrect API key");
 }
 
 EngineSnapshot Server::snapshot() const {
@@ -137,59 +127,55 @@ EngineSnapshot Server::snapshot() const {
 }
 
 void Server::install_routes() {
-  using httplib::Request;
-  using httplib::Response;
-  http_->Get("/health", [this](const Request&, Response& res) {
+  using http::Dispatch;
+  using http::Exchange;
+  using http::Request;
+  // /health and /metrics answer on the HTTP layer's I/O thread: however busy the workers are,
+  // an orchestrator's probe gets its answer.
+  http_.route("GET", "/health", Dispatch::kInline, [this](const Request&, Exchange& ex) {
     const bool ready = model() != nullptr && !draining_;
+    http::Response res;
     res.status = ready ? 200 : 503;
-    res.set_content(ready ? R"({"status":"ok"})"
-                          : (draining_ ? R"({"status":"draining"})" : R"({"status":"loading"})"),
-                    "application/json");
-    metrics_.count_request("/health", res.status);
+    res.body = ready ? R"({"status":"ok"})"
+                     : (draining_ ? R"({"status":"draining"})" : R"({"status":"loading"})");
+    ex.respond(std::move(res));
   });
-  http_->Get("/metrics", [this](const Request&, Response& res) {
+  http_.route("GET", "/metrics", Dispatch::kInline, [this](const Request&, Exchange& ex) {
     metrics_.set_in_flight(n_requests_.load());
-    res.set_content(metrics_.render(snapshot(), model() != nullptr && !draining_),
-                    "text/plain; version=0.0.4");
+    metrics_.set_connections(http_.stats());
+    http::Response res;
+    res.content_type = "text/plain; version=0.0.4";
+    res.body = metrics_.render(snapshot(), model() != nullptr && !draining_);
+    ex.respond(std::move(res));
   });
-  http_->Get("/v1/models", [this](const Request& req, Response& res) { handle_models(req, res); });
-  http_->Post("/v1/chat/completions", [this](const Request& req, Response& res) {
-    handle_generation(req, res, Endpoint::kChat);
-  });
-  http_->Post("/v1/completions", [this](const Request& req, Response& res) {
-    handle_generation(req, res, Endpoint::kCompletion);
-  });
-  http_->Post("/tokenize", [this](const Request& req, Response& res) { handle_tokenize(req, res); });
-  http_->Post("/detokenize",
-              [this](const Request& req, Response& res) { handle_detokenize(req, res); });
-  // Errors cpp-httplib produces itself (413 body too large, 404 unknown path, 400 bad request)
-  // get an OpenAI-style body too.
-  http_->set_error_handler([this](const Request& req, Response& res) {
-    if (!res.body.empty()) return;
-    ApiError e;
-    e.status = res.status;
-    e.type = res.status >= 500 ? "server_error" : "invalid_request_error";
-    if (res.status == 413) {
-      e = payload_too_large(fmt::format("request body exceeds the server's limit of {} bytes",
-                                        opts_.max_body_bytes));
-    } else if (res.status == 404) {
-      e = not_found(fmt::format("no route for {} {}", req.method, req.path), "not_found");
-    } else {
-      e.message = fmt::format("HTTP error {}", res.status);
-    }
-    metrics_.count_request(req.path, res.status);
-    send_error(res, e);
-  });
-  http_->set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
-    std::string what = "internal error";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& ex) {
-      what = ex.what();
-    } catch (...) {
-    }
-    send_error(res, server_error(what));
-  });
+  http_.route("GET", "/v1/models", Dispatch::kInline,
+              [this](const Request& req, Exchange& ex) { handle_models(req, ex); });
+  http_.route("POST", "/v1/chat/completions", Dispatch::kWorker,
+              [this](const Request& req, Exchange& ex) {
+                handle_generation(req, ex, Endpoint::kChat);
+              });
+  http_.route("POST", "/v1/completions", Dispatch::kWorker,
+              [this](const Request& req, Exchange& ex) {
+                handle_generation(req, ex, Endpoint::kCompletion);
+              });
+  http_.route("POST", "/tokenize", Dispatch::kWorker,
+              [this](const Request& req, Exchange& ex) { handle_tokenize(req, ex); });
+  http_.route("POST", "/detokenize", Dispatch::kWorker,
+              [this](const Request& req, Exchange& ex) { handle_detokenize(req, ex); });
+}
+
+void Server::handle_models(const http::Request& req, http::Exchange& ex) {
+  if (auto e = check_key(req)) return ex.respond(error_response(*e));
+  auto m = model();
+  json data = json::array();
+  if (m) {
+    data.push_back({{"id", m->model_id},
+                    {"object", "model"},
+                    {"created", m->created},
+                    {"owned_by", "ridge"},
+                    {"max_model_len", m->max_model_len}});
+  }
+  ex.respond(json_response({{"object", "list"}, {"data", std::move(data)}}));
 }
 
 }  // namespace ridge::server

@@ -1,9 +1,10 @@
 // `ridge serve`: an OpenAI-compatible HTTP server in front of one Engine.
 //
-// The HTTP layer (cpp-httplib, one thread per connection) only talks to the engine through its
-// thread-safe request queue (Engine::add_request / abort) and the per-request output callback,
-// which pushes events into a channel and returns at once: no HTTP thread ever blocks the engine
-// thread, and no engine event waits for a slow client.
+// The HTTP layer (server/http/: Boost.Beast on Asio, built for hostile clients) hands complete
+// requests to the routes here. Routes only talk to the engine through its thread-safe request
+// queue (Engine::add_request / abort) and the per-request output callback, which pushes events
+// into a channel and returns at once: no HTTP thread ever blocks the engine thread, and no engine
+// event waits for a slow client.
 #pragma once
 
 #include <atomic>
@@ -11,20 +12,17 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "engine/engine.h"
+#include "server/api_error.h"
+#include "server/http/server.h"
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "tokenizer/tokenizer.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace ridge::server {
 
@@ -32,12 +30,13 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;               // 0: any free port (see Server::port())
   std::string api_key;           // "": no authentication
-  size_t max_body_bytes = 4u << 20;
   int32_t max_queue = 256;       // sequences allowed to wait beyond the engine's max_seqs
   double request_timeout_s = 600;  // per request, from arrival; 0: none
-  int http_threads = 64;         // concurrent connections served
-  int listen_backlog = 1024;     // connections the kernel queues before accept (httplib's is 5)
+  int listen_backlog = 1024;     // connections the kernel queues before accept
+  http::Limits http;             // body and header sizes, read/write deadlines, connections
   RequestLimits limits;
+  // Most tokens /tokenize returns and /detokenize takes (0: max(max_model_len, 131072)).
+  int64_t max_tokenize_tokens = 0;
 };
 
 // Everything about the loaded model the server needs; set once it is ready.
@@ -53,6 +52,8 @@ struct ModelContext {
   std::function<Result<tokenizer::MarkedText>(const std::vector<ChatMessage>&)> render_chat;
 };
 
+class GenerationRun;
+
 class Server {
  public:
   explicit Server(ServerOptions opts);
@@ -62,7 +63,7 @@ class Server {
 
   // Binds the listening socket (usage error naming host:port when it cannot).
   Status bind();
-  int port() const { return port_; }
+  int port() const { return http_.port(); }
   // Serves until stop(); call from one thread after bind().
   void run();
   // From now on /health is ready and generation requests are accepted. The engine must outlive
@@ -77,23 +78,22 @@ class Server {
   // For tests and the drain logic.
   int64_t n_in_flight() const { return n_requests_.load(); }
   const Metrics& metrics() const { return metrics_; }
+  http::ConnectionStats connection_stats() const { return http_.stats(); }
 
  private:
-  friend class GenerationHandler;
   void install_routes();
-  bool authorized(const httplib::Request& req, httplib::Response& res);
+  // An error for a request without the right key; nullopt when it may pass.
+  std::optional<ApiError> check_key(const http::Request& req) const;
   std::shared_ptr<const ModelContext> model() const;
-  void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
-  void handle_tokenize(const httplib::Request& req, httplib::Response& res);
-  void handle_detokenize(const httplib::Request& req, httplib::Response& res);
-  void handle_models(const httplib::Request& req, httplib::Response& res);
-  void handle_metrics(httplib::Response& res);
+  void handle_generation(const http::Request& req, http::Exchange& ex, Endpoint endpoint);
+  void stream_generation(GenerationRun& run, http::Exchange& ex, double deadline);
+  void handle_tokenize(const http::Request& req, http::Exchange& ex);
+  void handle_detokenize(const http::Request& req, http::Exchange& ex);
+  void handle_models(const http::Request& req, http::Exchange& ex);
+  int64_t max_tokenize_tokens(const ModelContext& m) const;
   EngineSnapshot snapshot() const;
 
   ServerOptions opts_;
-  std::unique_ptr<httplib::Server> http_;
-  int port_ = -1;
-  int listen_fd_ = -1;  // the listening socket (set by httplib's socket-options callback)
   mutable std::mutex model_mu_;
   std::shared_ptr<const ModelContext> model_;
   std::atomic<bool> draining_{false};
@@ -102,9 +102,10 @@ class Server {
   Metrics metrics_;
   mutable std::mutex gbs_mu_;           // live bandwidth: delta since the previous scrape
   mutable double last_bytes_ = 0, last_busy_ = 0, live_gbs_ = 0;
+  http::Server http_;  // last: its threads use the members above
 };
 
-// Sends `err` as the response body with its status (and Retry-After for 429).
-void send_error(httplib::Response& res, const struct ApiError& err);
+// `err` as a response: its status, the OpenAI error object, Retry-After for 429 and 503.
+http::Response error_response(const ApiError& err);
 
 }  // namespace ridge::server

@@ -1,8 +1,9 @@
-// The small endpoints: /v1/models, /tokenize, /detokenize.
-#include <httplib.h>
-
+// /tokenize and /detokenize. Request text is tokenized as text unless the client asks for
+// special-token parsing (parse_special), and both answers are capped (max_tokenize_tokens).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 #include "server/api_error.h"
 #include "server/openai_response.h"
@@ -12,32 +13,20 @@ namespace ridge::server {
 
 using nlohmann::json;
 
-void Server::handle_models(const httplib::Request& req, httplib::Response& res) {
-  if (!authorized(req, res)) return metrics_.count_request("/v1/models", 401);
-  auto m = model();
-  json data = json::array();
-  if (m) {
-    data.push_back({{"id", m->model_id},
-                    {"object", "model"},
-                    {"created", m->created},
-                    {"owned_by", "ridge"},
-                    {"max_model_len", m->max_model_len}});
-  }
-  metrics_.count_request("/v1/models", 200);
-  res.set_content(dump_json({{"object", "list"}, {"data", std::move(data)}}), "application/json");
+int64_t Server::max_tokenize_tokens(const ModelContext& m) const {
+  if (opts_.max_tokenize_tokens > 0) return opts_.max_tokenize_tokens;
+  return std::max<int64_t>(m.max_model_len, 131072);
 }
 
-void Server::handle_tokenize(const httplib::Request& req, httplib::Response& res) {
-  auto fail = [&](const ApiError& e) {
-    metrics_.count_request("/tokenize", e.status);
-    send_error(res, e);
-  };
-  if (!authorized(req, res)) return metrics_.count_request("/tokenize", 401);
+void Server::handle_tokenize(const http::Request& req, http::Exchange& ex) {
+  auto fail = [&](const ApiError& e) { ex.respond(error_response(e)); };
+  if (auto e = check_key(req)) return fail(*e);
   auto m = model();
   if (!m) return fail(unavailable("the model is still loading"));
   json body;
   if (auto e = parse_json_object(req.body, body)) return fail(*e);
   bool add_special = true;
+  bool parse_special = false;
   std::string text;
   for (const auto& [key, value] : body.items()) {
     if (key == "model") {
@@ -52,6 +41,9 @@ void Server::handle_tokenize(const httplib::Request& req, httplib::Response& res
     } else if (key == "add_special_tokens" || key == "add_special") {
       if (!value.is_boolean()) return fail(invalid_param(key, fmt::format("'{}' must be a boolean", key)));
       add_special = value.get<bool>();
+    } else if (key == "parse_special") {
+      if (!value.is_boolean()) return fail(invalid_param(key, "'parse_special' must be a boolean"));
+      parse_special = value.get<bool>();
     } else {
       return fail(invalid_param(key, fmt::format("Unrecognized request argument supplied: {}", key)));
     }
@@ -59,26 +51,33 @@ void Server::handle_tokenize(const httplib::Request& req, httplib::Response& res
   if (!body.contains("prompt") && !body.contains("content")) {
     return fail(invalid_param("prompt", "'prompt' is required"));
   }
-  const auto tokens = m->tokenizer->encode(text, add_special, true);
-  metrics_.count_request("/tokenize", 200);
-  res.set_content(dump_json({{"tokens", tokens},
-                             {"count", tokens.size()},
-                             {"max_model_len", m->max_model_len}}),
-                  "application/json");
+  const auto tokens = m->tokenizer->encode(text, add_special, parse_special);
+  const int64_t cap = max_tokenize_tokens(*m);
+  if (static_cast<int64_t>(tokens.size()) > cap) {
+    return fail(invalid_param(body.contains("prompt") ? "prompt" : "content",
+                              fmt::format("the text is {} tokens; /tokenize returns at most {}",
+                                          tokens.size(), cap)));
+  }
+  http::Response res;
+  res.body = dump_json({{"tokens", tokens},
+                        {"count", tokens.size()},
+                        {"max_model_len", m->max_model_len}});
+  ex.respond(std::move(res));
 }
 
-void Server::handle_detokenize(const httplib::Request& req, httplib::Response& res) {
-  auto fail = [&](const ApiError& e) {
-    metrics_.count_request("/detokenize", e.status);
-    send_error(res, e);
-  };
-  if (!authorized(req, res)) return metrics_.count_request("/detokenize", 401);
+void Server::handle_detokenize(const http::Request& req, http::Exchange& ex) {
+  auto fail = [&](const ApiError& e) { ex.respond(error_response(e)); };
+  if (auto e = check_key(req)) return fail(*e);
   auto m = model();
   if (!m) return fail(unavailable("the model is still loading"));
   json body;
   if (auto e = parse_json_object(req.body, body)) return fail(*e);
   auto it = body.find("tokens");
   if (it == body.end() || !it->is_array()) return fail(invalid_param("tokens", "'tokens' must be an array of token ids"));
+  if (static_cast<int64_t>(it->size()) > max_tokenize_tokens(*m)) {
+    return fail(invalid_param("tokens", fmt::format("'tokens' has {} ids; /detokenize takes at most {}",
+                                                    it->size(), max_tokenize_tokens(*m))));
+  }
   std::vector<int32_t> ids;
   for (const json& t : *it) {
     if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= m->tokenizer->n_vocab()) {
@@ -92,8 +91,9 @@ void Server::handle_detokenize(const httplib::Request& req, httplib::Response& r
       return fail(invalid_param(key, fmt::format("Unrecognized request argument supplied: {}", key)));
     }
   }
-  metrics_.count_request("/detokenize", 200);
-  res.set_content(dump_json({{"prompt", m->tokenizer->decode(ids)}}), "application/json");
+  http::Response res;
+  res.body = dump_json({{"prompt", m->tokenizer->decode(ids)}});
+  ex.respond(std::move(res));
 }
 
 }  // namespace ridge::server

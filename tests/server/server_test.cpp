@@ -214,7 +214,7 @@ TEST(Server, ApiKey) {
 
 TEST(Server, BodyTooLargeIs413) {
   ServerOptions o;
-  o.max_body_bytes = 1000;
+  o.http.max_body_bytes = 1000;
   TestServer ts(o);
   auto [st, j] = ts.post("/v1/chat/completions", chat_body(std::string(2000, 'z')));
   EXPECT_EQ(st, 413);

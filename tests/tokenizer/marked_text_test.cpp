@@ -6,13 +6,13 @@
 #include <random>
 
 #include "gguf/reader.h"
-#include "gguf/writer.h"
 #include "test_util.h"
-#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/vocab.h"
 
 namespace ridge::tokenizer {
 namespace {
+
+using testing::builtin_tokenizer;
 
 // SPM bytes-only vocabulary: <unk> <s> </s> <|im_start|> <|im_end|> (control), <tool>
 // (user-defined), then the 256 byte tokens.
@@ -29,20 +29,6 @@ Tokenizer hand_made() {
   d.add_space_prefix = false;
   auto t = Tokenizer::from_vocab_data(std::move(d), "test");
   EXPECT_TRUE(t.ok()) << t.status().message();
-  return std::move(t).value();
-}
-
-// The built-in byte-level BPE tokenizer of `ridge synth` (needs no shared data).
-Tokenizer builtin(std::string_view style) {
-  gguf::Writer w;
-  w.set("general.architecture", gguf::make_string("llama"));
-  write_builtin_byte_tokenizer(w, 300, style);
-  auto bytes = w.write_to_memory();
-  EXPECT_TRUE(bytes.ok());
-  auto f = gguf::File::parse(*bytes, "builtin.gguf");
-  EXPECT_TRUE(f.ok());
-  auto t = Tokenizer::from_gguf(*f);
-  EXPECT_TRUE(t.ok());
   return std::move(t).value();
 }
 
@@ -101,7 +87,7 @@ TEST(EncodeMarked, UnknownIsGatedUserDefinedIsNot) {
 }
 
 TEST(EncodeMarked, BosIsStillAdded) {
-  const Tokenizer tok = builtin("llama3");
+  const Tokenizer tok = builtin_tokenizer("llama3");
   ASSERT_TRUE(tok.add_bos());
   const auto ids = tok.encode_marked(marked({{true, "<|begin_of_text|>hi"}}), true);
   ASSERT_FALSE(ids.empty());
@@ -201,8 +187,8 @@ std::vector<std::string> vector_texts(const std::string& rel) {
 
 TEST(EncodeMarked, SameAsEncodeWithoutInjectionHandMade) {
   check_equivalence(hand_made(), "hand-made", {});
-  check_equivalence(builtin("chatml"), "builtin chatml", {});
-  check_equivalence(builtin("llama3"), "builtin llama3", {});
+  check_equivalence(builtin_tokenizer("chatml"), "builtin chatml", {});
+  check_equivalence(builtin_tokenizer("llama3"), "builtin llama3", {});
 }
 
 class EncodeMarkedShared : public ::testing::TestWithParam<const char*> {};

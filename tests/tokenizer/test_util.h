@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "gguf/reader.h"
+#include "gguf/writer.h"
+#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::tokenizer::testing {
@@ -23,6 +25,20 @@ inline std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+// The built-in byte-level BPE tokenizer of `ridge synth` in a chat style (no shared data).
+inline Tokenizer builtin_tokenizer(std::string_view style) {
+  gguf::Writer w;
+  w.set("general.architecture", gguf::make_string("llama"));
+  write_builtin_byte_tokenizer(w, 300, style);
+  auto bytes = w.write_to_memory();
+  EXPECT_TRUE(bytes.ok());
+  auto f = gguf::File::parse(*bytes, "builtin.gguf");
+  EXPECT_TRUE(f.ok());
+  auto t = Tokenizer::from_gguf(*f);
+  EXPECT_TRUE(t.ok());
+  return std::move(t).value();
 }
 
 // Loaded tokenizer of a shared GGUF file; fails the test (not skips) if the file is broken.
