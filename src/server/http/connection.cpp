@@ -47,7 +47,7 @@ class InlineExchange final : public Exchange {
 }  // namespace
 
 Connection::Connection(Server::Impl& srv, tcp::socket socket, uint64_t id)
-    : srv_(srv), stream_(std::move(socket)), id_(id) {
+    : srv_(srv), stream_(std::move(socket)), fd_(stream_.socket().native_handle()), id_(id) {
   srv_.n_open.fetch_add(1);
   request_start_ = Clock::now();
 }

@@ -102,7 +102,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Phase phase() const { return phase_; }
 
   // For the worker's exchange.
-  int native_fd() { return stream_.socket().native_handle(); }
+  int native_fd() const { return fd_; }
   PeerState peer_state() const { return peer_.load(); }
   const Request& request() const { return req_; }
   bool request_keep_alive() const { return keep_alive_; }
@@ -129,6 +129,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Server::Impl& srv_;
   beast::tcp_stream stream_;
+  int fd_;  // the socket's descriptor, read by the worker without touching the Asio object
   uint64_t id_;
   Phase phase_ = Phase::kIdle;
   beast::flat_buffer buffer_;
