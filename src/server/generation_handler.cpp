@@ -48,6 +48,30 @@ ApiError timeout_error(double seconds) {
   return e;
 }
 
+}  // namespace
+
+// The run's tokens and latencies count once, before its last bytes reach the client (a scrape
+// right after the answer sees them), or when the handler leaves early.
+class RunMetrics {
+ public:
+  RunMetrics(Metrics& metrics, const GenerationRun& run) : metrics_(metrics), run_(run) {}
+  ~RunMetrics() { record(); }
+  RunMetrics(const RunMetrics&) = delete;
+  RunMetrics& operator=(const RunMetrics&) = delete;
+  void record() {
+    if (recorded_) return;
+    recorded_ = true;
+    record_run(metrics_, run_);
+  }
+
+ private:
+  Metrics& metrics_;
+  const GenerationRun& run_;
+  bool recorded_ = false;
+};
+
+namespace {
+
 // A choice that the engine ended itself (drain timeout, engine failure) has no OpenAI finish
 // reason: the client gets an error instead.
 std::optional<ApiError> cut_by_server(engine::FinishReason finish) {
@@ -66,14 +90,15 @@ bool ends_normally(engine::FinishReason f) {
 
 // Ends a stream with an error event and [DONE]; the metrics record `status`.
 void end_stream_with_error(http::Exchange& ex, const ApiError& e) {
+  ex.set_outcome(e.status);
   ex.write_chunk(sse_event(e.to_json()) + kSseDone);
   ex.end_stream();
-  ex.set_outcome(e.status);
 }
 
 }  // namespace
 
-void Server::stream_generation(GenerationRun& run, http::Exchange& ex, double deadline) {
+void Server::stream_generation(GenerationRun& run, http::Exchange& ex, double deadline,
+                               RunMetrics& run_metrics) {
   const PreparedRequest& req = run.request();
   const bool usage = req.spec.include_usage;
   const size_t n = run.choices().size();
@@ -116,6 +141,7 @@ void Server::stream_generation(GenerationRun& run, http::Exchange& ex, double de
         out += sse_event(chunk_json(req.ids, e.choice, text, lp, e.out.finish, false, usage));
       }
     }
+    if (cut || run.finished() || (deadline > 0 && now_seconds() > deadline)) run_metrics.record();
     if (cut) {
       run.abort_all();
       ex.write_chunk(out);
@@ -171,17 +197,14 @@ void Server::handle_generation(const http::Request& req, http::Exchange& ex, End
   }
   const double deadline =
       opts_.request_timeout_s > 0 ? run->request().arrival + opts_.request_timeout_s : 0;
-  // The run's tokens and latencies count once it has ended, however it ended.
-  struct Done {
-    Server* s;
-    GenerationRun* run;
-    ~Done() {
-      record_run(s->metrics_, *run);
-      s->n_requests_.fetch_sub(1);
-    }
-  } done{this, run.get()};
+  // The request stays in flight (drain waits for it) until its last byte is written.
+  struct InFlight {
+    std::atomic<int64_t>* n;
+    ~InFlight() { n->fetch_sub(1); }
+  } in_flight{&n_requests_};
+  RunMetrics run_metrics(metrics_, *run);
 
-  if (run->request().spec.stream) return stream_generation(*run, ex, deadline);
+  if (run->request().spec.stream) return stream_generation(*run, ex, deadline, run_metrics);
 
   // Non-streaming: wait for every choice, watching the client and the deadline.
   std::vector<double> last_token_time(run->choices().size(), 0);
@@ -196,6 +219,7 @@ void Server::handle_generation(const http::Request& req, http::Exchange& ex, End
       status = 408;
     }
   }
+  run_metrics.record();
   if (status == 499) return ex.set_outcome(499);
   if (status == 408) return fail(timeout_error(opts_.request_timeout_s));
   for (const auto& c : run->choices()) {

@@ -53,6 +53,7 @@ struct ModelContext {
 };
 
 class GenerationRun;
+class RunMetrics;
 
 class Server {
  public:
@@ -86,7 +87,8 @@ class Server {
   std::optional<ApiError> check_key(const http::Request& req) const;
   std::shared_ptr<const ModelContext> model() const;
   void handle_generation(const http::Request& req, http::Exchange& ex, Endpoint endpoint);
-  void stream_generation(GenerationRun& run, http::Exchange& ex, double deadline);
+  void stream_generation(GenerationRun& run, http::Exchange& ex, double deadline,
+                         RunMetrics& run_metrics);
   void handle_tokenize(const http::Request& req, http::Exchange& ex);
   void handle_detokenize(const http::Request& req, http::Exchange& ex);
   void handle_models(const http::Request& req, http::Exchange& ex);

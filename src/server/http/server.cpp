@@ -116,14 +116,13 @@ void Server::Impl::worker_loop() {
       job = std::move(jobs.front());
       jobs.pop_front();
     }
-    WorkerExchange ex(*job.conn, *this);
+    WorkerExchange ex(*job.conn, *this, job.route->path);
     try {
       job.route->handler(job.conn->request(), ex);
     } catch (const std::exception& e) {
       ex.respond(error(500, e.what()));
     }
     ex.finish();
-    observe(job.route->path, ex.outcome());
     asio::post(io, [c = std::move(job.conn), keep = ex.keep_alive()] { c->after_worker(keep); });
   }
 }

@@ -13,8 +13,14 @@
 
 namespace ridge::server::http {
 
-WorkerExchange::WorkerExchange(Connection& conn, const Server::Impl& srv)
-    : conn_(conn), srv_(srv), keep_alive_(conn.request_keep_alive()) {}
+WorkerExchange::WorkerExchange(Connection& conn, const Server::Impl& srv, std::string_view route)
+    : conn_(conn), srv_(srv), route_(route), keep_alive_(conn.request_keep_alive()) {}
+
+void WorkerExchange::observe_once(int status) {
+  if (observed_) return;
+  observed_ = true;
+  srv_.observe(route_, status);
+}
 
 bool WorkerExchange::write_all(std::string_view data) {
   if (!ok_) return false;
@@ -45,6 +51,8 @@ void WorkerExchange::respond(Response res) {
   if (state_ != State::kNone) return;
   state_ = State::kDone;
   status_ = res.status;
+  // Counted before the client can read the answer, so a scrape right after it sees it.
+  observe_once(outcome_ != 0 ? outcome_ : res.status);
   std::string out = response_head(res.status, res.content_type, res.headers, res.body.size(),
                                   keep_alive_);
   if (res.body.size() < (64u << 10)) {
@@ -75,6 +83,7 @@ bool WorkerExchange::write_chunk(std::string_view data) {
 void WorkerExchange::end_stream() {
   if (state_ != State::kStreaming) return;
   state_ = State::kDone;
+  observe_once(outcome());
   write_all("0\r\n\r\n");
 }
 
@@ -86,6 +95,7 @@ void WorkerExchange::finish() {
   if (state_ == State::kNone && client_gone()) ok_ = false;  // nobody to answer
   if (state_ == State::kNone) respond(srv_.error(500, "the request ended without an answer"));
   if (state_ == State::kStreaming) ok_ = false;  // the body is incomplete: close
+  observe_once(outcome());
 }
 
 int WorkerExchange::outcome() const {
