@@ -11,16 +11,7 @@ namespace {
 
 using nlohmann::json;
 using testing::TestServer;
-
-std::string chat_body(const std::string& text, json extra = json::object()) {
-  json j = {{"model", "test-model"},
-            {"messages", {{{"role", "user"}, {"content", text}}}},
-            {"temperature", 0},
-            {"max_tokens", 12},
-            {"ignore_eos", true}};
-  for (auto& [k, v] : extra.items()) j[k] = v;
-  return j.dump();
-}
+using testing::chat_body;
 
 // Streams a POST; `on_chunk` gets the body so far and returns false to hang up.
 httplib::Error stream_post(const TestServer& ts, const std::string& path, const std::string& body,

@@ -181,6 +181,19 @@ class TestServer {
   std::thread http_thread_;
 };
 
+// A greedy chat request for the test model: `text` as the user message, 12 tokens, no EOS;
+// `extra` adds or replaces fields.
+inline std::string chat_body(const std::string& text,
+                             nlohmann::json extra = nlohmann::json::object()) {
+  nlohmann::json j = {{"model", "test-model"},
+                      {"messages", {{{"role", "user"}, {"content", text}}}},
+                      {"temperature", 0},
+                      {"max_tokens", 12},
+                      {"ignore_eos", true}};
+  for (auto& [k, v] : extra.items()) j[k] = v;
+  return j.dump();
+}
+
 // The data: payloads of an SSE body ("[DONE]" included); fails the test on bad framing.
 inline std::vector<std::string> sse_payloads(const std::string& body) {
   std::vector<std::string> out;

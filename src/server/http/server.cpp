@@ -208,6 +208,4 @@ ConnectionStats Server::stats() const {
           s.n_timed_out.load()};
 }
 
-const Limits& Server::limits() const { return impl_->limits; }
-
 }  // namespace ridge::server::http

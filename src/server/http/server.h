@@ -78,7 +78,6 @@ class Server {
   void stop();
 
   ConnectionStats stats() const;
-  const Limits& limits() const;
 
  // The implementation (server/http/connection.h), opaque to users of this header.
   struct Impl;
