@@ -39,6 +39,9 @@ int cmd_synth(int argc, char** argv) {
   app.add_option("--seed", seed, "random seed (same seed, same file)")->capture_default_str();
   app.add_option("--layers", layers, "override the number of layers");
   app.add_option("--vocab", vocab_path, "copy the tokenizer from this GGUF file");
+  std::string pooling;
+  app.add_option("--pooling", pooling, "write an embedding model's pooling_type: mean, cls or last")
+      ->check(CLI::IsMember({"mean", "cls", "last"}));
   app.add_option("-t,--threads", threads, "threads")->capture_default_str();
   app.add_flag("--list", list, "list presets");
   if (auto rc = parse(app, argc, argv)) return *rc;
@@ -64,6 +67,9 @@ int cmd_synth(int argc, char** argv) {
     if (*layers < 1 || *layers > 1000) return report(usage_error("synth: --layers must be in 1..1000, got {}", *layers));
     cfg->n_layer = *layers;
   }
+  if (pooling == "mean") cfg->pooling = model::Pooling::kMean;
+  if (pooling == "cls") cfg->pooling = model::Pooling::kCls;
+  if (pooling == "last") cfg->pooling = model::Pooling::kLast;
   std::optional<gguf::File> vocab;
   if (!vocab_path.empty()) {
     auto v = gguf::File::open(vocab_path);

@@ -35,6 +35,9 @@ Status check_options(const EngineOptions& o) {
   if (o.block_size < 1 || o.block_size > 1024) return usage_error("engine: block size {} is outside 1..1024", o.block_size);
   if (!(o.kv_ram_fraction > 0 && o.kv_ram_fraction <= 1)) return usage_error("engine: KV memory fraction {} is outside (0, 1]", o.kv_ram_fraction);
   if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
+  if (o.pooling == model::Pooling::kRank) {
+    return usage_error("engine: rank pooling (rerankers) is not supported yet");
+  }
   return ok_status();
 }
 
@@ -75,6 +78,10 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
                                                const EngineOptions& opts) {
   RIDGE_RETURN_IF_ERROR(check_options(opts));
   EngineOptions o = opts;
+  if (o.pooling != model::Pooling::kNone) {
+    if (runner->n_embd() <= 0) return usage_error("engine: this runner cannot return embeddings");
+    o.prefix_caching = false;
+  }
   const int64_t pool_tokens = int64_t{runner->n_blocks()} * runner->block_size();
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(4096, pool_tokens));
   if (o.max_model_len > pool_tokens) {
@@ -123,6 +130,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   ro.kv_type = o.kv_type;
   ro.max_tokens = o.max_batched_tokens;
   ro.max_outputs = o.max_seqs;
+  if (o.pooling != model::Pooling::kNone) {
+    ro.embeddings = true;
+    if (o.pooling == model::Pooling::kMean) ro.max_outputs = o.max_batched_tokens;  // every row
+  }
   ro.max_context = o.max_model_len;
   ro.n_threads = o.n_threads;
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
@@ -163,6 +174,11 @@ Result<RequestId> Engine::add_request(Request req) {
     if (t < 0 || t >= n_vocab) return usage_error("request: stop token id {} is outside the vocabulary", t);
   }
   if (req.params.max_tokens == 0) return usage_error("request: max_tokens must be at least 1 (or -1)");
+  if (req.grammar) {
+    if (tokenizer_ == nullptr) return usage_error("request: a grammar needs the engine's tokenizer");
+    if (req.ignore_eos) return usage_error("request: a grammar cannot be combined with ignore_eos");
+    seq->matcher.emplace(std::move(req.grammar), token_index());
+  }
   RIDGE_ASSIGN_OR_RETURN(sampling::Sampler sampler, sampling::Sampler::create(req.params, n_vocab));
   seq->n_prompt = static_cast<int32_t>(seq->tokens.size());
   const int32_t room = opts_.max_model_len - seq->n_prompt;
@@ -187,6 +203,22 @@ Result<RequestId> Engine::add_request(Request req) {
   inbox_->n_live += 1;
   inbox_->cv.notify_all();
   return id;
+}
+
+std::shared_ptr<const grammar::TokenIndex> Engine::token_index() {
+  std::lock_guard lock(token_index_mu_);
+  if (!token_index_) {
+    // Control tokens are never text a grammar could match; every other token is its bytes.
+    const int32_t n = tokenizer_->n_vocab();
+    std::vector<std::string> bytes(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i) {
+      if (!tokenizer_->is_control(i)) bytes[static_cast<size_t>(i)] = tokenizer_->token_to_piece(i);
+    }
+    const auto eog = tokenizer_->eog_ids();
+    token_index_ = std::make_shared<const grammar::TokenIndex>(
+        std::move(bytes), std::vector<int32_t>(eog.begin(), eog.end()));
+  }
+  return token_index_;
 }
 
 void Engine::abort(RequestId id) {

@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "engine/request.h"
+#include "grammar/token_index.h"
 #include "engine/runner.h"
 #include "model/cost.h"
 #include "model/model.h"
@@ -49,6 +50,10 @@ struct EngineOptions {
   int32_t block_size = 16;
   bool prefix_caching = true;
   int n_threads = 1;
+  // Not kNone: an embedding engine. Every request's prompt is run once and pooled into one
+  // vector (RequestOutput::embedding, L2-normalised); nothing is generated. Prefix caching is
+  // off (pooling needs every pooled row computed).
+  model::Pooling pooling = model::Pooling::kNone;
 };
 
 // What the memory went to, for the start-up banner (format_budget).
@@ -128,10 +133,20 @@ class Engine {
   void finish(Sequence& seq, FinishReason reason, std::string error = {});
   void deliver(Sequence& seq, RequestOutput out);
   void process_outputs(const SchedulerOutput& out, std::span<const float> logits);
+  // Embedding engines: adds the step's hidden rows to their sequences' pooled vectors and
+  // finishes the sequences whose prompt is complete.
+  void process_embeddings(const SchedulerOutput& out, std::span<const float> hidden);
+  // Whether the token at `pos` of a chunk ending at `end` (need_logits: the prompt's end) is
+  // a row this step must return.
+  bool needs_row(int32_t pos, int32_t end, bool chunk_ends_prompt) const;
   // Appends a sampled token; returns why the sequence ends (kNone: it goes on) and its text.
   FinishReason append_token(Sequence& seq, int32_t token, std::string& text);
   std::string flush_text(Sequence& seq);
   void publish_stats();
+  // The vocabulary as the grammar matcher sees it, built at the first constrained request.
+  std::shared_ptr<const grammar::TokenIndex> token_index();
+  // Samples seq's next token under its grammar (kError with `error` set when none may follow).
+  int32_t sample_constrained(Sequence& seq, std::span<const float> logits, RequestOutput& ev);
 
   EngineOptions opts_;
   MemoryBudget budget_;
@@ -142,6 +157,9 @@ class Engine {
   std::unique_ptr<Inbox> inbox_;
   model::Batch batch_;
   EngineStats stats_;        // engine thread's copy; published under the inbox mutex
+  std::mutex token_index_mu_;
+  std::shared_ptr<const grammar::TokenIndex> token_index_;
+  std::vector<uint8_t> mask_;  // engine thread: allowed tokens of the sequence being sampled
 };
 
 }  // namespace ridge::engine

@@ -1,5 +1,6 @@
 // One engine step: schedule -> flat batch -> forward -> sample -> stream -> free finished.
 #include <algorithm>
+#include <cmath>
 
 #include "base/timer.h"
 #include "engine/engine.h"
@@ -67,6 +68,69 @@ FinishReason Engine::append_token(Sequence& seq, int32_t token, std::string& tex
   return FinishReason::kNone;
 }
 
+int32_t Engine::sample_constrained(Sequence& seq, std::span<const float> logits,
+                                   RequestOutput& ev) {
+  seq.matcher->fill_mask(mask_);
+  if (std::none_of(mask_.begin(), mask_.end(), [](uint8_t a) { return a != 0; })) {
+    ev.finish = FinishReason::kError;
+    ev.error = "the grammar allows no token of this vocabulary here";
+    return 0;
+  }
+  int32_t token = 0;
+  if (seq.n_logprobs >= 0) {
+    sampling::SampleResult r = seq.sampler->sample_with_logprobs(logits, seq.tokens, seq.n_logprobs, mask_);
+    token = r.token;
+    ev.logprobs.push_back(std::move(r));
+  } else {
+    token = seq.sampler->sample(logits, seq.tokens, mask_);
+  }
+  if (Status s = seq.matcher->accept_token(token); !s.ok()) {
+    ev.finish = FinishReason::kError;
+    ev.error = s.message();
+  }
+  return token;
+}
+
+bool Engine::needs_row(int32_t pos, int32_t end, bool chunk_ends_prompt) const {
+  switch (opts_.pooling) {
+    case model::Pooling::kMean: return true;
+    case model::Pooling::kCls: return pos == 0;
+    default: return chunk_ends_prompt && pos + 1 == end;
+  }
+}
+
+void Engine::process_embeddings(const SchedulerOutput& out, std::span<const float> hidden) {
+  const auto d = static_cast<size_t>(runner_->n_embd());
+  size_t row = 0;
+  for (const ScheduledChunk& c : out.chunks) {
+    Sequence& seq = *c.seq;
+    if (c.start == 0 || seq.pooled.empty()) seq.pooled.assign(d, 0.0f);  // fresh or recomputed
+    const int32_t end = c.start + c.n_new;
+    for (int32_t pos = c.start; pos < end; ++pos) {
+      if (!needs_row(pos, end, c.need_logits)) continue;
+      const float* h = hidden.data() + row * d;
+      ++row;
+      // Mean: a running sum in token order (the same order whatever the batch); cls / last:
+      // the one row.
+      for (size_t i = 0; i < d; ++i) {
+        seq.pooled[i] = opts_.pooling == model::Pooling::kMean ? seq.pooled[i] + h[i] : h[i];
+      }
+    }
+    if (!c.need_logits) continue;  // the prompt goes on in a later step
+    if (opts_.pooling == model::Pooling::kMean) {
+      for (float& v : seq.pooled) v /= static_cast<float>(seq.n_prompt);
+    }
+    double norm = 0;
+    for (float v : seq.pooled) norm += static_cast<double>(v) * v;
+    const float inv = norm > 0 ? static_cast<float>(1.0 / std::sqrt(norm)) : 0.0f;
+    RequestOutput ev;
+    ev.embedding.resize(d);
+    for (size_t i = 0; i < d; ++i) ev.embedding[i] = seq.pooled[i] * inv;
+    ev.finish = FinishReason::kStop;
+    deliver(seq, std::move(ev));
+  }
+}
+
 void Engine::process_outputs(const SchedulerOutput& out, std::span<const float> logits) {
   const auto n_vocab = static_cast<size_t>(runner_->n_vocab());
   size_t row = 0;
@@ -77,7 +141,13 @@ void Engine::process_outputs(const SchedulerOutput& out, std::span<const float> 
     ++row;
     RequestOutput ev;
     int32_t token = 0;
-    if (seq.n_logprobs >= 0) {
+    if (seq.matcher) {
+      token = sample_constrained(seq, row_logits, ev);
+      if (ev.finish == FinishReason::kError) {
+        finish(seq, FinishReason::kError, std::move(ev.error));
+        continue;
+      }
+    } else if (seq.n_logprobs >= 0) {
       sampling::SampleResult r = seq.sampler->sample_with_logprobs(row_logits, seq.tokens, seq.n_logprobs);
       token = r.token;
       ev.logprobs.push_back(std::move(r));
@@ -104,9 +174,11 @@ bool Engine::step() {
     const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new);
     for (int32_t j = 0; j < c.n_new; ++j) {
       const int32_t pos = c.start + j;
-      batch_.add_token(s.tokens[static_cast<size_t>(pos)], pos, idx, c.need_logits && j + 1 == c.n_new, bs);
+      batch_.add_token(s.tokens[static_cast<size_t>(pos)], pos, idx,
+                       needs_row(pos, c.start + c.n_new, c.need_logits), bs);
     }
   }
+  batch_.output_hidden = opts_.pooling != model::Pooling::kNone;
   const Stopwatch sw;
   Result<std::span<const float>> logits = runner_->run(batch_);
   if (!logits.ok()) {
@@ -124,7 +196,11 @@ bool Engine::step() {
     for (const ScheduledChunk& c : out.chunks) work.push_back({c.start, c.n_new});
     stats_.bytes_moved += model::cost_of_step(*cost_, work).bytes();
   }
-  process_outputs(out, *logits);
+  if (batch_.output_hidden) {
+    process_embeddings(out, *logits);
+  } else {
+    process_outputs(out, *logits);
+  }
   stats_.busy_seconds += sw.seconds();
   publish_stats();
   return true;

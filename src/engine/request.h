@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "grammar/grammar.h"
 #include "sampling/params.h"
 #include "sampling/sampler.h"
 
@@ -58,6 +60,7 @@ struct RequestOutput {
   FinishReason finish = FinishReason::kNone;
   std::string error;     // why, when finish == kError
   RequestStats stats;    // up to date as of this event
+  std::vector<float> embedding;  // embedding engines: the pooled, L2-normalised vector (last event)
   bool finished() const { return finish != FinishReason::kNone; }
 };
 
@@ -77,6 +80,10 @@ struct Request {
   // >= 0: report the sampled token's log-probability and this many top alternatives.
   int32_t n_logprobs = -1;
   bool ignore_eos = false;                 // keep going past end-of-generation tokens
+  // Structured output: every generated token keeps the text a prefix of this grammar's language,
+  // and end-of-generation is allowed only once it is a complete sentence. Needs the engine's
+  // tokenizer; not with ignore_eos.
+  std::shared_ptr<const grammar::Grammar> grammar;
   std::vector<int32_t> stop_token_ids;     // extra tokens that end generation (kept in output)
   OutputCallback on_output;                // may be empty (poll stats / results instead)
 };

@@ -17,6 +17,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
   lim.max_context = o.max_context;
   lim.n_threads = o.n_threads;
   lim.block_size = o.block_size;
+  lim.hidden_outputs = o.embeddings;
   RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(model.config(), lim));
   return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(kv), std::move(ws), o.n_threads));
 }

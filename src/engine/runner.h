@@ -25,6 +25,8 @@ class Runner {
   virtual int32_t n_vocab() const = 0;
   virtual int32_t n_blocks() const = 0;     // KV blocks of the cache
   virtual int32_t block_size() const = 0;
+  // Width of a hidden-state row (Batch::output_hidden); 0 when the runner cannot return them.
+  virtual int32_t n_embd() const { return 0; }
 };
 
 struct ModelRunnerOptions {
@@ -35,6 +37,7 @@ struct ModelRunnerOptions {
   int64_t max_outputs = 64;   // rows of logits per step (= max sequences)
   int64_t max_context = 4096; // max-model-len
   int n_threads = 1;
+  bool embeddings = false;    // steps return hidden states (Batch::output_hidden), no logits
 };
 
 class ModelRunner final : public Runner {
@@ -45,6 +48,7 @@ class ModelRunner final : public Runner {
   int32_t n_vocab() const override { return static_cast<int32_t>(model_->config().n_vocab); }
   int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }
   int32_t block_size() const override { return static_cast<int32_t>(kv_.block_size()); }
+  int32_t n_embd() const override { return static_cast<int32_t>(model_->config().n_embd); }
   const kv::KvCache& kv() const { return kv_; }
 
  private:

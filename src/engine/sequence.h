@@ -9,6 +9,7 @@
 
 #include "engine/request.h"
 #include "kv/block_manager.h"
+#include "grammar/matcher.h"
 #include "sampling/sampler.h"
 #include "sampling/stop_matcher.h"
 #include "tokenizer/tokenizer.h"
@@ -32,11 +33,13 @@ struct Sequence {
 
   // Sampling and streaming (engine side).
   std::optional<sampling::Sampler> sampler;
+  std::optional<grammar::Matcher> matcher;  // structured output: the grammar state
   std::optional<tokenizer::IncrementalDetokenizer> detok;
   std::optional<sampling::StopMatcher> stop;
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
   int32_t n_logprobs = -1;
+  std::vector<float> pooled;    // embedding engines: sum (mean), or the chosen row
   OutputCallback on_output;
 
   int32_t n_tokens() const { return static_cast<int32_t>(tokens.size()); }

@@ -16,6 +16,7 @@ void Batch::clear() {
   need_logits.clear();
   for (auto& t : block_tables) t.clear();
   context_lens.clear();
+  output_hidden = false;
 }
 
 int32_t Batch::add_seq(const std::vector<int32_t>& block_table, int32_t context_len) {

@@ -24,6 +24,9 @@ struct Batch {
   std::vector<uint8_t> need_logits;   // [n_tokens] 1: this row's logits are returned
   std::vector<std::vector<int32_t>> block_tables;  // [n_seqs][blocks] KV block ids
   std::vector<int32_t> context_lens;  // [n_seqs] positions in the cache after this step
+  // Embeddings: the rows with need_logits return their final-norm hidden state [n_embd]
+  // instead of logits (the output head is skipped).
+  bool output_hidden = false;
 
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t n_seqs() const { return static_cast<int64_t>(context_lens.size()); }

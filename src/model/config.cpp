@@ -46,6 +46,17 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
 
 }  // namespace
 
+std::string_view pooling_name(Pooling p) {
+  switch (p) {
+    case Pooling::kNone: return "none";
+    case Pooling::kMean: return "mean";
+    case Pooling::kCls: return "cls";
+    case Pooling::kLast: return "last";
+    case Pooling::kRank: return "rank";
+  }
+  return "none";
+}
+
 Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   ModelConfig c;
   c.arch = f.architecture();
@@ -71,6 +82,12 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
     return ok_status();
   };
   Status s;
+  int64_t pooling = 0;
+  if (!(s = get_or("pooling_type", 0, &pooling)).ok()) return prefix(s);
+  if (pooling < 0 || pooling > 4) {
+    return error("{}: '{}.pooling_type' = {} is not 0..4", f.path(), a, pooling);
+  }
+  c.pooling = static_cast<Pooling>(pooling);
   if (!(s = get("embedding_length", &c.n_embd)).ok()) return prefix(s);
   if (!(s = get("block_count", &c.n_layer)).ok()) return prefix(s);
   if (!(s = get("feed_forward_length", &c.n_ff)).ok()) return prefix(s);

@@ -27,6 +27,11 @@ struct RopeScaling {  // Llama 3 style frequency scaling; factor 0 = none
   int64_t original_context = 8192;
 };
 
+// How an embedding model turns a sequence's hidden states into one vector (GGUF
+// `<arch>.pooling_type`, llama.cpp's numbering: 0 none, 1 mean, 2 cls, 3 last, 4 rank).
+enum class Pooling { kNone, kMean, kCls, kLast, kRank };
+std::string_view pooling_name(Pooling p);  // "none", "mean", "cls", "last", "rank"
+
 struct ModelConfig {
   std::string arch;          // "llama", "qwen2", "qwen3"
   std::string name;          // general.name or preset name
@@ -47,6 +52,7 @@ struct ModelConfig {
   bool tied_embeddings = false;  // output head reuses token_embd
   bool qkv_bias = false;         // qwen2
   bool qk_norm = false;          // qwen3: per-head RMSNorm on Q and K
+  Pooling pooling = Pooling::kNone;  // embedding models: from `<arch>.pooling_type`
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -47,8 +47,8 @@ class Model {
                               int64_t block_size = 16) const;
 
   // Runs one step: writes the K/V of every batch token into `kv` and returns the logits of the
-  // rows with need_logits, in row order: [n_outputs, n_vocab], valid until the next forward with
-  // `ws`. Errors (never CHECKs) on a batch inconsistent with the model, cache or workspace.
+  // rows with need_logits, in row order: [n_outputs, n_vocab] (with batch.output_hidden their
+  // final-norm hidden states, [n_outputs, n_embd]), valid until the next forward with `ws`. Errors (never CHECKs) on a batch inconsistent with the model, cache or workspace.
   Result<std::span<const float>> forward(const Batch& batch, kv::KvCache& kv, Workspace& ws,
                                          ThreadPool& pool) const;
 

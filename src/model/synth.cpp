@@ -156,6 +156,7 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
   w.set(a + ".rope.freq_base", gguf::make_f32(c.rope_theta));
   w.set(a + ".rope.dimension_count", u32(c.rope_dims));
   w.set(a + ".vocab_size", u32(c.n_vocab));
+  if (c.pooling != Pooling::kNone) w.set(a + ".pooling_type", u32(static_cast<int64_t>(c.pooling)));
 }
 
 Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const SynthOptions& opt, gguf::Writer& w) {

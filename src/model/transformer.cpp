@@ -63,6 +63,9 @@ Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Worksp
     return error("forward: {} tokens in one step, the workspace holds {}", batch.n_tokens(),
                  lim.max_tokens);
   }
+  if (lim.hidden_outputs && !batch.output_hidden && batch.n_outputs() > 0) {
+    return error("forward: this workspace returns hidden states only (an embedding runner)");
+  }
   if (batch.n_outputs() > lim.max_outputs) {
     return error("forward: {} rows need logits, the workspace holds {}", batch.n_outputs(),
                  lim.max_outputs);
@@ -202,6 +205,7 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
   for_rows(pool, n_out, d, [&](int64_t t) {
     rms_norm(ws.x.data() + t * d, w_.output_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });
+  if (batch.output_hidden) return std::span<const float>(ws.xn.data(), static_cast<size_t>(n_out * d));
   matmul(*kernels_, w_.output, ws.xn.data(), n_out, ws.logits.data(), pool);  // [n_out, n_vocab]
   return std::span<const float>(ws.logits.data(), static_cast<size_t>(n_out * cfg_.n_vocab));
 }

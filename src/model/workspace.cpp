@@ -29,7 +29,9 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   w.up.resize(t * static_cast<size_t>(cfg.n_ff));
   w.rope_cos.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   w.rope_sin.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
-  w.logits.resize(static_cast<size_t>(lim.max_outputs) * static_cast<size_t>(cfg.n_vocab));
+  if (!lim.hidden_outputs) {
+    w.logits.resize(static_cast<size_t>(lim.max_outputs) * static_cast<size_t>(cfg.n_vocab));
+  }
   w.attn_scratch_per_thread = attention_scratch_floats(cfg.n_head, cfg.n_head_kv, cfg.head_dim,
                                                        lim.block_size, lim.max_context);
   w.attn_scratch.resize(static_cast<size_t>(lim.n_threads) *

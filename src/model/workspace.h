@@ -15,6 +15,7 @@ struct WorkspaceLimits {
   int64_t max_context = 4096; // longest sequence context attention may see
   int n_threads = 1;          // threads of the pool the forward runs on (at most)
   int64_t block_size = 16;    // KV block size of the cache it runs with
+  bool hidden_outputs = false;  // embeddings: rows return hidden states, no logits buffer
 };
 
 class Workspace {

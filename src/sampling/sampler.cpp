@@ -25,9 +25,17 @@ Sampler::Sampler(const SamplingParams& params, int32_t n_vocab)
   work_.resize(static_cast<size_t>(n_vocab));
 }
 
-void Sampler::process_logits(std::span<const float> logits, std::span<const int32_t> history) {
+void Sampler::process_logits(std::span<const float> logits, std::span<const int32_t> history,
+                             std::span<const uint8_t> allowed) {
   RIDGE_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
   std::copy(logits.begin(), logits.end(), work_.begin());
+  if (!allowed.empty()) {
+    RIDGE_CHECK(allowed.size() == static_cast<size_t>(n_vocab_));
+    const float ban = -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < allowed.size(); ++i) {
+      if (allowed[i] == 0) work_[i] = ban;
+    }
+  }
   for (const auto& [token, bias] : params_.logit_bias) work_[static_cast<size_t>(token)] += bias;
   if (!params_.has_penalties()) return;
 
@@ -101,27 +109,31 @@ int32_t Sampler::draw(double total) {
   return kept_.back().id;  // rounding left target at the very top
 }
 
-int32_t Sampler::pick(std::span<const float> logits, std::span<const int32_t> history) {
+int32_t Sampler::pick(std::span<const float> logits, std::span<const int32_t> history,
+                      std::span<const uint8_t> allowed) {
   // Plain greedy decoding needs no processed copy of the logits (a 600 KB copy per token on a
   // 152k vocabulary).
-  if (params_.greedy() && params_.logit_bias.empty() && !params_.has_penalties()) {
+  if (params_.greedy() && params_.logit_bias.empty() && !params_.has_penalties() &&
+      allowed.empty()) {
     RIDGE_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
     return argmax(logits);
   }
-  process_logits(logits, history);
+  process_logits(logits, history, allowed);
   if (params_.greedy()) return argmax(work_);
   const double total = truncate();
   if (total == 0.0) return argmax(work_);  // every token banned: lowest id, deterministic
   return draw(total);
 }
 
-int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
-  return pick(logits, history);
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history,
+                        std::span<const uint8_t> allowed) {
+  return pick(logits, history, allowed);
 }
 
 SampleResult Sampler::sample_with_logprobs(std::span<const float> logits,
-                                           std::span<const int32_t> history, int32_t n_top) {
-  const int32_t token = pick(logits, history);
+                                           std::span<const int32_t> history, int32_t n_top,
+                                           std::span<const uint8_t> allowed) {
+  const int32_t token = pick(logits, history, allowed);
   return logprobs_of(logits, token, n_top);
 }
 

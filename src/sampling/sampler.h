@@ -49,13 +49,17 @@ class Sampler {
 
   // Next token. logits: [n_vocab] of this sequence's last position; history: the sequence's
   // tokens so far (prompt + generated), used by the penalties (ids outside [0, n_vocab) are
-  // ignored). If every token is banned (all -inf), returns the lowest token id.
-  int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+  // ignored). allowed: empty, or [n_vocab] with 0 for every token a constraint (a grammar)
+  // forbids; those are banned before bias and penalties. If every token is banned (all -inf),
+  // returns the lowest token id.
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> history,
+                 std::span<const uint8_t> allowed = {});
 
   // Same token (same Rng stream) as sample(), plus log-probabilities of at most n_top best
-  // tokens (n_top <= 0: none).
+  // tokens (n_top <= 0: none) of the raw distribution.
   SampleResult sample_with_logprobs(std::span<const float> logits,
-                                    std::span<const int32_t> history, int32_t n_top);
+                                    std::span<const int32_t> history, int32_t n_top,
+                                    std::span<const uint8_t> allowed = {});
 
   // The distribution the draw uses: kept tokens with their probabilities (summing to 1), in the
   // (deterministic) order the draw walks them. Greedy gives the argmax with probability 1. Does
@@ -69,12 +73,14 @@ class Sampler {
 
  private:
   // Bias + penalties into work_ ([n_vocab]).
-  void process_logits(std::span<const float> logits, std::span<const int32_t> history);
+  void process_logits(std::span<const float> logits, std::span<const int32_t> history,
+                      std::span<const uint8_t> allowed = {});
   // Temperature + top-k + top-p + min-p on work_ into kept_ (weights = exp of the scaled logit
   // relative to the top one); returns the sum of the kept weights, 0 if every token is banned.
   double truncate();
   int32_t draw(double total);
-  int32_t pick(std::span<const float> logits, std::span<const int32_t> history);
+  int32_t pick(std::span<const float> logits, std::span<const int32_t> history,
+               std::span<const uint8_t> allowed);
 
   SamplingParams params_;
   int32_t n_vocab_;
