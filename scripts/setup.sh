@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev libboost-dev libcpp-httplib-dev
       libgtest-dev libgmock-dev libbenchmark-dev
-      clang libclang-rt-14-dev curl jq bc)
+      clang libclang-rt-14-dev curl jq bc
+      python3 python3-jinja2 python3-jsonschema)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

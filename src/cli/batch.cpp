@@ -1,7 +1,9 @@
 // ridge batch: run a JSONL file of requests through the continuous-batching engine (offline
 // inference) and report throughput, TTFT/latency/inter-token percentiles, prefix-cache hit rate
 // and preemptions. Each line: {"prompt": "..." | "tokens": [...], "max_tokens": N,
-// "temperature": T, ..., "arrival": seconds-after-start}.
+// "temperature": T, ..., "arrival": seconds-after-start}; or "messages" (+ "tools",
+// "chat_template_kwargs") rendered with the model's chat template, whose results then carry
+// content, reasoning_content and tool_calls as the server's would.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -10,6 +12,9 @@
 #include <thread>
 
 #include "base/timer.h"
+#include "chat/chat_template.h"
+#include "chat/output_parser.h"
+#include "cli/chat_options.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "engine/engine.h"
@@ -29,12 +34,15 @@ struct BatchArgs {
   bool ignore_eos = false;
   bool quiet = false;
   gguf::Backing backing = gguf::Backing::kHugePages;
+  ChatTemplateArgs chat;
 };
 
 struct Item {
   engine::Request req;
   double arrival = 0;
   json extra;  // "id" echoed into the results
+  std::optional<chat::Conversation> chat;  // "messages": rendered with the chat template
+  chat::ParserOptions parse;               // how its output splits (chat items)
 };
 
 struct Outcome {
@@ -83,7 +91,8 @@ Result<Item> parse_line(const std::string& text, size_t line, bool ignore_eos) {
   if (j.is_discarded() || !j.is_object()) return usage_error("batch: line {}: not a JSON object", line);
   static const char* kKeys[] = {"prompt", "tokens", "max_tokens", "temperature", "top_k", "top_p", "min_p",
                                 "seed", "stop", "repetition_penalty", "frequency_penalty", "presence_penalty",
-                                "ignore_eos", "priority", "logprobs", "arrival", "id"};
+                                "ignore_eos", "priority", "logprobs", "arrival", "id", "messages",
+                                "tools", "chat_template_kwargs"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return it.key() == k; }) == std::end(kKeys)) {
       return usage_error("batch: line {}: unknown key '{}'", line, it.key());
@@ -114,6 +123,25 @@ Result<Item> parse_line(const std::string& text, size_t line, bool ignore_eos) {
   }
   if (j.contains("id")) item.extra["id"] = j["id"];
   if (!(item.arrival >= 0 && item.arrival < 1e6)) return usage_error("batch: line {}: arrival {} is out of range", line, item.arrival);
+  if (j.contains("messages")) {
+    if (!j["messages"].is_array() || j["messages"].empty()) {
+      return usage_error("batch: line {}: 'messages' must be a non-empty array", line);
+    }
+    chat::Conversation c;
+    c.messages = j["messages"];
+    if (j.contains("tools")) c.tools = j["tools"];
+    if (j.contains("chat_template_kwargs")) {
+      if (!j["chat_template_kwargs"].is_object()) {
+        return usage_error("batch: line {}: 'chat_template_kwargs' must be an object", line);
+      }
+      c.kwargs = j["chat_template_kwargs"];
+    }
+    item.chat = std::move(c);
+    if (!r.prompt_text.empty() || !r.prompt_tokens.empty()) {
+      return usage_error("batch: line {}: give one of 'prompt', 'tokens' and 'messages'", line);
+    }
+    return item;
+  }
   if (r.prompt_text.empty() == r.prompt_tokens.empty()) {
     return usage_error("batch: line {}: give exactly one of 'prompt' (non-empty) and 'tokens'", line);
   }
@@ -163,6 +191,34 @@ void add_flags(CLI::App& app, BatchArgs& a) {
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
   add_mmap_flag(app, a.backing);
   app.add_flag("-q,--quiet", a.quiet, "no memory banner");
+  add_chat_template_flags(app, a.chat);
+}
+
+// Renders the chat items' conversations into prompt tokens.
+Status render_chats(std::vector<Item>& items, const gguf::File& file,
+                    const tokenizer::Tokenizer& tok, ChatTemplateArgs& args) {
+  std::optional<chat::ChatTemplate> tmpl;
+  for (size_t i = 0; i < items.size(); ++i) {
+    Item& item = items[i];
+    if (!item.chat) continue;
+    if (!tmpl) {
+      auto t = load_chat_template(file, tok, args);
+      if (!t.ok()) return t.status();
+      tmpl = std::move(*t);
+    }
+    for (const auto& [k, v] : args.kwargs.items()) {
+      if (!item.chat->kwargs.contains(k)) item.chat->kwargs[k] = v;
+    }
+    auto rendered = tmpl->render(*item.chat);
+    if (!rendered.ok()) return rendered.status().with_prefix(fmt::format("batch: request {}", i));
+    item.req.prompt_tokens = chat::encode_prompt(tok, rendered->text);
+    item.parse.format = tmpl->output_format();
+    item.parse.starts_in_reasoning = rendered->starts_in_reasoning;
+    item.parse.separate_reasoning = args.separate_reasoning();
+    item.parse.parse_tools = item.chat->tools.is_array() && !item.chat->tools.empty();
+    if (item.parse.parse_tools) item.parse.tools = item.chat->tools;
+  }
+  return ok_status();
 }
 
 json result_json(const Item& item, const Outcome& o, size_t index) {
@@ -178,6 +234,16 @@ json result_json(const Item& item, const Outcome& o, size_t index) {
   if (item.extra.contains("id")) r["id"] = item.extra["id"];
   if (!o.error.empty()) r["error"] = o.error;
   if (!o.logprobs.empty()) r["logprobs"] = o.logprobs;
+  if (item.chat) {
+    const chat::ParsedOutput p = chat::parse_output(o.text, item.parse);
+    r["content"] = p.content;
+    if (!p.reasoning_content.empty()) r["reasoning_content"] = p.reasoning_content;
+    json calls = json::array();
+    for (const auto& c : p.tool_calls) {
+      calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    }
+    if (!calls.empty()) r["tool_calls"] = std::move(calls);
+  }
   return r;
 }
 
@@ -207,6 +273,7 @@ int cmd_batch(int argc, char** argv) {
   if (!model.ok()) return report(model.status());
   auto tok = tokenizer::Tokenizer::from_gguf(model->file());
   if (!tok.ok()) return report(tok.status());
+  if (Status s = render_chats(*items, model->file(), *tok, a.chat); !s.ok()) return report(s);
   auto eng = engine::Engine::create(*model, &*tok, a.engine);
   if (!eng.ok()) return report(eng.status());
   engine::Engine& e = **eng;

@@ -10,7 +10,9 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/generation.h"
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
+#include "chat/output_parser.h"
+#include "cli/chat_options.h"
 
 namespace ridge::cli {
 namespace {
@@ -23,15 +25,19 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 
 // One assistant turn: evaluates the new part of the rendered conversation, then generates.
 // `cached` mirrors the tokens in the session's KV cache.
-Status turn(Loaded& l, const tokenizer::ChatTemplate& tmpl, sampling::Sampler& sampler,
-            const GenerationOptions& o, std::vector<tokenizer::ChatMessage>& messages,
+Status turn(Loaded& l, const chat::ChatTemplate& tmpl, const ChatTemplateArgs& targs,
+            sampling::Sampler& sampler, const GenerationOptions& o, chat::Conversation& conv,
             std::vector<int32_t>& cached) {
   // What the user typed is text: "<|im_end|>" in it must not end their turn.
-  const tokenizer::MarkedText text = tmpl.render(messages, /*add_generation_prompt=*/true);
-  const std::vector<int32_t> tokens = l.tok->encode_marked(text, /*add_special=*/true);
+  auto rendered = tmpl.render(conv);
+  if (!rendered.ok()) {
+    conv.messages.erase(conv.messages.end() - 1);
+    return rendered.status();
+  }
+  const std::vector<int32_t> tokens = chat::encode_prompt(*l.tok, rendered->text);
   const int64_t n_ctx = l.session->n_ctx();
   if (static_cast<int64_t>(tokens.size()) >= n_ctx) {
-    messages.pop_back();
+    conv.messages.erase(conv.messages.end() - 1);
     return error("the conversation needs {} tokens, the context holds {} (/reset or raise -c)",
                  tokens.size(), n_ctx);
   }
@@ -62,7 +68,16 @@ Status turn(Loaded& l, const tokenizer::ChatTemplate& tmpl, sampling::Sampler& s
   cached.insert(cached.end(), generated.begin(), generated.begin() + st.n_decode_steps);
   RIDGE_CHECK(static_cast<int64_t>(cached.size()) == l.session->n_past());
   if (st.context_full) log_warn("the context of {} tokens is full: /reset to start over", n_ctx);
-  messages.push_back({"assistant", answer});
+  // The history keeps the answer as the template expects it: reasoning apart from the content.
+  chat::ParserOptions po;
+  po.format = tmpl.output_format();
+  po.starts_in_reasoning = rendered->starts_in_reasoning;
+  po.separate_reasoning = targs.separate_reasoning();
+  po.parse_tools = false;
+  const chat::ParsedOutput parsed = chat::parse_output(answer, po);
+  nlohmann::ordered_json msg = {{"role", "assistant"}, {"content", parsed.content}};
+  if (!parsed.reasoning_content.empty()) msg["reasoning_content"] = parsed.reasoning_content;
+  conv.messages.push_back(std::move(msg));
   return ok_status();
 }
 
@@ -71,34 +86,30 @@ Status turn(Loaded& l, const tokenizer::ChatTemplate& tmpl, sampling::Sampler& s
 int cmd_chat(int argc, char** argv) {
   CLI::App app("Chat with a GGUF model (commands: /reset, /exit).", "chat");
   GenerationOptions o;
-  std::string system_prompt, template_name;
+  std::string system_prompt;
+  ChatTemplateArgs targs;
   add_generation_options(app, o);
   app.add_option("--system", system_prompt, "system message");
-  app.add_option("--chat-template", template_name, "chatml, llama3, llama2 or plain (default: from the model)");
+  add_chat_template_flags(app, targs);
   o.n_predict = 1024;
   if (auto rc = parse(app, argc, argv)) return *rc;
 
-  tokenizer::ChatTemplate tmpl;
-  if (!template_name.empty()) {
-    auto t = tokenizer::ChatTemplate::from_name(template_name);
-    if (!t.ok()) return report(t.status());
-    tmpl = *t;
-  }
   auto loaded = load_for_generation(o);
   if (!loaded.ok()) return report(loaded.status());
   Loaded& l = *loaded;
-  if (template_name.empty()) {
-    tmpl = tokenizer::ChatTemplate::from_gguf(l.model->file(), l.tok.get());
-    if (!tmpl.recognised()) log_warn("no known chat template in {}: using plain text", o.model_path);
-  }
+  auto tmpl = load_chat_template(l.model->file(), *l.tok, targs);
+  if (!tmpl.ok()) return report(tmpl.status());
   auto sampler = sampling::Sampler::create(o.sampling, static_cast<int32_t>(l.model->config().n_vocab));
   if (!sampler.ok()) return report(sampler.status());
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
-  std::vector<tokenizer::ChatMessage> messages;
+  chat::Conversation conv;
+  conv.kwargs = targs.kwargs;
   auto reset = [&] {
-    messages.clear();
-    if (!system_prompt.empty()) messages.push_back({"system", system_prompt});
+    conv.messages = nlohmann::ordered_json::array();
+    if (!system_prompt.empty()) {
+      conv.messages.push_back({{"role", "system"}, {"content", system_prompt}});
+    }
   };
   reset();
   std::vector<int32_t> cached;
@@ -118,8 +129,8 @@ int cmd_chat(int argc, char** argv) {
       continue;
     }
     if (line.empty()) continue;
-    messages.push_back({"user", line});
-    Status s = turn(l, tmpl, *sampler, o, messages, cached);
+    conv.messages.push_back({{"role", "user"}, {"content", line}});
+    Status s = turn(l, *tmpl, targs, *sampler, o, conv, cached);
     if (!s.ok()) fmt::print(stderr, "ridge: error: {}\n", s.message());
   }
   return 0;

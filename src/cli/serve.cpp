@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "analysis/probe.h"
+#include "cli/chat_options.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "engine/engine.h"
@@ -24,7 +25,6 @@
 #include "kv/kv_cache.h"
 #include "model/model.h"
 #include "server/server.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::cli {
@@ -36,8 +36,10 @@ struct ServeArgs {
   std::string model_name;
   std::string isa;
   std::string kv_type = "f16";
-  std::string chat_template;
+  ChatTemplateArgs chat;
   std::string api_key_file;
+  bool embeddings = false;
+  std::string pooling;
   double kv_mib = 0;
   double drain_timeout_s = 30;
   gguf::Backing backing = gguf::Backing::kHugePages;
@@ -52,7 +54,12 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("--api-key", a.server.api_key,
                  "require 'Authorization: Bearer KEY' (visible in ps: prefer RIDGE_API_KEY or --api-key-file)");
   app.add_option("--api-key-file", a.api_key_file, "read the API key from the first line of this file");
-  app.add_option("--chat-template", a.chat_template, "chatml, llama3, llama2 or plain (default: from the model)");
+  add_chat_template_flags(app, a.chat);
+  app.add_flag("--embeddings", a.embeddings,
+               "serve /v1/embeddings with an embedding model instead of generating");
+  app.add_option("--pooling", a.pooling, "embeddings: mean, cls or last (default: the model's "
+                                         "pooling_type)")
+      ->check(CLI::IsMember({"mean", "cls", "last"}));
   app.add_option("--model-name", a.model_name, "model id clients use (default: file name stem)");
   app.add_option("--max-model-len", a.engine.max_model_len, "prompt + completion tokens per sequence (0: min(training context, 4096))");
   app.add_option("--max-seqs", a.engine.max_seqs, "running sequences at most")->capture_default_str();
@@ -75,6 +82,21 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("--header-timeout", a.server.http.header_timeout_s, "seconds a client has to send a request's header")->capture_default_str();
   app.add_option("--read-timeout", a.server.http.request_timeout_s, "seconds a client has to send a whole request")->capture_default_str();
   app.add_option("--max-n", a.server.limits.max_n, "most choices (n) per request")->capture_default_str();
+}
+
+// --pooling, else the model's pooling_type (an embedding model says how it pools).
+Result<model::Pooling> resolve_pooling(const std::string& flag, const model::ModelConfig& cfg) {
+  if (flag == "mean") return model::Pooling::kMean;
+  if (flag == "cls") return model::Pooling::kCls;
+  if (flag == "last") return model::Pooling::kLast;
+  if (cfg.pooling == model::Pooling::kNone) {
+    return Status::usage("--embeddings: the model has no pooling_type in its metadata (not an "
+                         "embedding model?); choose one with --pooling mean|cls|last");
+  }
+  if (cfg.pooling == model::Pooling::kRank) {
+    return Status::usage("--embeddings: rank pooling (a reranker) is not supported yet");
+  }
+  return cfg.pooling;
 }
 
 // The key from --api-key, else --api-key-file, else RIDGE_API_KEY ("" when none is given).
@@ -194,13 +216,17 @@ int cmd_serve(int argc, char** argv) {
   if (!model.ok()) return fail(model.status());
   auto tok = tokenizer::Tokenizer::from_gguf(model->file());
   if (!tok.ok()) return fail(tok.status());
-  auto tmpl = a.chat_template.empty() ? Result<tokenizer::ChatTemplate>(
-                                             tokenizer::ChatTemplate::from_gguf(model->file(), &*tok))
-                                       : tokenizer::ChatTemplate::from_name(a.chat_template);
+  auto tmpl = load_chat_template(model->file(), *tok, a.chat);
   if (!tmpl.ok()) return fail(tmpl.status());
-  if (!tmpl->recognised()) {
-    fmt::print(stderr, "ridge serve: warning: no known chat template in the model; chat prompts "
-                       "are rendered as plain text (see --chat-template)\n");
+  fmt::print(stderr, "ridge serve: chat template: {}\n", tmpl->description());
+  if (a.embeddings) {
+    auto pooling = resolve_pooling(a.pooling, model->config());
+    if (!pooling.ok()) return fail(pooling.status());
+    a.engine.pooling = *pooling;
+    fmt::print(stderr, "ridge serve: embeddings, {} pooling, {} dimensions\n",
+               model::pooling_name(*pooling), model->config().n_embd);
+  } else if (!a.pooling.empty()) {
+    return fail(Status::usage("--pooling needs --embeddings"));
   }
   auto eng = engine::Engine::create(*model, &*tok, a.engine);
   if (!eng.ok()) return fail(eng.status());
@@ -216,13 +242,20 @@ int cmd_serve(int argc, char** argv) {
   ctx.max_seqs = engine.options().max_seqs;
   ctx.created = static_cast<int64_t>(std::time(nullptr));
   if (auto probe = analysis::load_probe()) ctx.probed_gbs = probe->read_gbs;
-  ctx.render_chat = [t = *tmpl](const std::vector<server::ChatMessage>& m)
-      -> Result<tokenizer::MarkedText> {
-    std::vector<tokenizer::ChatMessage> msgs;
-    msgs.reserve(m.size());
-    for (const auto& x : m) msgs.push_back({x.role == "developer" ? "system" : x.role, x.content});
-    return t.render(msgs, /*add_generation_prompt=*/true);
+  // --chat-template-kwargs are defaults; a request's chat_template_kwargs win.
+  ctx.render_chat = [t = *tmpl, defaults = a.chat.kwargs](const chat::Conversation& c)
+      -> Result<chat::RenderedPrompt> {
+    if (defaults.empty()) return t.render(c);
+    chat::Conversation merged = c;
+    for (const auto& [k, v] : defaults.items()) {
+      if (!merged.kwargs.contains(k)) merged.kwargs[k] = v;
+    }
+    return t.render(merged);
   };
+  ctx.output_format = tmpl->output_format();
+  ctx.embeddings = a.embeddings;
+  ctx.n_embd = static_cast<int32_t>(model->config().n_embd);
+  ctx.separate_reasoning = a.chat.separate_reasoning();
   srv.set_model(std::move(ctx));
   fmt::print("ridge serve: ready (model '{}', max-model-len {})\n", a.model_name,
              engine.budget().max_model_len);

@@ -6,6 +6,9 @@
 #include <ctime>
 
 #include "base/timer.h"
+#include "chat/chat_template.h"
+#include "chat/constraint_grammar.h"
+#include "grammar/json_schema.h"
 #include "sampling/params.h"
 
 namespace ridge::server {
@@ -27,16 +30,17 @@ std::optional<ApiError> prompt_tokens(const ModelContext& model, PreparedRequest
   GenerationSpec& spec = out.spec;
   if (spec.endpoint == Endpoint::kChat) {
     if (!model.render_chat) return invalid_param("messages", "this model has no chat template");
-    auto text = model.render_chat(spec.messages);
-    if (!text.ok()) return invalid_param("messages", text.status().message());
-    // Templates that write the BOS text themselves must not get a second one (message text
-    // that starts with it is not BOS: literal text never becomes a control token).
-    const std::string_view bos_text = tok.token_text(tok.bos());  // "" when there is none
-    const auto& spans = text->literal_spans;
-    const bool has_bos = !bos_text.empty() && text->text.starts_with(bos_text) &&
-                         (spans.empty() || spans.front().first >= bos_text.size());
+    auto rendered = model.render_chat(spec.chat.conversation);
+    if (!rendered.ok()) {
+      const std::string& m = rendered.status().message();
+      return invalid_param(m.starts_with("tools") ? "tools"
+                           : m.starts_with("chat_template_kwargs") ? "chat_template_kwargs"
+                                                                   : "messages", m);
+    }
+    out.starts_in_reasoning = rendered->starts_in_reasoning;
+    out.reasoning_closed = rendered->reasoning_closed;
     // Message content is tokenized as text: special-token text in it stays text.
-    out.prompt = tok.encode_marked(*text, /*add_special=*/!has_bos);
+    out.prompt = chat::encode_prompt(tok, rendered->text);
   } else if (spec.prompt_is_tokens) {
     for (int32_t t : spec.prompt_tokens) {
       if (t >= tok.n_vocab()) {
@@ -64,13 +68,64 @@ std::optional<ApiError> prompt_tokens(const ModelContext& model, PreparedRequest
   return std::nullopt;
 }
 
+// The grammar the output must follow, compiled once per request: the client's own (`grammar`),
+// JSON for response_format, or a tool call for tool_choice "required" / a named function. A chat
+// model may reason first: JSON and tool calls follow its reasoning block.
+std::optional<ApiError> output_grammar(const ModelContext& model, PreparedRequest& req) {
+  using Kind = OutputConstraint::Kind;
+  const GenerationSpec& spec = req.spec;
+  const OutputConstraint& c = spec.constraint;
+  const ChatOptions& chat_opts = spec.chat;
+  const bool force_call = spec.endpoint == Endpoint::kChat && chat_opts.has_tools() &&
+                          (chat_opts.tool_choice == ToolChoice::kRequired ||
+                           chat_opts.tool_choice == ToolChoice::kFunction);
+  if (c.kind == Kind::kNone && !force_call) return std::nullopt;
+  if (c.kind != Kind::kNone && force_call) {
+    return invalid_param("tool_choice", "a forced tool call ('tool_choice') cannot be combined "
+                                        "with 'response_format' or 'grammar'");
+  }
+  chat::ConstraintContext ctx;
+  if (spec.endpoint == Endpoint::kChat) {
+    ctx.format = model.output_format;
+    ctx.starts_in_reasoning = req.starts_in_reasoning;
+    ctx.reasoning_closed = req.reasoning_closed;
+    ctx.allow_reasoning = model.separate_reasoning;
+  }
+  const char* field = force_call ? "tool_choice" : c.kind == Kind::kGrammar ? "grammar"
+                                                                            : "response_format";
+  std::string gbnf;
+  std::string root = "root";
+  if (force_call) {
+    auto g = chat::tool_call_gbnf(chat_opts.conversation.tools,
+                                  chat_opts.tool_choice == ToolChoice::kFunction
+                                      ? std::string_view(chat_opts.tool_choice_name)
+                                      : std::string_view(),
+                                  chat_opts.parallel_tool_calls, ctx);
+    if (!g.ok()) return invalid_param(field, g.status().message());
+    gbnf = std::move(*g);
+    root = chat::kConstraintRoot;
+  } else if (c.kind == Kind::kGrammar) {
+    gbnf = c.grammar;  // the client's grammar is the whole output
+  } else {
+    auto g = c.kind == Kind::kJsonObject ? Result<std::string>(grammar::any_json_object_gbnf())
+                                         : grammar::json_schema_to_gbnf_ordered(c.schema);
+    if (!g.ok()) return invalid_param(field, g.status().message());
+    gbnf = chat::after_reasoning(*g, ctx);
+    root = chat::kConstraintRoot;
+  }
+  auto g = grammar::parse_gbnf(gbnf, root);
+  if (!g.ok()) return invalid_param(field, g.status().message());
+  req.grammar = std::move(*g);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ApiError> prepare_generation(const ModelContext& model, const std::string& body,
                                            Endpoint endpoint, const RequestLimits& limits,
                                            PreparedRequest& out) {
   out.arrival = now_seconds();
-  json j;
+  nlohmann::ordered_json j;  // ordered: schemas and tools keep the client's key order
   if (auto e = parse_json_object(body, j)) return e;
   if (auto e = parse_generation_request(j, endpoint, limits, sampling::random_seed(), out.spec)) {
     return e;
@@ -84,6 +139,11 @@ std::optional<ApiError> prepare_generation(const ModelContext& model, const std:
     return e;
   }
   if (auto e = prompt_tokens(model, out)) return e;
+  if (auto e = output_grammar(model, out)) return e;
+  if (out.grammar && spec.ignore_eos) {
+    return invalid_param("ignore_eos", "'ignore_eos' cannot be combined with a grammar, "
+                                       "response_format or a forced tool call");
+  }
   const int64_t room = model.max_model_len - static_cast<int64_t>(out.prompt.size());
   const char* max_key = j.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   if (spec.params.max_tokens > room) {
@@ -123,11 +183,59 @@ void OutputChannel::take(std::vector<Event>& events, double timeout_s) {
   }
 }
 
+namespace {
+
+chat::ParserOptions parser_options(const ModelContext& model, const PreparedRequest& req) {
+  chat::ParserOptions o;
+  o.format = model.output_format;
+  o.starts_in_reasoning = req.starts_in_reasoning;
+  o.separate_reasoning = model.separate_reasoning;
+  const ChatOptions& c = req.spec.chat;
+  o.parse_tools = c.has_tools() && c.tool_choice != ToolChoice::kNone;
+  if (o.parse_tools) o.tools = c.conversation.tools;
+  return o;
+}
+
+// Appends `more` to `d`, joining argument fragments of the same call.
+void append_delta(chat::OutputDelta& d, chat::OutputDelta&& more) {
+  d.content += more.content;
+  d.reasoning_content += more.reasoning_content;
+  for (auto& c : more.tool_calls) {
+    if (!d.tool_calls.empty() && d.tool_calls.back().index == c.index && c.id.empty() &&
+        c.name.empty()) {
+      d.tool_calls.back().arguments_fragment += c.arguments_fragment;
+    } else {
+      d.tool_calls.push_back(std::move(c));
+    }
+  }
+}
+
+}  // namespace
+
 GenerationRun::GenerationRun(std::shared_ptr<const ModelContext> model, PreparedRequest req,
                              std::atomic<int64_t>* n_live_seqs)
     : model_(std::move(model)), req_(std::move(req)), n_live_seqs_(n_live_seqs),
       choices_(static_cast<size_t>(req_.spec.n)), ids_(choices_.size(), 0),
-      done_(choices_.size(), false) {}
+      done_(choices_.size(), false) {
+  if (req_.spec.endpoint != Endpoint::kChat) return;
+  const chat::ParserOptions opts = parser_options(*model_, req_);
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    parsers_.push_back(std::make_unique<chat::OutputParser>(opts));
+  }
+}
+
+void GenerationRun::parse_event(OutputChannel::Event& e) {
+  if (parsers_.empty()) return;
+  chat::OutputParser& p = *parsers_[e.choice];
+  e.delta = p.push(e.out.text);
+  if (e.out.finished()) append_delta(e.delta, p.finish());
+  ChoiceResult& c = choices_[e.choice];
+  c.parsed = p.result();
+  if (!req_.spec.chat.parallel_tool_calls) {  // one call at most: later ones are dropped
+    std::erase_if(e.delta.tool_calls, [](const chat::ToolCallDelta& t) { return t.index > 0; });
+    if (c.parsed.tool_calls.size() > 1) c.parsed.tool_calls.resize(1);
+  }
+}
 
 GenerationRun::~GenerationRun() { abort_all(); }
 
@@ -146,6 +254,7 @@ std::optional<ApiError> GenerationRun::submit(int32_t choice) {
   r.priority = req_.spec.priority;
   r.n_logprobs = req_.spec.n_logprobs;
   r.ignore_eos = req_.spec.ignore_eos;
+  r.grammar = req_.grammar;
   r.on_output = [ch = channel_, choice](const engine::RequestOutput& o) { ch->push(choice, o); };
   auto id = model_->engine->add_request(std::move(r));
   if (!id.ok()) {
@@ -162,7 +271,8 @@ std::optional<ApiError> GenerationRun::submit(int32_t choice) {
 std::vector<OutputChannel::Event> GenerationRun::poll(double timeout_s) {
   std::vector<OutputChannel::Event> events;
   channel_->take(events, timeout_s);
-  for (const auto& e : events) {
+  for (auto& e : events) {
+    parse_event(e);
     ChoiceResult& c = choices_[e.choice];
     c.text += e.out.text;
     c.tokens.insert(c.tokens.end(), e.out.tokens.begin(), e.out.tokens.end());

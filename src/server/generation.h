@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "chat/output_parser.h"
 #include "engine/engine.h"
+#include "grammar/grammar.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -26,6 +28,9 @@ struct PreparedRequest {
   GenerationSpec spec;
   std::vector<int32_t> prompt;  // token ids given to the engine
   std::string echo_prefix;      // completion echo: the prompt text
+  bool starts_in_reasoning = false;  // chat: the prompt opened a reasoning block
+  bool reasoning_closed = false;     // chat: the prompt closed an empty one (thinking off)
+  std::shared_ptr<const grammar::Grammar> grammar;  // structured output (response_format, grammar)
   ResponseIds ids;
   double arrival = 0;           // now_seconds() when the request came in
 };
@@ -42,6 +47,7 @@ class OutputChannel {
   struct Event {
     int32_t choice = 0;
     engine::RequestOutput out;
+    chat::OutputDelta delta;  // chat: what out.text adds to content / reasoning / tool calls
   };
   void push(int32_t choice, const engine::RequestOutput& out);
   // Moves every queued event into `events`, waiting up to timeout_s for the first one.
@@ -67,7 +73,8 @@ class GenerationRun {
   // Submits choice 0; the other choices follow once its prompt is in the KV cache, so they take
   // the prompt's blocks from the prefix cache instead of computing them again.
   std::optional<ApiError> start();
-  // Waits up to timeout_s, applies the events to the choices and returns them.
+  // Waits up to timeout_s, applies the events to the choices and returns them (chat events
+  // with their parsed delta).
   std::vector<OutputChannel::Event> poll(double timeout_s);
   void abort_all();
   bool finished() const;
@@ -80,6 +87,7 @@ class GenerationRun {
 
  private:
   std::optional<ApiError> submit(int32_t choice);
+  void parse_event(OutputChannel::Event& e);
 
   std::shared_ptr<const ModelContext> model_;
   PreparedRequest req_;
@@ -88,6 +96,7 @@ class GenerationRun {
   std::vector<ChoiceResult> choices_;
   std::vector<engine::RequestId> ids_;   // 0 = not submitted
   std::vector<bool> done_;
+  std::vector<std::unique_ptr<chat::OutputParser>> parsers_;  // chat only, one per choice
   engine::EngineStats start_stats_;
   mutable std::optional<engine::EngineStats> end_stats_;
 };

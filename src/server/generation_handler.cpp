@@ -102,7 +102,7 @@ void Server::stream_generation(GenerationRun& run, http::Exchange& ex, double de
   const PreparedRequest& req = run.request();
   const bool usage = req.spec.include_usage;
   const size_t n = run.choices().size();
-  std::vector<bool> opened(n, false);       // chat: role chunk sent
+  std::vector<bool> opened(n, false);       // chat: role chunk sent; completion: echo sent
   std::vector<size_t> text_offset(n, 0);    // completion logprobs: bytes of text sent so far
   std::vector<double> last_token_time(n, 0);
   if (!ex.begin_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) {
@@ -124,21 +124,30 @@ void Server::stream_generation(GenerationRun& run, http::Exchange& ex, double de
         cut = cut_by_server(e.out.finish);
         if (cut) continue;
       }
-      std::string text = e.out.text;
-      if (!opened[e.choice] && req.spec.echo) text = req.echo_prefix + text;
-      const bool role = !opened[e.choice] && req.ids.endpoint == Endpoint::kChat;
-      if (role && (!text.empty() || e.out.finished())) {  // the opening role chunk comes alone
-        out += sse_event(chunk_json(req.ids, e.choice, "", nullptr, engine::FinishReason::kNone,
-                                    true, usage));
-      }
-      opened[e.choice] = opened[e.choice] || role || !text.empty();
       json lp = nullptr;
       if (req.spec.n_logprobs >= 0 && !e.out.logprobs.empty()) {
         lp = logprobs_json(req.ids.endpoint, e.out.logprobs, tok, text_offset[e.choice]);
       }
+      if (req.ids.endpoint == Endpoint::kChat) {
+        const bool has = !e.delta.empty();
+        if (!opened[e.choice] && (has || e.out.finished())) {  // the opening role chunk comes alone
+          out += sse_event(chat_chunk_json(req.ids, e.choice, {}, nullptr, "", true, usage));
+          opened[e.choice] = true;
+        }
+        const bool calls = !run.choices()[e.choice].parsed.tool_calls.empty();
+        const std::string finish =
+            e.out.finished() ? finish_reason_text(e.out.finish, calls) : std::string();
+        if (has || !lp.is_null() || e.out.finished()) {
+          out += sse_event(chat_chunk_json(req.ids, e.choice, e.delta, lp, finish, false, usage));
+        }
+        continue;
+      }
+      std::string text = e.out.text;
+      if (!opened[e.choice] && req.spec.echo) text = req.echo_prefix + text;
+      opened[e.choice] = opened[e.choice] || !text.empty();
       text_offset[e.choice] += text.size();
       if (!text.empty() || !lp.is_null() || e.out.finished()) {
-        out += sse_event(chunk_json(req.ids, e.choice, text, lp, e.out.finish, false, usage));
+        out += sse_event(chunk_json(req.ids, e.choice, text, lp, e.out.finish, usage));
       }
     }
     if (cut || run.finished() || (deadline > 0 && now_seconds() > deadline)) run_metrics.record();
@@ -175,20 +184,17 @@ void Server::handle_generation(const http::Request& req, http::Exchange& ex, End
   auto model_ctx = model();
   if (!model_ctx) return fail(unavailable("the model is still loading"));
   if (draining_) return fail(unavailable("the server is shutting down"));
+  if (model_ctx->embeddings) {
+    return fail(invalid_param("", "this server runs an embedding model (--embeddings): use "
+                                  "/v1/embeddings"));
+  }
   PreparedRequest prepared;
   if (auto e = prepare_generation(*model_ctx, req.body, endpoint, opts_.limits, prepared)) {
     return fail(*e);
   }
-  // Check and reserve in one step, so two requests arriving together cannot both take the last
-  // places; the run releases each choice's place when that choice ends.
-  const int64_t capacity = model_ctx->max_seqs + opts_.max_queue;
-  int64_t held = n_seqs_.load();
-  do {
-    if (held + prepared.spec.n > capacity) {
-      return fail(too_many_requests(fmt::format(
-          "the server's queue is full ({} sequences running or waiting); retry later", held)));
-    }
-  } while (!n_seqs_.compare_exchange_weak(held, held + prepared.spec.n));
+  for (const auto& f : prepared.spec.ignored_fields) warn_ignored_field(f);
+  // The run releases each choice's place when that choice ends.
+  if (auto e = reserve_seqs(*model_ctx, prepared.spec.n)) return fail(*e);
   n_requests_.fetch_add(1);
   auto run = std::make_unique<GenerationRun>(model_ctx, std::move(prepared), &n_seqs_);
   if (auto e = run->start()) {

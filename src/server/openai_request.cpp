@@ -8,9 +8,11 @@
 #include <cmath>
 #include <string_view>
 
+#include "server/json_fields.h"
+
 namespace ridge::server {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 namespace {
 
@@ -18,34 +20,19 @@ constexpr std::array kChatKeys = {
     "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
     "min_p", "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
     "logit_bias", "logprobs", "top_logprobs", "user", "stream", "stream_options", "ignore_eos",
-    "priority"};
+    "priority", "tools", "tool_choice", "parallel_tool_calls", "chat_template_kwargs",
+    "reasoning_effort", "response_format", "grammar"};
 constexpr std::array kCompletionKeys = {
     "model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p",
     "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
     "logit_bias", "logprobs", "user", "stream", "stream_options", "echo", "best_of", "ignore_eos",
-    "priority"};
+    "priority", "response_format", "grammar"};
+// OpenAI fields that do not change the answer: accepted, reported, without effect.
+constexpr std::array kIgnoredKeys = {"store", "metadata", "service_tier", "prompt_cache_key",
+                                     "safety_identifier", "prediction", "verbosity"};
 
-const char* type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "a number";
-  }
-}
-
-ApiError wrong_type(const std::string& field, const json& v, std::string_view want) {
-  return invalid_param(field, fmt::format("'{}' must be {}, got {}", field, want, type_name(v)));
-}
-
-// The field's value, or nullptr when absent or null (OpenAI treats null as "not given").
-const json* field(const json& body, const char* key) {
-  auto it = body.find(key);
-  if (it == body.end() || it->is_null()) return nullptr;
-  return &*it;
-}
+// The field's value, or nullptr when absent or null.
+const json* field(const json& body, const char* key) { return json_field(body, key); }
 
 std::optional<ApiError> get_number(const json& body, const char* key, double lo, double hi,
                                    bool lo_open, float& out) {
@@ -84,84 +71,36 @@ std::optional<ApiError> get_bool(const json& body, const char* key, bool& out) {
   return std::nullopt;
 }
 
-std::optional<ApiError> check_keys(const json& body, Endpoint endpoint) {
+template <size_t N>
+bool one_of(const std::string& key, const std::array<const char*, N>& keys) {
+  for (const char* k : keys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+std::optional<ApiError> check_keys(const json& body, Endpoint endpoint, GenerationSpec& out) {
   for (const auto& [key, value] : body.items()) {
-    bool known = false;
-    if (endpoint == Endpoint::kChat) {
-      for (const char* k : kChatKeys) known = known || key == k;
-    } else {
-      for (const char* k : kCompletionKeys) known = known || key == k;
+    if (endpoint == Endpoint::kChat ? one_of(key, kChatKeys) : one_of(key, kCompletionKeys)) {
+      continue;
     }
-    if (!known) {
-      return invalid_param(key, fmt::format("Unrecognized request argument supplied: {}", key));
+    if (one_of(key, kIgnoredKeys)) {
+      out.ignored_fields.push_back(key);
+      continue;
     }
-  }
-  return std::nullopt;
-}
-
-// Text of a message's content: a string, or an array of {"type": "text", "text": ...} parts.
-std::optional<ApiError> message_content(const json& content, const std::string& where,
-                                        std::string& out) {
-  if (content.is_string()) {
-    out = content.get<std::string>();
-    return std::nullopt;
-  }
-  if (!content.is_array()) return wrong_type(where, content, "a string or an array of parts");
-  for (size_t i = 0; i < content.size(); ++i) {
-    const json& part = content[i];
-    const std::string pw = fmt::format("{}[{}]", where, i);
-    if (!part.is_object()) return wrong_type(pw, part, "an object");
-    auto type = part.find("type");
-    auto text = part.find("text");
-    if (type == part.end() || *type != "text") {
-      return invalid_param(pw + ".type", fmt::format("'{}.type' must be \"text\" (only text "
-                                                     "content is supported)", pw));
-    }
-    if (text == part.end() || !text->is_string()) {
-      return invalid_param(pw + ".text", fmt::format("'{}.text' must be a string", pw));
-    }
-    out += text->get<std::string>();
-  }
-  return std::nullopt;
-}
-
-std::optional<ApiError> parse_messages(const json& body, GenerationSpec& out) {
-  const json* msgs = field(body, "messages");
-  if (!msgs) return invalid_param("messages", "'messages' is required");
-  if (!msgs->is_array()) return wrong_type("messages", *msgs, "an array");
-  if (msgs->empty()) return invalid_param("messages", "'messages' must not be empty");
-  for (size_t i = 0; i < msgs->size(); ++i) {
-    const json& m = (*msgs)[i];
-    const std::string where = fmt::format("messages[{}]", i);
-    if (!m.is_object()) return wrong_type(where, m, "an object");
-    ChatMessage cm;
-    auto role = m.find("role");
-    if (role == m.end() || !role->is_string()) {
-      return invalid_param(where + ".role", fmt::format("'{}.role' must be a string", where));
-    }
-    cm.role = role->get<std::string>();
-    if (cm.role != "system" && cm.role != "developer" && cm.role != "user" &&
-        cm.role != "assistant" && cm.role != "tool") {
-      return invalid_param(where + ".role",
-                           fmt::format("'{}.role' = '{}' is not one of system, developer, user, "
-                                       "assistant, tool", where, cm.role));
-    }
-    for (const auto& [key, value] : m.items()) {
-      if (key != "role" && key != "content" && key != "name" && key != "tool_call_id") {
-        return invalid_param(where + "." + key,
-                             fmt::format("'{}.{}' is not supported", where, key));
+    if (key == "modalities") {  // text is what ridge answers with; anything else it cannot
+      if (!value.is_null() && value != json::array({"text"})) {
+        return invalid_param(key, "'modalities' other than [\"text\"] is not supported");
       }
+      continue;
     }
-    auto content = m.find("content");
-    const bool null_ok = cm.role == "assistant";
-    if (content == m.end() || content->is_null()) {
-      if (!null_ok) {
-        return invalid_param(where + ".content", fmt::format("'{}.content' is required", where));
-      }
-    } else if (auto e = message_content(*content, where + ".content", cm.content)) {
-      return e;
+    if (key == "audio" || key == "web_search_options" || key == "functions" ||
+        key == "function_call") {
+      return invalid_param(key, fmt::format("'{}' is not supported{}", key,
+                                            key.starts_with("function")
+                                                ? " (use 'tools' and 'tool_choice')" : ""));
     }
-    out.messages.push_back(std::move(cm));
+    return invalid_param(key, fmt::format("Unrecognized request argument supplied: {}", key));
   }
   return std::nullopt;
 }
@@ -309,12 +248,15 @@ std::optional<ApiError> parse_sampling(const json& body, const RequestLimits& li
 
 }  // namespace
 
-std::optional<ApiError> parse_json_object(const std::string& text, json& out) {
+namespace {
+
+template <typename Json>
+std::optional<ApiError> parse_object(const std::string& text, Json& out) {
   try {
-    out = json::parse(text);
-  } catch (const json::parse_error& e) {
+    out = Json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
     return invalid_param("", fmt::format("request body is not valid JSON: {}", e.what()));
-  } catch (const json::exception& e) {  // e.g. a number beyond a double's range (1e400)
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond a double's range (1e400)
     return invalid_param("", fmt::format("request body has a value ridge cannot represent: {}",
                                          e.what()));
   }
@@ -322,22 +264,33 @@ std::optional<ApiError> parse_json_object(const std::string& text, json& out) {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<ApiError> parse_json_object(const std::string& text, nlohmann::json& out) {
+  return parse_object(text, out);
+}
+
+std::optional<ApiError> parse_json_object(const std::string& text, json& out) {
+  return parse_object(text, out);
+}
+
 std::optional<ApiError> parse_generation_request(const json& body, Endpoint endpoint,
                                                  const RequestLimits& limits,
                                                  uint64_t seed_if_absent, GenerationSpec& out) {
   out = GenerationSpec{};
   out.endpoint = endpoint;
-  if (auto e = check_keys(body, endpoint)) return e;
+  if (auto e = check_keys(body, endpoint, out)) return e;
   if (const json* m = field(body, "model")) {
     if (!m->is_string()) return wrong_type("model", *m, "a string");
     out.model = m->get<std::string>();
   }
   if (endpoint == Endpoint::kChat) {
-    if (auto e = parse_messages(body, out)) return e;
+    if (auto e = parse_chat_options(body, out.chat)) return e;
   } else {
     if (auto e = parse_prompt(body, out)) return e;
     if (auto e = get_bool(body, "echo", out.echo)) return e;
   }
+  if (auto e = parse_output_constraint(body, out.constraint)) return e;
   if (auto e = parse_sampling(body, limits, seed_if_absent, out)) return e;
   if (endpoint == Endpoint::kCompletion) {
     int64_t best_of = out.n;

@@ -1,11 +1,15 @@
 // Parsing and validation of OpenAI request bodies (/v1/chat/completions, /v1/completions).
 //
 // Strict by design: a wrong type, an out-of-range value or an unknown top-level field is a 400
-// naming the field (OpenAI rejects unrecognized arguments too), never silently clamped. Fields
-// ridge understands beyond OpenAI's: top_k, min_p, repetition_penalty, ignore_eos, priority.
+// naming the field (OpenAI rejects unrecognized arguments too), never silently clamped. OpenAI
+// fields that change nothing about the answer (store, metadata, service_tier, ...) are accepted
+// and reported in `ignored_fields` for the server to log; fields whose meaning ridge cannot
+// honour (audio, web_search_options, ...) are a 400. Fields ridge understands beyond OpenAI's:
+// top_k, min_p, repetition_penalty, ignore_eos, priority, grammar, chat_template_kwargs.
+// docs/server.md lists every field.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -14,15 +18,11 @@
 
 #include "sampling/params.h"
 #include "server/api_error.h"
+#include "server/chat_request.h"
 
 namespace ridge::server {
 
 enum class Endpoint { kChat, kCompletion };
-
-struct ChatMessage {
-  std::string role;     // system, developer, user, assistant, tool
-  std::string content;  // text parts joined
-};
 
 // Limits the parser checks that do not need the model.
 struct RequestLimits {
@@ -34,7 +34,8 @@ struct RequestLimits {
 struct GenerationSpec {
   Endpoint endpoint = Endpoint::kChat;
   std::string model;                  // "" when absent
-  std::vector<ChatMessage> messages;  // chat
+  ChatOptions chat;                   // chat: messages, tools, template variables
+  OutputConstraint constraint;        // response_format / grammar
   std::string prompt_text;            // completion with a string prompt
   std::vector<int32_t> prompt_tokens; // completion with a token-id prompt
   bool prompt_is_tokens = false;
@@ -47,15 +48,17 @@ struct GenerationSpec {
   bool ignore_eos = false;
   int32_t priority = 0;
   std::string user;
+  std::vector<std::string> ignored_fields;  // accepted without effect (the server logs them)
 };
 
 // Parses a request body already decoded as JSON. On failure returns the error (400 naming the
 // field); `seed_if_absent` is used when the body has no seed.
-std::optional<ApiError> parse_generation_request(const nlohmann::json& body, Endpoint endpoint,
+std::optional<ApiError> parse_generation_request(const nlohmann::ordered_json& body, Endpoint endpoint,
                                                  const RequestLimits& limits,
                                                  uint64_t seed_if_absent, GenerationSpec& out);
 
 // Parses raw bytes as a JSON object; the error names the position of a syntax error.
 std::optional<ApiError> parse_json_object(const std::string& text, nlohmann::json& out);
+std::optional<ApiError> parse_json_object(const std::string& text, nlohmann::ordered_json& out);
 
 }  // namespace ridge::server

@@ -17,6 +17,10 @@ std::string finish_reason_text(engine::FinishReason r) {
   return "";
 }
 
+std::string finish_reason_text(engine::FinishReason r, bool called_tools) {
+  return r == engine::FinishReason::kStop && called_tools ? "tool_calls" : finish_reason_text(r);
+}
+
 json usage_json(const Usage& u) {
   return {{"prompt_tokens", u.prompt_tokens},
           {"completion_tokens", u.completion_tokens},
@@ -82,8 +86,29 @@ json base_object(const ResponseIds& ids, bool chunk) {
           {"system_fingerprint", "ridge-0.1.0"}};
 }
 
-json finish_value(engine::FinishReason r) {
-  return r == engine::FinishReason::kNone ? json(nullptr) : json(finish_reason_text(r));
+json finish_value(engine::FinishReason r, bool called_tools = false) {
+  return r == engine::FinishReason::kNone ? json(nullptr)
+                                          : json(finish_reason_text(r, called_tools));
+}
+
+json tool_calls_json(const std::vector<chat::ToolCall>& calls) {
+  json arr = json::array();
+  for (const auto& c : calls) {
+    arr.push_back({{"id", c.id},
+                   {"type", "function"},
+                   {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  }
+  return arr;
+}
+
+// The assistant message of a finished chat choice.
+json chat_message_json(const chat::ParsedOutput& p) {
+  json m = {{"role", "assistant"}};
+  const bool calls = !p.tool_calls.empty();
+  m["content"] = calls && p.content.empty() ? json(nullptr) : json(p.content);
+  if (!p.reasoning_content.empty()) m["reasoning_content"] = p.reasoning_content;
+  if (calls) m["tool_calls"] = tool_calls_json(p.tool_calls);
+  return m;
 }
 
 }  // namespace
@@ -101,11 +126,13 @@ json completion_json(const ResponseIds& ids, const std::vector<ChoiceResult>& ch
   json arr = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceResult& c = choices[i];
-    json ch = {{"index", i}, {"finish_reason", finish_value(c.finish)}};
+    const bool chat = ids.endpoint == Endpoint::kChat;
+    json ch = {{"index", i},
+               {"finish_reason", finish_value(c.finish, chat && !c.parsed.tool_calls.empty())}};
     ch["logprobs"] = with_logprobs ? logprobs_json(ids.endpoint, c.logprobs, tok, prefix.size())
                                    : json(nullptr);
-    if (ids.endpoint == Endpoint::kChat) {
-      ch["message"] = {{"role", "assistant"}, {"content", c.text}};
+    if (chat) {
+      ch["message"] = chat_message_json(c.parsed);
     } else {
       ch["text"] = prefix + c.text;
     }
@@ -117,18 +144,41 @@ json completion_json(const ResponseIds& ids, const std::vector<ChoiceResult>& ch
 }
 
 json chunk_json(const ResponseIds& ids, int32_t index, const std::string& text,
-                const json& logprobs, engine::FinishReason finish, bool role_chunk,
-                bool include_usage) {
+                const json& logprobs, engine::FinishReason finish, bool include_usage) {
   json out = base_object(ids, true);
-  json ch = {{"index", index}, {"logprobs", logprobs}, {"finish_reason", finish_value(finish)}};
-  if (ids.endpoint == Endpoint::kChat) {
-    json delta = json::object();
-    if (role_chunk) delta["role"] = "assistant";
-    if (role_chunk || !text.empty()) delta["content"] = text;
-    ch["delta"] = std::move(delta);
-  } else {
-    ch["text"] = text;
+  json ch = {{"index", index}, {"text", text}, {"logprobs", logprobs},
+             {"finish_reason", finish_value(finish)}};
+  out["choices"] = json::array({std::move(ch)});
+  if (include_usage) out["usage"] = nullptr;
+  return out;
+}
+
+json chat_chunk_json(const ResponseIds& ids, int32_t index, const chat::OutputDelta& d,
+                     const json& logprobs, const std::string& finish, bool role_chunk,
+                     bool include_usage) {
+  json out = base_object(ids, true);
+  json delta = json::object();
+  if (role_chunk) delta["role"] = "assistant";
+  if (role_chunk || !d.content.empty()) delta["content"] = d.content;
+  if (!d.reasoning_content.empty()) delta["reasoning_content"] = d.reasoning_content;
+  if (!d.tool_calls.empty()) {
+    json calls = json::array();
+    for (const auto& c : d.tool_calls) {
+      json call = {{"index", c.index}};
+      json fn = json::object();
+      if (!c.id.empty()) {
+        call["id"] = c.id;
+        call["type"] = "function";
+      }
+      if (!c.name.empty()) fn["name"] = c.name;
+      fn["arguments"] = c.arguments_fragment;
+      call["function"] = std::move(fn);
+      calls.push_back(std::move(call));
+    }
+    delta["tool_calls"] = std::move(calls);
   }
+  json ch = {{"index", index}, {"delta", std::move(delta)}, {"logprobs", logprobs},
+             {"finish_reason", finish.empty() ? json(nullptr) : json(finish)}};
   out["choices"] = json::array({std::move(ch)});
   if (include_usage) out["usage"] = nullptr;
   return out;

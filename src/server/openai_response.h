@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/output_parser.h"
 #include "engine/request.h"
 #include "server/openai_request.h"
 #include "tokenizer/tokenizer.h"
@@ -24,7 +25,8 @@ struct ResponseIds {
 
 // Everything one choice produced, accumulated from its events.
 struct ChoiceResult {
-  std::string text;
+  std::string text;             // everything generated (raw)
+  chat::ParsedOutput parsed;    // chat: content / reasoning_content / tool_calls of `text`
   std::vector<int32_t> tokens;
   std::vector<sampling::SampleResult> logprobs;
   engine::FinishReason finish = engine::FinishReason::kNone;
@@ -39,6 +41,8 @@ struct Usage {
 
 // "stop" / "length"; an aborted or failed choice reports "abort" / "error" (ridge extension).
 std::string finish_reason_text(engine::FinishReason r);
+// A chat choice that ended by itself after calling tools finishes with "tool_calls".
+std::string finish_reason_text(engine::FinishReason r, bool called_tools);
 
 nlohmann::json usage_json(const Usage& u);
 
@@ -52,11 +56,16 @@ nlohmann::json completion_json(const ResponseIds& ids, const std::vector<ChoiceR
                                const Usage& usage, bool with_logprobs,
                                const tokenizer::Tokenizer& tok, const std::string& prefix);
 
-// One streaming chunk for one choice. `role_chunk`: the chat opening delta {"role": ...}.
-// finish != kNone: the closing chunk of the choice. include_usage adds "usage": null.
+// One streaming chunk of a completion choice. finish != kNone: the closing chunk of the choice.
+// include_usage adds "usage": null.
 nlohmann::json chunk_json(const ResponseIds& ids, int32_t index, const std::string& text,
                           const nlohmann::json& logprobs, engine::FinishReason finish,
-                          bool role_chunk, bool include_usage);
+                          bool include_usage);
+// One streaming chunk of a chat choice: `role_chunk` is the opening delta {"role": ...};
+// `finish` is "" until the closing chunk.
+nlohmann::json chat_chunk_json(const ResponseIds& ids, int32_t index,
+                               const chat::OutputDelta& delta, const nlohmann::json& logprobs,
+                               const std::string& finish, bool role_chunk, bool include_usage);
 // The final usage-only chunk (stream_options.include_usage).
 nlohmann::json usage_chunk_json(const ResponseIds& ids, const Usage& usage);
 

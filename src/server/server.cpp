@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/log.h"
 #include "base/timer.h"
 #include "server/api_error.h"
 #include "server/openai_response.h"
@@ -99,6 +100,26 @@ std::optional<ApiError> Server::check_key(const http::Request& req) const {
                                 : "incorrect API key");
 }
 
+std::optional<ApiError> Server::reserve_seqs(const ModelContext& m, int64_t n) {
+  // Check and reserve in one step, so two requests arriving together cannot both take the last
+  // places.
+  const int64_t capacity = m.max_seqs + opts_.max_queue;
+  int64_t held = n_seqs_.load();
+  do {
+    if (held + n > capacity) {
+      return too_many_requests(fmt::format(
+          "the server's queue is full ({} sequences running or waiting); retry later", held));
+    }
+  } while (!n_seqs_.compare_exchange_weak(held, held + n));
+  return std::nullopt;
+}
+
+void Server::warn_ignored_field(const std::string& field) {
+  std::lock_guard lock(warned_mu_);
+  if (!warned_fields_.insert(field).second) return;
+  log_warn("serve: request field '{}' is accepted and ignored (logged once)", field);
+}
+
 EngineSnapshot Server::snapshot() const {
   EngineSnapshot s;
   auto m = model();
@@ -160,6 +181,10 @@ void Server::install_routes() {
               });
   http_.route("POST", "/tokenize", Dispatch::kWorker,
               [this](const Request& req, Exchange& ex) { handle_tokenize(req, ex); });
+  http_.route("POST", "/v1/embeddings", Dispatch::kWorker,
+              [this](const Request& req, Exchange& ex) { handle_embeddings(req, ex); });
+  http_.route("POST", "/apply-template", Dispatch::kWorker,
+              [this](const Request& req, Exchange& ex) { handle_apply_template(req, ex); });
   http_.route("POST", "/detokenize", Dispatch::kWorker,
               [this](const Request& req, Exchange& ex) { handle_detokenize(req, ex); });
 }

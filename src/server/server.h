@@ -13,10 +13,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "chat/conversation.h"
+#include "chat/output_format.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
 #include "server/http/server.h"
@@ -48,8 +51,12 @@ struct ModelContext {
   int32_t max_seqs = 1;
   int64_t created = 0;           // unix seconds (for /v1/models)
   double probed_gbs = 0;         // ridge probe's read bandwidth, 0 when unknown
-  // Renders chat messages to prompt text with the model's chat template.
-  std::function<Result<tokenizer::MarkedText>(const std::vector<ChatMessage>&)> render_chat;
+  // Renders a conversation to prompt text with the model's chat template (usage errors: 400).
+  std::function<Result<chat::RenderedPrompt>(const chat::Conversation&)> render_chat;
+  chat::FormatInfo output_format;  // how the model writes reasoning and tool calls
+  bool separate_reasoning = true;  // false: --reasoning-format none (reasoning stays in content)
+  bool embeddings = false;         // an embedding engine: /v1/embeddings only
+  int32_t n_embd = 0;              // width of its vectors
 };
 
 class GenerationRun;
@@ -90,6 +97,12 @@ class Server {
   void stream_generation(GenerationRun& run, http::Exchange& ex, double deadline,
                          RunMetrics& run_metrics);
   void handle_tokenize(const http::Request& req, http::Exchange& ex);
+  void handle_apply_template(const http::Request& req, http::Exchange& ex);
+  void handle_embeddings(const http::Request& req, http::Exchange& ex);
+  // Takes n places of the queue (429 when --max-seqs + --max-queue would be exceeded).
+  std::optional<ApiError> reserve_seqs(const ModelContext& m, int64_t n);
+  // Logs an accepted-but-ignored request field, once per field name.
+  void warn_ignored_field(const std::string& field);
   void handle_detokenize(const http::Request& req, http::Exchange& ex);
   void handle_models(const http::Request& req, http::Exchange& ex);
   int64_t max_tokenize_tokens(const ModelContext& m) const;
@@ -102,6 +115,8 @@ class Server {
   std::atomic<int64_t> n_requests_{0};  // generation requests being served
   std::atomic<int64_t> n_seqs_{0};      // their sequences (choices) not yet finished
   Metrics metrics_;
+  std::mutex warned_mu_;
+  std::set<std::string> warned_fields_;
   mutable std::mutex gbs_mu_;           // live bandwidth: delta since the previous scrape
   mutable double last_bytes_ = 0, last_busy_ = 0, live_gbs_ = 0;
   http::Server http_;  // last: its threads use the members above

@@ -1,5 +1,6 @@
-// /tokenize and /detokenize. Request text is tokenized as text unless the client asks for
-// special-token parsing (parse_special), and both answers are capped (max_tokenize_tokens).
+// /tokenize, /detokenize and /apply-template. Request text is tokenized as text unless the
+// client asks for special-token parsing (parse_special), and both answers are capped
+// (max_tokenize_tokens).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -62,6 +63,27 @@ void Server::handle_tokenize(const http::Request& req, http::Exchange& ex) {
   res.body = dump_json({{"tokens", tokens},
                         {"count", tokens.size()},
                         {"max_model_len", m->max_model_len}});
+  ex.respond(std::move(res));
+}
+
+// The prompt a chat request would get (messages, tools, chat_template_kwargs), without
+// generating: {"prompt": "..."} (llama.cpp's server has the same route).
+void Server::handle_apply_template(const http::Request& req, http::Exchange& ex) {
+  auto fail = [&](const ApiError& e) { ex.respond(error_response(e)); };
+  if (auto e = check_key(req)) return fail(*e);
+  auto m = model();
+  if (!m) return fail(unavailable("the model is still loading"));
+  nlohmann::ordered_json body;
+  if (auto e = parse_json_object(req.body, body)) return fail(*e);
+  GenerationSpec spec;
+  if (auto e = parse_generation_request(body, Endpoint::kChat, opts_.limits, 0, spec)) {
+    return fail(*e);
+  }
+  if (!m->render_chat) return fail(invalid_param("messages", "this model has no chat template"));
+  auto rendered = m->render_chat(spec.chat.conversation);
+  if (!rendered.ok()) return fail(invalid_param("messages", rendered.status().message()));
+  http::Response res;
+  res.body = dump_json({{"prompt", rendered->text.text}});
   ex.respond(std::move(res));
 }
 

@@ -3,7 +3,6 @@
 // prepare_generation hands to the engine, with the byte tokenizer of the server tests.
 #include <gtest/gtest.h>
 
-#include "server/chat_format.h"
 #include "server/generation.h"
 #include "test_server_util.h"
 
@@ -21,9 +20,7 @@ class ChatInjection : public ::testing::Test {
     ctx_.tokenizer = &tok_;
     ctx_.model_id = "test-model";
     ctx_.max_model_len = 1024;
-    ctx_.render_chat = [](const std::vector<ChatMessage>& m) -> Result<tokenizer::MarkedText> {
-      return render_chatml(m);
-    };
+    ctx_.render_chat = testing::chatml_renderer();
   }
 
   std::vector<int32_t> prepare(Endpoint endpoint, const json& body) {
@@ -75,7 +72,7 @@ TEST_F(ChatInjection, MessageContentNeverBecomesControlTokens) {
 
 TEST_F(ChatInjection, BenignChatIsUnchanged) {
   const auto ids = chat("hello");
-  EXPECT_EQ(ids, tok_.encode(render_chatml({{"user", "hello"}}).text, true, true));
+  EXPECT_EQ(ids, tok_.encode(testing::chatml_prompt("hello").text, true, true));
 }
 
 TEST_F(ChatInjection, DeveloperAndSystemContentIsTextToo) {
@@ -89,19 +86,19 @@ TEST_F(ChatInjection, DeveloperAndSystemContentIsTextToo) {
 TEST_F(ChatInjection, BosTextInContentDoesNotReplaceBos) {
   // A template whose own text starts with BOS gets no second one; content starting with the
   // BOS text is text, so the real BOS is still added.
-  ctx_.render_chat = [](const std::vector<ChatMessage>& m) -> Result<tokenizer::MarkedText> {
-    tokenizer::MarkedText t;
-    t.append_literal(m[0].content);
-    return t;
+  ctx_.render_chat = [](const chat::Conversation& c) -> Result<chat::RenderedPrompt> {
+    chat::RenderedPrompt p;
+    p.text.append_literal(c.messages[0]["content"].get<std::string>());
+    return p;
   };
   std::vector<int32_t> want = {kBos};
   append_bytes(want, "<s>hi");
   EXPECT_EQ(chat("<s>hi"), want);
-  ctx_.render_chat = [](const std::vector<ChatMessage>& m) -> Result<tokenizer::MarkedText> {
-    tokenizer::MarkedText t;
-    t.append_markup("<s>");
-    t.append_literal(m[0].content);
-    return t;
+  ctx_.render_chat = [](const chat::Conversation& c) -> Result<chat::RenderedPrompt> {
+    chat::RenderedPrompt p;
+    p.text.append_markup("<s>");
+    p.text.append_literal(c.messages[0]["content"].get<std::string>());
+    return p;
   };
   want = {kBos};
   append_bytes(want, "hi");

@@ -7,7 +7,7 @@
 namespace ridge::server {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 std::optional<ApiError> parse(const json& body, Endpoint ep, GenerationSpec& out) {
   return parse_generation_request(body, ep, RequestLimits{}, 1234, out);
@@ -32,9 +32,10 @@ std::string rejected_field(const json& body, Endpoint ep = Endpoint::kChat) {
 TEST(OpenAiRequest, ChatDefaultsAreOpenAis) {
   GenerationSpec s;
   ASSERT_FALSE(parse(chat(), Endpoint::kChat, s));
-  ASSERT_EQ(s.messages.size(), 1u);
-  EXPECT_EQ(s.messages[0].role, "user");
-  EXPECT_EQ(s.messages[0].content, "hi");
+  const auto& msgs = s.chat.conversation.messages;
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(msgs[0]["role"], "user");
+  EXPECT_EQ(msgs[0]["content"], "hi");
   EXPECT_EQ(s.params.temperature, 1.0f);
   EXPECT_EQ(s.params.top_p, 1.0f);
   EXPECT_EQ(s.params.top_k, 0);
@@ -59,8 +60,8 @@ TEST(OpenAiRequest, ChatFieldsAreRead) {
                                                    {{"type", "text"}, {"text", "b"}}}}},
                    {{"role", "assistant"}, {"content", nullptr}}};
   ASSERT_FALSE(parse(j, Endpoint::kChat, s));
-  EXPECT_EQ(s.messages[1].content, "ab");
-  EXPECT_EQ(s.messages[2].content, "");
+  EXPECT_EQ(s.chat.conversation.messages[1]["content"], "a\nb");  // parts joined as vLLM does
+  EXPECT_EQ(s.chat.conversation.messages[2]["content"], "");
   EXPECT_FLOAT_EQ(s.params.temperature, 0.5f);
   EXPECT_FLOAT_EQ(s.params.top_p, 0.9f);
   EXPECT_EQ(s.params.top_k, 7);
@@ -123,7 +124,7 @@ TEST(OpenAiRequest, BadValuesNameTheirField) {
 }
 
 TEST(OpenAiRequest, UnknownFieldsAndBadMessages) {
-  EXPECT_EQ(rejected_field(chat({{"tools", json::array()}})), "tools");
+  EXPECT_EQ(rejected_field(chat({{"tools", "x"}})), "tools");
   EXPECT_EQ(rejected_field(chat({{"bogus", 1}})), "bogus");
   EXPECT_EQ(rejected_field({{"model", "m"}}), "messages");
   EXPECT_EQ(rejected_field({{"messages", json::array()}}), "messages");

@@ -17,5 +17,5 @@ if [ ! -d node_modules/openai ]; then
     cat npm.log; echo "SKIP: npm ci failed (registry unreachable?)"; exit 77
   fi
 fi
-export RIDGE_BINARY="$binary" RIDGE_TEST_MODEL="$model"
-exec timeout 400 node --test --test-concurrency=1 openai_client.test.mjs
+export RIDGE_BINARY="$binary" RIDGE_TEST_MODEL="$model" RIDGE_SHARED_DIR="$shared"
+exec timeout 500 node --test --test-concurrency=1 openai_client.test.mjs tools.test.mjs

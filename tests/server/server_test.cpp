@@ -60,7 +60,7 @@ TEST(Server, ChatCompletionNonStreaming) {
   EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   // Prompt tokens: the ChatML text as the tokenizer encodes it, BOS included.
-  const auto prompt = ts.tok().encode(render_chatml({{"user", "hello"}}).text, true, true);
+  const auto prompt = ts.tok().encode(testing::chatml_prompt("hello").text, true, true);
   EXPECT_EQ(j["usage"]["prompt_tokens"], prompt.size());
   EXPECT_EQ(j["usage"]["completion_tokens"], 12);
   EXPECT_EQ(j["usage"]["total_tokens"], prompt.size() + 12);

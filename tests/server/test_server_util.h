@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -17,12 +18,27 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "server/chat_format.h"
+#include "chat/chat_template.h"
 #include "server/server.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab.h"
 
 namespace ridge::server::testing {
+
+// The built-in ChatML renderer (the fallback for models without a Jinja template).
+inline std::function<Result<chat::RenderedPrompt>(const chat::Conversation&)> chatml_renderer() {
+  auto style = tokenizer::ChatTemplate::from_name("chatml");
+  return [t = chat::ChatTemplate::builtin(*style)](const chat::Conversation& c) {
+    return t.render(c);
+  };
+}
+
+// The ChatML prompt of one user message, as the server renders it.
+inline tokenizer::MarkedText chatml_prompt(const std::string& user) {
+  chat::Conversation c;
+  c.messages.push_back({{"role", "user"}, {"content", user}});
+  return chatml_renderer()(c)->text;
+}
 
 // <unk> <s> </s> <|im_start|> <|im_end|>, then the 256 byte tokens (id 5 + byte).
 inline tokenizer::Tokenizer byte_tokenizer() {
@@ -129,16 +145,16 @@ class TestServer {
     return o;
   }
 
-  void make_ready() {
+  // Publishes the model; `edit` may change the context first (chat template, output format).
+  void make_ready(const std::function<void(ModelContext&)>& edit = {}) {
     ModelContext ctx;
     ctx.engine = engine_.get();
     ctx.tokenizer = &tok_;
     ctx.model_id = "test-model";
     ctx.max_model_len = engine_->budget().max_model_len;
     ctx.max_seqs = engine_->options().max_seqs;
-    ctx.render_chat = [](const std::vector<ChatMessage>& m) -> Result<tokenizer::MarkedText> {
-      return render_chatml(m);
-    };
+    ctx.render_chat = chatml_renderer();
+    if (edit) edit(ctx);
     server_->set_model(std::move(ctx));
   }
 

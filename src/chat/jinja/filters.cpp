@@ -209,28 +209,7 @@ Result<Value> f_round(Renderer&, const Value& v, const CallArgs& a) {
 Result<Value> f_escape(Renderer&, const Value& v, const CallArgs&) {
   RIDGE_ASSIGN_OR_RETURN(TString s, to_str(v));
   if (s.markup) return Value::string(std::move(s));
-  std::string out;
-  for (char c : s.s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
+  std::string out = html_escape(s.s);
   TString r = TString::derived(std::move(out), s.tainted());
   r.markup = true;
   return Value::string(std::move(r));

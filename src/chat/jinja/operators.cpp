@@ -6,6 +6,7 @@
 
 #include "chat/jinja/evaluator.h"
 #include "chat/jinja/py_format.h"
+#include "chat/jinja/str_ops.h"
 
 namespace ridge::chat::jinja {
 namespace {
@@ -25,32 +26,6 @@ Value no_attr(const Value& obj, std::string_view name) {
 Status type_error(std::string_view op, const Value& a, const Value& b) {
   return Status::usage(fmt::format("unsupported operand type(s) for {}: '{}' and '{}'", op,
                                    type_name(a), type_name(b)));
-}
-
-std::string html_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
 }
 
 bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }

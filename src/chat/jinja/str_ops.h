@@ -22,5 +22,7 @@ enum class CaseOp { kUpper, kLower, kTitle, kCapitalize, kSwap };
 TString py_case(const TString& s, CaseOp op);
 bool py_is_cased_upper(std::string_view s);  // str.isupper()
 bool py_is_cased_lower(std::string_view s);  // str.islower()
+// markupsafe's escape: & < > " ' as entities.
+std::string html_escape(std::string_view s);
 
 }  // namespace ridge::chat::jinja

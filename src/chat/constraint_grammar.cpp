@@ -1,0 +1,103 @@
+#include "chat/constraint_grammar.h"
+
+#include <fmt/format.h>
+
+#include "grammar/json_schema.h"
+
+namespace ridge::chat {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+// A GBNF string literal of `text`.
+std::string literal(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default: out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Thoughts may contain anything but "</" (the closing tag's start): close enough to free text.
+constexpr const char* kThinkRules =
+    "ridge-think-body ::= ([^<] | \"<\" [^/])*\n"
+    "ridge-think-ws ::= [ \\t\\n]{0,4}\n";
+
+// The JSON object one call writes, e.g. {"name": "f", "arguments": {...}}, as a JSON Schema.
+ordered_json call_object_schema(const ordered_json& tool, std::string_view args_key) {
+  const ordered_json& fn = tool["function"];
+  ordered_json params = fn.contains("parameters") && fn["parameters"].is_object()
+                            ? fn["parameters"]
+                            : ordered_json{{"type", "object"}};
+  ordered_json props = ordered_json::object();
+  props["name"] = {{"const", fn["name"]}};
+  props[std::string(args_key)] = std::move(params);
+  return {{"type", "object"},
+          {"properties", std::move(props)},
+          {"required", {"name", std::string(args_key)}},
+          {"additionalProperties", false}};
+}
+
+}  // namespace
+
+// The rules of kConstraintRoot: the reasoning block the model may write, then `payload`.
+static std::string reasoning_then(std::string_view payload, const ConstraintContext& ctx) {
+  const bool think = ctx.format.think_tags && ctx.allow_reasoning && !ctx.reasoning_closed &&
+                     ctx.format.tools != OutputFormat::kGemma4;
+  if (!think) return fmt::format("{} ::= {}\n", kConstraintRoot, payload);
+  if (ctx.starts_in_reasoning) {
+    return fmt::format("{}{} ::= ridge-think-body \"</think>\" ridge-think-ws {}\n", kThinkRules,
+                       kConstraintRoot, payload);
+  }
+  return fmt::format("{}{} ::= (\"<think>\" ridge-think-body \"</think>\" ridge-think-ws)? {}\n",
+                     kThinkRules, kConstraintRoot, payload);
+}
+
+std::string after_reasoning(const std::string& gbnf, const ConstraintContext& ctx) {
+  return gbnf + "\n" + reasoning_then("root", ctx);
+}
+
+Result<std::string> tool_call_gbnf(const ordered_json& tools, std::string_view only_name,
+                                   bool parallel, const ConstraintContext& ctx) {
+  std::string open, close, sep, args_key = "arguments";
+  switch (ctx.format.tools) {
+    case OutputFormat::kHermes:
+      open = "<tool_call>\n";
+      close = "\n</tool_call>";
+      sep = "\n";
+      break;
+    case OutputFormat::kLlama3Json:
+      args_key = "parameters";
+      parallel = false;  // Llama 3.x writes one call per turn
+      break;
+    default:
+      return Status::usage(fmt::format(
+          "tool_choice: ridge cannot force a tool call in this model's format ({}); use "
+          "\"auto\"", output_format_name(ctx.format.tools)));
+  }
+  ordered_json any_of = ordered_json::array();
+  for (const auto& t : tools) {
+    if (!only_name.empty() && t["function"]["name"] != only_name) continue;
+    any_of.push_back(call_object_schema(t, args_key));
+  }
+  if (any_of.empty()) return Status::usage("tool_choice: no tool to call");
+  const ordered_json schema = any_of.size() == 1 ? any_of[0] : ordered_json{{"anyOf", any_of}};
+  auto json_gbnf = grammar::json_schema_to_gbnf_ordered(schema);
+  if (!json_gbnf.ok()) return json_gbnf.status().with_prefix("tools");
+  // The converter's start rule becomes one call; ours wraps it in the model's markers.
+  std::string g = *json_gbnf + "\n";
+  g += fmt::format("ridge-call ::= {} root {}\n", literal(open), literal(close));
+  g += parallel ? fmt::format("ridge-calls ::= ridge-call ({} ridge-call)*\n", literal(sep))
+                : "ridge-calls ::= ridge-call\n";
+  return g + reasoning_then("ridge-calls", ctx);
+}
+
+}  // namespace ridge::chat
