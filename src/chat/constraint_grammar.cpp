@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "grammar/json_schema.h"
 
 namespace ridge::chat {
@@ -65,8 +67,56 @@ std::string after_reasoning(const std::string& gbnf, const ConstraintContext& ct
   return gbnf + "\n" + reasoning_then("root", ctx);
 }
 
+namespace {
+
+// Qwen3-Coder / Qwen3.5 XML calls: <tool_call>\n<function=NAME>\n then one
+// <parameter=P>\nVALUE\n</parameter>\n per argument, required ones first in the schema's order
+// (each once), optional ones after; values are free text without "</" (the model writes them as
+// text; the parser types them from the schema).
+std::string xml_calls_gbnf(const ordered_json& tools, std::string_view only_name, bool parallel) {
+  std::string g = "ridge-xml-value ::= ([^<] | \"<\" [^/])*\n";
+  std::string branches;
+  int n = 0;
+  for (const auto& t : tools) {
+    const ordered_json& fn = t["function"];
+    if (!only_name.empty() && fn["name"] != only_name) continue;
+    const std::string rule = fmt::format("ridge-xml-fn-{}", n++);
+    const ordered_json empty = ordered_json::object();
+    const ordered_json& params = fn.contains("parameters") ? fn["parameters"] : empty;
+    const ordered_json props = params.value("properties", ordered_json::object());
+    const ordered_json required = params.value("required", ordered_json::array());
+    auto param = [](const std::string& name) {
+      return fmt::format("\"<parameter=\" {} \">\\n\" ridge-xml-value \"\\n</parameter>\\n\"",
+                         literal(name));
+    };
+    std::string body = literal(fn["name"].get<std::string>() + ">\n");
+    std::string optional;
+    for (const auto& [name, schema] : props.items()) {
+      const bool req = std::find(required.begin(), required.end(), name) != required.end();
+      std::string& to = req ? body : optional;
+      to += req ? " " : (optional.empty() ? "" : " | ");
+      to += param(name);
+    }
+    if (!optional.empty()) body += fmt::format(" ({})*", optional);
+    g += fmt::format("{} ::= {}\n", rule, body);
+    if (!branches.empty()) branches += " | ";
+    branches += rule;
+  }
+  g += fmt::format("ridge-call ::= \"<tool_call>\\n<function=\" ({}) \"</function>\\n</tool_call>\"\n",
+                   branches);
+  g += parallel ? "ridge-calls ::= ridge-call (\"\\n\" ridge-call)*\n" : "ridge-calls ::= ridge-call\n";
+  return n == 0 ? std::string() : g;
+}
+
+}  // namespace
+
 Result<std::string> tool_call_gbnf(const ordered_json& tools, std::string_view only_name,
                                    bool parallel, const ConstraintContext& ctx) {
+  if (ctx.format.tools == OutputFormat::kQwenXml) {
+    std::string g = xml_calls_gbnf(tools, only_name, parallel);
+    if (g.empty()) return Status::usage("tool_choice: no tool to call");
+    return g + reasoning_then("ridge-calls", ctx);
+  }
   std::string open, close, sep, args_key = "arguments";
   switch (ctx.format.tools) {
     case OutputFormat::kHermes:

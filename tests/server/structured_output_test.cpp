@@ -285,5 +285,27 @@ TEST_F(StructuredOutput, HarmlessFieldsAreAccepted) {
   EXPECT_EQ(st, 200) << j.dump();
 }
 
+// A constrained sequence batched with an unconstrained one changes nothing for the latter: its
+// text is the one it gets alone (the mask is per sequence).
+TEST(JsonOutput, UnconstrainedNeighboursAreUnchanged) {
+  TestServer ts(ServerOptions{}, roomy_engine(), 1024);
+  const std::string plain = testing::chat_body("the same text", {{"max_tokens", 40}});
+  auto [st, alone] = ts.post("/v1/chat/completions", plain);
+  ASSERT_EQ(st, 200) << alone.dump();
+  ts.runner().step_ms = 2;  // both requests share steps
+  const std::string constrained = nlohmann::json(
+      {{"messages", {{{"role", "user"}, {"content", "json"}}}},
+       {"response_format", {{"type", "json_object"}}},
+       {"temperature", 0},
+       {"max_tokens", 200}}).dump();
+  std::thread other([&] { (void)ts.post("/v1/chat/completions", constrained); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto [st2, batched] = ts.post("/v1/chat/completions", plain);
+  other.join();
+  ASSERT_EQ(st2, 200) << batched.dump();
+  EXPECT_EQ(batched["choices"][0]["message"]["content"],
+            alone["choices"][0]["message"]["content"]);
+}
+
 }  // namespace
 }  // namespace ridge::server
