@@ -14,7 +14,7 @@ vocab="$here/../../shared/vocab/ggml-vocab-qwen2.gguf"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$build/ridge" synth --preset qwen3-0.6b --type "$type" --vocab "$vocab" -t "$threads" \
-    -o "$tmp/m.gguf" >/dev/null
+    -o "$tmp/m.gguf" >/dev/null 2>&1
 "$build/ridge" bench -m "$tmp/m.gguf" --batch 1 --ctx 128 -n 64 -t "$threads" --json --no-probe \
     >"$tmp/bench.json" 2>/dev/null
 "$build/bench/grammar_bench" --benchmark_format=json --benchmark_filter='Cold|Warm' \
