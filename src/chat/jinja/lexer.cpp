@@ -432,4 +432,18 @@ Result<std::vector<Segment>> lex_template(std::string_view source) {
   return Lexer(std::move(src)).run();
 }
 
+std::string describe_token(const Token& t) {
+  switch (t.type) {
+    case Token::Type::kEnd:
+      return "end of tag";
+    case Token::Type::kString:
+      return "string";
+    case Token::Type::kInt:
+    case Token::Type::kFloat:
+      return "number";
+    default:
+      return "'" + t.text + "'";
+  }
+}
+
 }  // namespace ridge::chat::jinja

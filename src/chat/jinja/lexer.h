@@ -14,12 +14,16 @@ namespace ridge::chat::jinja {
 
 struct Token {
   enum class Type { kName, kString, kInt, kFloat, kOp, kEnd };
+
   Type type = Type::kEnd;
   std::string text;  // name, operator, or the unescaped string value
   int64_t ival = 0;
   double fval = 0;
   int line = 0;
 };
+
+// "end of tag", "string", "number" or the quoted text, for error messages.
+std::string describe_token(const Token& t);
 
 struct Segment {
   enum class Type { kText, kPrint, kStatement };

@@ -19,33 +19,20 @@ struct DepthGuard {
   ~DepthGuard() { --*d; }
 };
 
-std::string describe(const Token& t) {
-  switch (t.type) {
-    case Token::Type::kEnd:
-      return "end of tag";
-    case Token::Type::kString:
-      return "string";
-    case Token::Type::kInt:
-    case Token::Type::kFloat:
-      return "number";
-    default:
-      return "'" + t.text + "'";
-  }
-}
 
 }  // namespace
 
 Status ExprParser::error(std::string_view msg) const { return template_error(cur().line, msg); }
 
 Status ExprParser::expect_op(std::string_view op) {
-  if (!is_op(op)) return error(fmt::format("expected '{}', got {}", op, describe(cur())));
+  if (!is_op(op)) return error(fmt::format("expected '{}', got {}", op, describe_token(cur())));
   advance();
   return ok_status();
 }
 
 Result<std::string> ExprParser::expect_name() {
   if (cur().type != Token::Type::kName) {
-    return error(fmt::format("expected a name, got {}", describe(cur())));
+    return error(fmt::format("expected a name, got {}", describe_token(cur())));
   }
   std::string n = cur().text;
   advance();
@@ -78,7 +65,7 @@ Result<ExprPtr> ExprParser::parse_tuple(bool with_condexpr, bool explicit_parens
   if (!is_tuple) {
     if (!items.empty()) return std::move(items[0]);
     if (!explicit_parens)
-      return error(fmt::format("expected an expression, got {}", describe(cur())));
+      return error(fmt::format("expected an expression, got {}", describe_token(cur())));
   }
   ExprPtr t = make(ExprKind::kTuple, line);
   t->args = std::move(items);
@@ -298,7 +285,7 @@ Result<ExprPtr> ExprParser::parse_primary() {
     advance();
     return e;
   }
-  return error(fmt::format("unexpected {}", describe(t)));
+  return error(fmt::format("unexpected {}", describe_token(t)));
 }
 
 Result<ExprPtr> ExprParser::parse_postfix(ExprPtr node) {

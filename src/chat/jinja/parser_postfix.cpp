@@ -5,24 +5,6 @@
 #include "chat/jinja/parser.h"
 
 namespace ridge::chat::jinja {
-namespace {
-
-std::string describe(const Token& t) {
-  switch (t.type) {
-    case Token::Type::kEnd:
-      return "end of tag";
-    case Token::Type::kString:
-      return "string";
-    case Token::Type::kInt:
-    case Token::Type::kFloat:
-      return "number";
-    default:
-      return "'" + t.text + "'";
-  }
-}
-
-}  // namespace
-
 Result<ExprPtr> ExprParser::parse_subscript(ExprPtr node) {
   int line = cur().line;
   if (is_op(".")) {
@@ -43,7 +25,7 @@ Result<ExprPtr> ExprParser::parse_subscript(ExprPtr node) {
       advance();
       return e;
     }
-    return error(fmt::format("expected an attribute name, got {}", describe(cur())));
+    return error(fmt::format("expected an attribute name, got {}", describe_token(cur())));
   }
   RIDGE_RETURN_IF_ERROR(expect_op("["));
   RIDGE_ASSIGN_OR_RETURN(ExprPtr sub, parse_subscribed());
