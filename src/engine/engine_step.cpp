@@ -71,11 +71,6 @@ FinishReason Engine::append_token(Sequence& seq, int32_t token, std::string& tex
 int32_t Engine::sample_constrained(Sequence& seq, std::span<const float> logits,
                                    RequestOutput& ev) {
   seq.matcher->fill_mask(mask_);
-  if (std::none_of(mask_.begin(), mask_.end(), [](uint8_t a) { return a != 0; })) {
-    ev.finish = FinishReason::kError;
-    ev.error = "the grammar allows no token of this vocabulary here";
-    return 0;
-  }
   int32_t token = 0;
   if (seq.n_logprobs >= 0) {
     sampling::SampleResult r = seq.sampler->sample_with_logprobs(logits, seq.tokens, seq.n_logprobs, mask_);
@@ -83,6 +78,13 @@ int32_t Engine::sample_constrained(Sequence& seq, std::span<const float> logits,
     ev.logprobs.push_back(std::move(r));
   } else {
     token = seq.sampler->sample(logits, seq.tokens, mask_);
+  }
+  // The sampler returns a banned token only when every token is banned (a dead end of the
+  // grammar in this vocabulary): one lookup instead of a scan of the mask.
+  if (mask_[static_cast<size_t>(token)] == 0) {
+    ev.finish = FinishReason::kError;
+    ev.error = "the grammar allows no token of this vocabulary here";
+    return token;
   }
   if (Status s = seq.matcher->accept_token(token); !s.ok()) {
     ev.finish = FinishReason::kError;

@@ -229,12 +229,15 @@ void GenerationRun::parse_event(OutputChannel::Event& e) {
   chat::OutputParser& p = *parsers_[e.choice];
   e.delta = p.push(e.out.text);
   if (e.out.finished()) append_delta(e.delta, p.finish());
+  const bool one_call = !req_.spec.chat.parallel_tool_calls;  // later calls are dropped
+  if (one_call) {
+    std::erase_if(e.delta.tool_calls, [](const chat::ToolCallDelta& t) { return t.index > 0; });
+  }
+  if (!e.out.finished()) return;
+  // The whole result is copied once, at the end (responses and finish reasons read it).
   ChoiceResult& c = choices_[e.choice];
   c.parsed = p.result();
-  if (!req_.spec.chat.parallel_tool_calls) {  // one call at most: later ones are dropped
-    std::erase_if(e.delta.tool_calls, [](const chat::ToolCallDelta& t) { return t.index > 0; });
-    if (c.parsed.tool_calls.size() > 1) c.parsed.tool_calls.resize(1);
-  }
+  if (one_call && c.parsed.tool_calls.size() > 1) c.parsed.tool_calls.resize(1);
 }
 
 GenerationRun::~GenerationRun() { abort_all(); }

@@ -31,12 +31,9 @@ constexpr std::array kCompletionKeys = {
 constexpr std::array kIgnoredKeys = {"store", "metadata", "service_tier", "prompt_cache_key",
                                      "safety_identifier", "prediction", "verbosity"};
 
-// The field's value, or nullptr when absent or null.
-const json* field(const json& body, const char* key) { return json_field(body, key); }
-
 std::optional<ApiError> get_number(const json& body, const char* key, double lo, double hi,
                                    bool lo_open, float& out) {
-  const json* v = field(body, key);
+  const json* v = json_field(body, key);
   if (!v) return std::nullopt;
   if (!v->is_number()) return wrong_type(key, *v, "a number");
   const double x = v->get<double>();
@@ -50,7 +47,7 @@ std::optional<ApiError> get_number(const json& body, const char* key, double lo,
 
 std::optional<ApiError> get_int(const json& body, const char* key, int64_t lo, int64_t hi,
                                 int64_t& out) {
-  const json* v = field(body, key);
+  const json* v = json_field(body, key);
   if (!v) return std::nullopt;
   if (!v->is_number_integer()) return wrong_type(key, *v, "an integer");
   const int64_t x = v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)
@@ -64,7 +61,7 @@ std::optional<ApiError> get_int(const json& body, const char* key, int64_t lo, i
 }
 
 std::optional<ApiError> get_bool(const json& body, const char* key, bool& out) {
-  const json* v = field(body, key);
+  const json* v = json_field(body, key);
   if (!v) return std::nullopt;
   if (!v->is_boolean()) return wrong_type(key, *v, "a boolean");
   out = v->get<bool>();
@@ -106,7 +103,7 @@ std::optional<ApiError> check_keys(const json& body, Endpoint endpoint, Generati
 }
 
 std::optional<ApiError> parse_prompt(const json& body, GenerationSpec& out) {
-  const json* p = field(body, "prompt");
+  const json* p = json_field(body, "prompt");
   if (!p) return invalid_param("prompt", "'prompt' is required");
   const json* one = p;
   if (p->is_array() && !p->empty() && !(*p)[0].is_number_integer()) {
@@ -133,7 +130,7 @@ std::optional<ApiError> parse_prompt(const json& body, GenerationSpec& out) {
 
 std::optional<ApiError> parse_stop(const json& body, const RequestLimits& limits,
                                    GenerationSpec& out) {
-  const json* s = field(body, "stop");
+  const json* s = json_field(body, "stop");
   if (!s) return std::nullopt;
   if (s->is_string()) {
     if (s->get<std::string>().empty()) return invalid_param("stop", "'stop' must not be empty");
@@ -155,7 +152,7 @@ std::optional<ApiError> parse_stop(const json& body, const RequestLimits& limits
 }
 
 std::optional<ApiError> parse_logit_bias(const json& body, GenerationSpec& out) {
-  const json* b = field(body, "logit_bias");
+  const json* b = json_field(body, "logit_bias");
   if (!b) return std::nullopt;
   if (!b->is_object()) return wrong_type("logit_bias", *b, "an object");
   for (const auto& [key, value] : b->items()) {
@@ -181,7 +178,7 @@ std::optional<ApiError> parse_logprobs(const json& body, const RequestLimits& li
     bool want = false;
     if (auto e = get_bool(body, "logprobs", want)) return e;
     if (auto e = get_int(body, "top_logprobs", 0, limits.max_top_logprobs, top)) return e;
-    if (field(body, "top_logprobs") && !want) {
+    if (json_field(body, "top_logprobs") && !want) {
       return invalid_param("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
     }
     if (want) out.n_logprobs = static_cast<int32_t>(top);
@@ -195,7 +192,7 @@ std::optional<ApiError> parse_logprobs(const json& body, const RequestLimits& li
 
 std::optional<ApiError> parse_stream(const json& body, GenerationSpec& out) {
   if (auto e = get_bool(body, "stream", out.stream)) return e;
-  const json* so = field(body, "stream_options");
+  const json* so = json_field(body, "stream_options");
   if (!so) return std::nullopt;
   if (!so->is_object()) return wrong_type("stream_options", *so, "an object");
   if (!out.stream) {
@@ -229,13 +226,13 @@ std::optional<ApiError> parse_sampling(const json& body, const RequestLimits& li
   if (auto e = get_number(body, "repetition_penalty", 0, 10, true, p.repetition_penalty)) return e;
   int64_t v = 0;
   if (auto e = get_int(body, "top_k", 0, INT32_MAX, v)) return e;
-  if (field(body, "top_k")) p.top_k = static_cast<int32_t>(v);
+  if (json_field(body, "top_k")) p.top_k = static_cast<int32_t>(v);
   v = -1;
-  const char* max_key = field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  const char* max_key = json_field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   if (auto e = get_int(body, max_key, 1, INT32_MAX, v)) return e;
   p.max_tokens = static_cast<int32_t>(v);
   p.seed = seed_if_absent;
-  if (const json* s = field(body, "seed")) {
+  if (const json* s = json_field(body, "seed")) {
     if (!s->is_number_integer()) return wrong_type("seed", *s, "an integer");
     p.seed = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
   }
@@ -280,7 +277,7 @@ std::optional<ApiError> parse_generation_request(const json& body, Endpoint endp
   out = GenerationSpec{};
   out.endpoint = endpoint;
   if (auto e = check_keys(body, endpoint, out)) return e;
-  if (const json* m = field(body, "model")) {
+  if (const json* m = json_field(body, "model")) {
     if (!m->is_string()) return wrong_type("model", *m, "a string");
     out.model = m->get<std::string>();
   }
@@ -303,7 +300,7 @@ std::optional<ApiError> parse_generation_request(const json& body, Endpoint endp
   int64_t prio = 0;
   if (auto e = get_int(body, "priority", INT32_MIN, INT32_MAX, prio)) return e;
   out.priority = static_cast<int32_t>(prio);
-  if (const json* u = field(body, "user")) {
+  if (const json* u = json_field(body, "user")) {
     if (!u->is_string()) return wrong_type("user", *u, "a string");
     out.user = u->get<std::string>();
   }

@@ -1,6 +1,7 @@
 // Helpers shared by the tokenizer tests: locating ../shared data and loading tokenizers.
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "gguf/writer.h"
 #include "tokenizer/gguf_vocab.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab.h"
 
 namespace ridge::tokenizer::testing {
 
@@ -25,6 +27,20 @@ inline std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+// SPM vocabulary with Llama 2's <unk> <s> </s> and the 256 byte tokens (ids 3..258), no pieces.
+inline VocabData spm_byte_vocab() {
+  VocabData d;
+  d.model = "llama";
+  d.tokens = {"<unk>", "<s>", "</s>"};
+  d.token_types = {2, 3, 3};
+  for (int b = 0; b < 256; ++b) {
+    d.tokens.push_back(fmt::format("<0x{:02X}>", b));
+    d.token_types.push_back(6);
+  }
+  d.scores.assign(d.tokens.size(), 0.0f);
+  return d;
 }
 
 // The built-in byte-level BPE tokenizer of `ridge synth` in a chat style (no shared data).

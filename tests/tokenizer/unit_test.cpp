@@ -4,6 +4,7 @@
 
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
+#include "test_util.h"
 #include "tokenizer/vocab.h"
 
 namespace ridge::tokenizer {
@@ -11,14 +12,7 @@ namespace {
 
 // SPM vocabulary: <unk> <s> </s>, 256 byte tokens, then a few pieces with scores.
 VocabData spm_data() {
-  VocabData d;
-  d.model = "llama";
-  d.tokens = {"<unk>", "<s>", "</s>"};
-  d.token_types = {2, 3, 3};
-  for (int b = 0; b < 256; ++b) {
-    d.tokens.push_back(fmt::format("<0x{:02X}>", b));
-    d.token_types.push_back(6);
-  }
+  VocabData d = testing::spm_byte_vocab();
   const std::pair<const char*, float> pieces[] = {
       {"\xE2\x96\x81", -1}, {"a", -2}, {"b", -2}, {"c", -2}, {"ab", -3}, {"bc", -1.5},
       {"\xE2\x96\x81" "a", -4}, {"<tool>", 0},

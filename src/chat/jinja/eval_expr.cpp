@@ -95,15 +95,7 @@ Result<Value> Renderer::eval_inner(const Expr& e, const ScopePtr& scope) {
     }
     case ExprKind::kTest: {
       RIDGE_ASSIGN_OR_RETURN(Value input, eval(*e.args[0], scope));
-      CallArgs args;
-      for (size_t i = 1; i < e.args.size(); ++i) {
-        RIDGE_ASSIGN_OR_RETURN(Value v, eval(*e.args[i], scope));
-        args.pos.push_back(std::move(v));
-      }
-      for (const auto& [k, x] : e.kwargs) {
-        RIDGE_ASSIGN_OR_RETURN(Value v, eval(*x, scope));
-        args.kw.emplace_back(k, std::move(v));
-      }
+      RIDGE_ASSIGN_OR_RETURN(CallArgs args, eval_args(e, scope));
       RIDGE_ASSIGN_OR_RETURN(bool b, apply_test(*this, e.fn_id, input, args));
       return Value::boolean(b != e.negated);
     }
@@ -188,6 +180,19 @@ Result<Value> Renderer::eval_compare(const Expr& e, const ScopePtr& scope) {
   return Value::boolean(true);
 }
 
+Result<CallArgs> Renderer::eval_args(const Expr& e, const ScopePtr& scope) {
+  CallArgs args;
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    RIDGE_ASSIGN_OR_RETURN(Value v, eval(*e.args[i], scope));
+    args.pos.push_back(std::move(v));
+  }
+  for (const auto& [k, x] : e.kwargs) {
+    RIDGE_ASSIGN_OR_RETURN(Value v, eval(*x, scope));
+    args.kw.emplace_back(k, std::move(v));
+  }
+  return args;
+}
+
 Result<Value> Renderer::eval_filter_chain(const Expr& e, const ScopePtr& scope,
                                           const Value& input) {
   Value in = input;
@@ -200,29 +205,13 @@ Result<Value> Renderer::eval_filter_chain(const Expr& e, const ScopePtr& scope,
   if (e.args[0] && block_chain(e.args[0].get())) {
     RIDGE_ASSIGN_OR_RETURN(in, eval_filter_chain(*e.args[0], scope, input));
   }
-  CallArgs args;
-  for (size_t i = 1; i < e.args.size(); ++i) {
-    RIDGE_ASSIGN_OR_RETURN(Value v, eval(*e.args[i], scope));
-    args.pos.push_back(std::move(v));
-  }
-  for (const auto& [k, x] : e.kwargs) {
-    RIDGE_ASSIGN_OR_RETURN(Value v, eval(*x, scope));
-    args.kw.emplace_back(k, std::move(v));
-  }
+  RIDGE_ASSIGN_OR_RETURN(CallArgs args, eval_args(e, scope));
   return apply_filter(*this, e.fn_id, in, args);
 }
 
 Result<Value> Renderer::eval_call(const Expr& e, const ScopePtr& scope, const Value* caller) {
   RIDGE_ASSIGN_OR_RETURN(Value fn, eval(*e.args[0], scope));
-  CallArgs args;
-  for (size_t i = 1; i < e.args.size(); ++i) {
-    RIDGE_ASSIGN_OR_RETURN(Value v, eval(*e.args[i], scope));
-    args.pos.push_back(std::move(v));
-  }
-  for (const auto& [k, x] : e.kwargs) {
-    RIDGE_ASSIGN_OR_RETURN(Value v, eval(*x, scope));
-    args.kw.emplace_back(k, std::move(v));
-  }
+  RIDGE_ASSIGN_OR_RETURN(CallArgs args, eval_args(e, scope));
   if (caller != nullptr) args.kw.emplace_back("caller", *caller);
   return call(fn, args);
 }

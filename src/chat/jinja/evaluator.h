@@ -55,6 +55,8 @@ class Renderer {
   Status exec_set(const Node& n, const ScopePtr& scope, Value v);
   Result<Value> eval_inner(const Expr& e, const ScopePtr& scope);
   Result<Value> eval_call(const Expr& e, const ScopePtr& scope, const Value* caller);
+  // e.args[1..] and e.kwargs evaluated: the arguments of a call, filter or test.
+  Result<CallArgs> eval_args(const Expr& e, const ScopePtr& scope);
   Result<Value> eval_filter_chain(const Expr& e, const ScopePtr& scope, const Value& input);
   Result<Value> eval_compare(const Expr& e, const ScopePtr& scope);
   Result<Value> call_macro(const Callable& m, const CallArgs& args);
