@@ -44,6 +44,12 @@ TEST(ChatTemplateFlags, BadValuesAreUsageErrors) {
   auto not_embedding = run_ridge("serve -m " + kStories + " --port 0 --embeddings");
   EXPECT_EQ(not_embedding.rc, 2) << not_embedding.text;
   EXPECT_NE(not_embedding.text.find("pooling_type"), std::string::npos) << not_embedding.text;
+  const std::string bad_lines = temp_file("ridge_batch_bad_", "{\"messages\": \"hi\"}\n");
+  auto bad_batch = run_ridge("batch -q -m " + kStories + " --prompts " + bad_lines);
+  EXPECT_EQ(bad_batch.rc, 2) << bad_batch.text;
+  EXPECT_NE(bad_batch.text.find("'messages' must be a non-empty array"), std::string::npos)
+      << bad_batch.text;
+  std::filesystem::remove(bad_lines);
   std::filesystem::remove(unsupported);
 }
 

@@ -61,6 +61,17 @@ assert all(abs(a - b) < 1e-7 for a, b in zip(floats, batched["data"][0]["embeddi
 short = post({"input": inputs[0], "dimensions": 8})["data"][0]["embedding"]
 assert len(short) == 8 and abs(math.sqrt(sum(x * x for x in short)) - 1) < 1e-5
 PY
+  # Bad input: a 400 naming the field.
+  for case in 'input:{}' 'input:{"input": []}' 'input:{"input": [[5, -1]]}' 'input:{"input": ""}' \
+              'dimensions:{"input": "x", "dimensions": 0}' \
+              'encoding_format:{"input": "x", "encoding_format": "hex"}' \
+              'truncate:{"input": "x", "truncate": true}'; do
+    want=${case%%:*}
+    body=${case#*:}
+    code=$(curl -s -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$port/v1/embeddings" -d "$body")
+    [ "$code" = 400 ] && grep -q "\"param\":\"$want\"" "$tmp/body" ||
+      { cat "$tmp/body"; echo "FAIL: $body gave $code, not a 400 naming $want"; exit 1; }
+  done
   # Generation endpoints are refused by an embedding server, with a 400 naming the route to use.
   code=$(curl -s -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$port/v1/completions" \
               -d '{"prompt": "x", "max_tokens": 2}')
