@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -17,5 +18,8 @@ Result<std::string> json_schema_to_gbnf(const nlohmann::json& schema);
 Result<std::string> json_schema_to_gbnf_ordered(const nlohmann::ordered_json& schema);
 // response_format {type: "json_object"}: any JSON object.
 std::string any_json_object_gbnf();
+// A regular expression (the `pattern` subset in docs/grammar.md) the whole text must match, as a
+// grammar whose start rule is "root".
+Result<std::string> regex_to_gbnf(std::string_view pattern);
 
 }  // namespace ridge::grammar

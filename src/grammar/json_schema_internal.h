@@ -19,6 +19,10 @@ std::string json_char_expr(uint32_t cp);
 // A GBNF expression for one JSON string character whose decoded value lies in the given sorted,
 // disjoint code point ranges. Control characters other than \t \n \r and \f are left out.
 std::string json_class_expr(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
+// The same two for plain text (no JSON escaping): one character cp, or one character of the
+// ranges (surrogates left out).
+std::string text_char_expr(uint32_t cp);
+std::string text_class_expr(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
 
 // The shared rules: "j-ws", "j-value", "j-object", "j-array", "j-string", "j-char", "j-number",
 // "j-integer", "j-boolean", "j-null", "j-hex", "j-date", "j-time", "j-date-time", "j-uuid".
@@ -34,9 +38,13 @@ constexpr int64_t kMaxIntegerMagnitude = 999999999999999999;  // 18 digits
 std::string string_not_in_expr(const std::vector<std::string>& keys,
                                const std::function<std::string(std::string)>& add_rule);
 
-// A regular expression (the subset in docs/grammar.md) as a GBNF expression over the inside of a
-// JSON string (between the quotes). Errors are one line without prefix.
-Result<std::string> regex_to_gbnf(std::string_view pattern);
+// A regular expression (the subset in docs/grammar.md) as a GBNF expression. kJsonString: over
+// the inside of a JSON string (between the quotes), searched unless anchored, as JSON Schema's
+// `pattern`. kText: over plain text, which must match the whole pattern. Errors are one line
+// without prefix.
+enum class RegexTarget { kJsonString, kText };
+Result<std::string> regex_to_gbnf(std::string_view pattern,
+                                  RegexTarget target = RegexTarget::kJsonString);
 
 // UTF-8 text -> code points; false if invalid.
 bool decode_utf8(std::string_view s, std::vector<uint32_t>* out);

@@ -129,6 +129,38 @@ std::string json_class_expr(const std::vector<std::pair<uint32_t, uint32_t>>& ra
   return out + ")";
 }
 
+std::string text_char_expr(uint32_t cp) {
+  std::string out = "\"";
+  out += gbnf_char(cp, false);
+  out += '"';
+  return out;
+}
+
+std::string text_class_expr(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
+  std::string raw;
+  auto add = [&](uint32_t a, uint32_t b) {
+    if (a > b) return;
+    raw += gbnf_char(a, true);
+    if (b > a) {
+      raw += '-';
+      raw += gbnf_char(b, true);
+    }
+  };
+  for (auto [lo, hi] : ranges) {
+    if (hi < 0xD800 || lo > 0xDFFF) {
+      add(lo, hi);
+      continue;
+    }
+    if (lo < 0xD800) add(lo, 0xD7FF);
+    if (hi > 0xDFFF) add(0xE000, hi);
+  }
+  if (raw.empty()) return "";
+  std::string out = "[";
+  out += raw;
+  out += ']';
+  return out;
+}
+
 std::string primitive_body(std::string_view name, std::vector<std::string>* deps) {
   struct Prim {
     const char* body;

@@ -50,7 +50,7 @@ struct Piece {
 
 class RegexConverter {
  public:
-  explicit RegexConverter(std::vector<uint32_t> p) : p_(std::move(p)) {}
+  RegexConverter(std::vector<uint32_t> p, RegexTarget target) : p_(std::move(p)), target_(target) {}
 
   Result<std::string> run() {
     bool start = false, end = false;
@@ -68,6 +68,7 @@ class RegexConverter {
     }
     RIDGE_ASSIGN_OR_RETURN(Piece body, alternatives(0));
     if (i_ < p_.size()) return fail("unbalanced ')'");
+    if (target_ == RegexTarget::kText) return fmt::format("( {} )", body.expr);
     return fmt::format("{}( {} ){}", start ? "" : "j-char* ", body.expr, end ? "" : " j-char*");
   }
 
@@ -276,7 +277,7 @@ class RegexConverter {
   }
 
   Result<Piece> class_piece(const Ranges& r) {
-    const std::string e = json_class_expr(r);
+    const std::string e = target_ == RegexTarget::kText ? text_class_expr(r) : json_class_expr(r);
     if (e.empty()) return fail("class matches no character that can be generated");
     return Piece{e, false};
   }
@@ -321,19 +322,20 @@ class RegexConverter {
       if (is_class) return class_piece(cls);
     }
     if (cp >= 0xD800 && cp <= 0xDFFF) return fail("surrogate code points are not supported");
-    return Piece{json_char_expr(cp), false};
+    return Piece{target_ == RegexTarget::kText ? text_char_expr(cp) : json_char_expr(cp), false};
   }
 
   std::vector<uint32_t> p_;
+  RegexTarget target_;
   size_t i_ = 0;
 };
 
 }  // namespace
 
-Result<std::string> regex_to_gbnf(std::string_view pattern) {
+Result<std::string> regex_to_gbnf(std::string_view pattern, RegexTarget target) {
   std::vector<uint32_t> cps;
   if (!decode_utf8(pattern, &cps)) return Status::usage("pattern: invalid UTF-8");
-  return RegexConverter(std::move(cps)).run();
+  return RegexConverter(std::move(cps), target).run();
 }
 
 }  // namespace ridge::grammar::detail

@@ -293,4 +293,14 @@ std::string any_json_object_gbnf() {
   return c.text(c.prim("j-object"));
 }
 
+Result<std::string> regex_to_gbnf(std::string_view pattern) {
+  auto expr = detail::regex_to_gbnf(pattern, detail::RegexTarget::kText);
+  if (!expr.ok()) {
+    std::string m(expr.status().message());
+    if (m.starts_with("pattern: ")) m.erase(0, 9);
+    return Status::usage(fmt::format("regex: {}", m));
+  }
+  return fmt::format("root ::= {}\n", *expr);
+}
+
 }  // namespace ridge::grammar

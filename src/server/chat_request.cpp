@@ -261,15 +261,20 @@ std::optional<ApiError> parse_output_constraint(const json& body, OutputConstrai
   out = OutputConstraint{};
   const json* rf = json_field(body, "response_format");
   const json* g = json_field(body, "grammar");
-  if (rf && g) {
-    return invalid_param("grammar", "'grammar' and 'response_format' cannot both be given");
+  const json* re = json_field(body, "regex");
+  if (int(rf != nullptr) + int(g != nullptr) + int(re != nullptr) > 1) {
+    return invalid_param(g ? "grammar" : "regex",
+                         "at most one of 'response_format', 'grammar' and 'regex' may be given");
   }
-  if (g) {
-    if (!g->is_string() || g->get<std::string>().empty()) {
-      return invalid_param("grammar", "'grammar' must be a non-empty string (GBNF)");
+  if (g || re) {
+    const char* key = g ? "grammar" : "regex";
+    const json& v = g ? *g : *re;
+    if (!v.is_string() || v.get<std::string>().empty()) {
+      return invalid_param(key, fmt::format("'{}' must be a non-empty string ({})", key,
+                                            g ? "GBNF" : "a regular expression"));
     }
-    out.kind = OutputConstraint::Kind::kGrammar;
-    out.grammar = g->get<std::string>();
+    out.kind = g ? OutputConstraint::Kind::kGrammar : OutputConstraint::Kind::kRegex;
+    out.grammar = v.get<std::string>();
     return std::nullopt;
   }
   if (!rf) return std::nullopt;

@@ -25,15 +25,16 @@ struct ChatOptions {
 
 // What the output must match (structured outputs). kNone: free text.
 struct OutputConstraint {
-  enum class Kind { kNone, kJsonObject, kJsonSchema, kGrammar };
+  enum class Kind { kNone, kJsonObject, kJsonSchema, kGrammar, kRegex };
   Kind kind = Kind::kNone;
   nlohmann::ordered_json schema;  // kJsonSchema
-  std::string grammar;    // kGrammar: GBNF text
+  std::string grammar;    // kGrammar: GBNF text; kRegex: the regular expression
 };
 
 // messages, tools, tool_choice, parallel_tool_calls, chat_template_kwargs, reasoning_effort.
 std::optional<ApiError> parse_chat_options(const nlohmann::ordered_json& body, ChatOptions& out);
-// response_format and grammar (a ridge/llama.cpp extension); at most one of them.
+// response_format, grammar (GBNF, a llama.cpp extension) and regex (an SGLang / vLLM extension);
+// at most one of them.
 std::optional<ApiError> parse_output_constraint(const nlohmann::ordered_json& body,
                                                 OutputConstraint& out);
 

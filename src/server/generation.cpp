@@ -82,7 +82,7 @@ std::optional<ApiError> output_grammar(const ModelContext& model, PreparedReques
   if (c.kind == Kind::kNone && !force_call) return std::nullopt;
   if (c.kind != Kind::kNone && force_call) {
     return invalid_param("tool_choice", "a forced tool call ('tool_choice') cannot be combined "
-                                        "with 'response_format' or 'grammar'");
+                                        "with 'response_format', 'grammar' or 'regex'");
   }
   chat::ConstraintContext ctx;
   if (spec.endpoint == Endpoint::kChat) {
@@ -91,8 +91,10 @@ std::optional<ApiError> output_grammar(const ModelContext& model, PreparedReques
     ctx.reasoning_closed = req.reasoning_closed;
     ctx.allow_reasoning = model.separate_reasoning;
   }
-  const char* field = force_call ? "tool_choice" : c.kind == Kind::kGrammar ? "grammar"
-                                                                            : "response_format";
+  const char* field = force_call                ? "tool_choice"
+                      : c.kind == Kind::kGrammar ? "grammar"
+                      : c.kind == Kind::kRegex   ? "regex"
+                                                 : "response_format";
   std::string gbnf;
   std::string root = "root";
   if (force_call) {
@@ -108,6 +110,7 @@ std::optional<ApiError> output_grammar(const ModelContext& model, PreparedReques
     gbnf = c.grammar;  // the client's grammar is the whole output
   } else {
     auto g = c.kind == Kind::kJsonObject ? Result<std::string>(grammar::any_json_object_gbnf())
+             : c.kind == Kind::kRegex    ? grammar::regex_to_gbnf(c.grammar)
                                          : grammar::json_schema_to_gbnf_ordered(c.schema);
     if (!g.ok()) return invalid_param(field, g.status().message());
     gbnf = chat::after_reasoning(*g, ctx);
@@ -141,7 +144,7 @@ std::optional<ApiError> prepare_generation(const ModelContext& model, const std:
   if (auto e = prompt_tokens(model, out)) return e;
   if (auto e = output_grammar(model, out)) return e;
   if (out.grammar && spec.ignore_eos) {
-    return invalid_param("ignore_eos", "'ignore_eos' cannot be combined with a grammar, "
+    return invalid_param("ignore_eos", "'ignore_eos' cannot be combined with a grammar, regex, "
                                        "response_format or a forced tool call");
   }
   const int64_t room = model.max_model_len - static_cast<int64_t>(out.prompt.size());

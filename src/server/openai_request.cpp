@@ -21,12 +21,12 @@ constexpr std::array kChatKeys = {
     "min_p", "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
     "logit_bias", "logprobs", "top_logprobs", "user", "stream", "stream_options", "ignore_eos",
     "priority", "tools", "tool_choice", "parallel_tool_calls", "chat_template_kwargs",
-    "reasoning_effort", "response_format", "grammar"};
+    "reasoning_effort", "response_format", "grammar", "regex"};
 constexpr std::array kCompletionKeys = {
     "model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p",
     "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
     "logit_bias", "logprobs", "user", "stream", "stream_options", "echo", "best_of", "ignore_eos",
-    "priority", "response_format", "grammar"};
+    "priority", "response_format", "grammar", "regex"};
 // OpenAI fields that do not change the answer: accepted, reported, without effect.
 constexpr std::array kIgnoredKeys = {"store", "metadata", "service_tier", "prompt_cache_key",
                                      "safety_identifier", "prediction", "verbosity"};

@@ -3,6 +3,8 @@
 // carry it as OpenAI's tool_calls / reasoning_content / JSON content, streamed and not.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "test_server_util.h"
 
 namespace ridge::server {
@@ -265,6 +267,47 @@ TEST_F(StructuredOutput, BadGrammarsAndSchemasAre400s) {
   EXPECT_EQ(st, 400);
   EXPECT_EQ(j["error"]["param"], "response_format") << j.dump();
   EXPECT_NE(j["error"]["message"].get<std::string>().find("patternProperties"), std::string::npos);
+}
+
+TEST(RegexOutput, WholeOutputMatchesThePattern) {
+  TestServer ts(ServerOptions{}, roomy_engine(), 1024);
+  const std::string pattern = R"((yes|no), [0-9]{3}-[a-z]{2,4}\.)";
+  const std::regex oracle(pattern);
+  for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
+    json j = {{"regex", pattern}, {"temperature", 0}, {"max_tokens", 100}};
+    if (std::string_view(path) == "/v1/completions") {
+      j["prompt"] = "answer:";
+    } else {
+      j["messages"] = {{{"role", "user"}, {"content", "answer"}}};
+    }
+    auto [st, r] = ts.post(path, j.dump());
+    ASSERT_EQ(st, 200) << r.dump();
+    const json& ch = r["choices"][0];
+    const std::string text = ch.contains("message") ? ch["message"]["content"] : ch["text"];
+    EXPECT_TRUE(std::regex_match(text, oracle)) << path << ": " << text;
+    EXPECT_EQ(ch["finish_reason"], "stop") << text;
+  }
+}
+
+TEST_F(StructuredOutput, BadRegexesAre400s) {
+  json j = {{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"regex", "(a"}};
+  auto [st, r] = ts_.post("/v1/chat/completions", j.dump());
+  EXPECT_EQ(st, 400);
+  EXPECT_EQ(r["error"]["param"], "regex") << r.dump();
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("regex: unclosed '('"),
+            std::string::npos) << r.dump();
+  j["regex"] = "a(?=b)";
+  std::tie(st, r) = ts_.post("/v1/chat/completions", j.dump());
+  EXPECT_EQ(st, 400);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("lookaround"), std::string::npos);
+  j["regex"] = "";
+  std::tie(st, r) = ts_.post("/v1/chat/completions", j.dump());
+  EXPECT_EQ(st, 400);
+  j["regex"] = "a+";
+  j["grammar"] = "root ::= \"a\"";
+  std::tie(st, r) = ts_.post("/v1/chat/completions", j.dump());
+  EXPECT_EQ(st, 400);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("at most one"), std::string::npos);
 }
 
 TEST_F(StructuredOutput, ApplyTemplateRendersWithoutGenerating) {
