@@ -5,9 +5,11 @@
 //   <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>
 //   (or " to=functions.NAME<|channel|>commentary json", as the template writes it) -> a tool call
 //   <|channel|>commentary<|message|>... (no recipient: a preamble) -> content
-// Text outside any header (a model not following Harmony) is content.
+// Text outside any header (a model not following Harmony) is content. A call is committed once
+// its header is complete and its body's arguments object has begun, then streamed.
 #include <algorithm>
 
+#include "chat/json_stream.h"
 #include "chat/output_internal.h"
 
 namespace ridge::chat {
@@ -113,6 +115,9 @@ class HarmonyEngine final : public OutputParser::Engine {
       dest_ = Dest::kTool;
       tool_name_ = recipient.starts_with("functions.") ? recipient.substr(10) : recipient;
       tool_body_.clear();
+      tool_args_ = ArgsStream();
+      tool_open_ = false;
+      tool_failed_ = tool_name_.empty();
     } else if (channel == "analysis") {
       dest_ = Dest::kReasoning;
       if (!opts_.separate_reasoning) out.content.append(buf_, 0, p + kMessage.size());
@@ -147,7 +152,29 @@ class HarmonyEngine final : public OutputParser::Engine {
         (opts_.separate_reasoning ? out.reasoning_content : out.content) += s;
         break;
       case Dest::kContent: out.content += s; break;
-      case Dest::kTool: tool_body_ += s; break;
+      case Dest::kTool: tool_text(s, out); break;
+    }
+  }
+
+  // A call's body: committed once its arguments object has begun, then streamed; held back
+  // until then (it is content if it turns out not to be arguments).
+  void tool_text(std::string_view s, OutputDelta& out) {
+    if (!tool_open_) tool_body_ += s;
+    if (tool_failed_ || tool_args_.done()) return;
+    Calls sink = calls(out);
+    for (char c : s) {
+      const ArgsStream::Status st = tool_args_.feed(c);
+      if (st == ArgsStream::Status::kError) {
+        tool_failed_ = true;  // after the commit: the rest of the body is dropped
+        return;
+      }
+      if (!tool_open_ && tool_args_.ready()) {
+        sink.begin(tool_name_, "");
+        tool_open_ = true;
+        tool_body_.clear();
+      }
+      if (tool_open_) tool_args_.send(sink);
+      if (st == ArgsStream::Status::kDone) return;
     }
   }
 
@@ -155,14 +182,14 @@ class HarmonyEngine final : public OutputParser::Engine {
   void end_body(std::string_view marker, OutputDelta& out) {
     if (dest_ == Dest::kReasoning && !opts_.separate_reasoning) out.content += marker;
     if (dest_ == Dest::kTool) {
-      RawCall call;
-      call.name = tool_name_;
-      if (!call.name.empty() && arguments_text(parse_json(trim(tool_body_)), call.arguments)) {
-        emit_call(std::move(call), out);
+      if (tool_open_) {
+        Calls sink = calls(out);
+        tool_args_.close(sink);  // nothing when they are complete
       } else {
         out.content += tool_body_;  // arguments that do not parse stay content
       }
       tool_body_.clear();
+      tool_open_ = false;
     }
     dest_ = Dest::kContent;
   }
@@ -174,7 +201,10 @@ class HarmonyEngine final : public OutputParser::Engine {
   std::string buf_;
   size_t header_scan_ = 0;
   std::string tool_name_;
-  std::string tool_body_;
+  std::string tool_body_;  // until the call is committed
+  ArgsStream tool_args_;
+  bool tool_open_ = false;    // the call was committed
+  bool tool_failed_ = false;  // not arguments (or malformed after the commit)
 };
 
 }  // namespace

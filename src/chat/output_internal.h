@@ -56,28 +56,59 @@ class JsonExtent {
 
 // Parses JSON without throwing; a discarded value on error.
 nlohmann::json parse_json(std::string_view text);
-// A JSON object's compact text (invalid UTF-8 replaced).
+// A JSON value's compact text (invalid UTF-8 replaced).
 std::string dump_json(const nlohmann::json& j);
-// The "arguments" member of a call object as object text: an object, or a string holding one.
-// False when it is neither (then the call is malformed).
-bool arguments_text(const nlohmann::json& args, std::string& out);
 
-struct RawCall {
-  std::string name;
-  std::string arguments;  // JSON object text
-  std::string id;         // when the model wrote one (Mistral)
+// Where a block sends its calls while it is scanned: a call is committed (begin) once its name is
+// certain and its arguments have begun; its arguments then follow in fragments whose
+// concatenation is the call's JSON object text. Calls are numbered in order by the engine.
+class CallSink {
+ public:
+  virtual void begin(std::string name, std::string id) = 0;
+  virtual void args(std::string_view fragment) = 0;  // of the call begun last
+
+ protected:
+  ~CallSink() = default;
 };
 
 // A tool-call block: the text from an opening marker found in content up to its end.
 class ToolBlock {
  public:
   virtual ~ToolBlock() = default;
-  // The block so far (it only grows); scans the new part and returns the block's length once it
-  // is complete, else npos.
-  virtual size_t find_end(std::string_view block) = 0;
-  // Parses the block: complete, or cut by the end of generation (complete == false). False when
-  // it is not a well-formed call: the block then stays content.
-  virtual bool parse(std::string_view block, bool complete, std::vector<RawCall>& out) = 0;
+  // The block so far (it only grows); scans the new part, commits calls and sends what is certain
+  // of them to `sink`; returns the block's length once it is complete, else npos.
+  virtual size_t find_end(std::string_view block, CallSink& sink) = 0;
+  // The block ends: complete, or cut by the end of generation (complete == false; then `block`
+  // may be shorter than what was scanned). A block that committed calls closes the open one's
+  // arguments and returns true; one that did not either sends its calls whole now (true) or is
+  // not a call (false: it stays content).
+  virtual bool finish(std::string_view block, bool complete, CallSink& sink) = 0;
+};
+
+// Qwen3-Coder's XML body <function=NAME><parameter=P>V</parameter>...</function>, streamed: the
+// call is committed at the name's '>', each parameter is sent ({"P":V or ,"P":V) once its value
+// has ended, "}" at </function> (tool_calls_xml.cpp).
+class XmlCallStream {
+ public:
+  explicit XmlCallStream(const nlohmann::json& tools) : tools_(tools) {}
+  // `body`: the text from "<function=" on (it only grows), up to the block's first "</function>"
+  // included once there is one.
+  void scan(std::string_view body, CallSink& sink);
+  bool committed() const { return committed_; }
+  // The block ends: closes a committed call's arguments.
+  void close(CallSink& sink);
+
+ private:
+  enum class St { kName, kBetween, kParamName, kValue, kDone, kError };
+  void send_param(std::string_view value, CallSink& sink);
+  const nlohmann::json& tools_;
+  St st_ = St::kName;
+  size_t pos_ = 0;   // start of the item being read
+  size_t scan_ = 0;  // how far a value's end has been looked for
+  std::string name_;
+  std::string param_;
+  bool committed_ = false;
+  bool any_param_ = false;
 };
 
 // A family's tool-call syntax inside content.
@@ -96,10 +127,6 @@ std::unique_ptr<ToolBlock> make_llama3_block(size_t marker_index, const ParserOp
 std::unique_ptr<ToolBlock> make_mistral_block(size_t marker_index, const ParserOptions& o);
 std::unique_ptr<ToolBlock> make_deepseek_block(size_t marker_index, const ParserOptions& o);
 std::unique_ptr<ToolBlock> make_gemma4_block(size_t marker_index, const ParserOptions& o);
-// Hermes' JSON body {"name": ..., "arguments": ...} (Llama 3 also accepts "parameters").
-bool parse_json_call(std::string_view text, RawCall& out);
-// Qwen3-Coder's XML body <function=NAME><parameter=P>V</parameter>...</function>.
-bool parse_xml_call(std::string_view text, const nlohmann::json& tools, RawCall& out);
 
 // The streaming state machine of one family.
 class OutputParser::Engine {
@@ -110,8 +137,20 @@ class OutputParser::Engine {
   virtual void finish(OutputDelta& out) = 0;
 
  protected:
-  // Appends a complete call to out (index, id and the whole arguments in one delta).
-  void emit_call(RawCall call, OutputDelta& out);
+  // The sink that sends calls into `out`: a call's first delta has its index, id and name, the
+  // following ones its argument fragments (joined per call within one OutputDelta).
+  class Calls final : public CallSink {
+   public:
+    Calls(Engine& e, OutputDelta& out) : e_(e), out_(out) {}
+    void begin(std::string name, std::string id) override;
+    void args(std::string_view fragment) override;
+
+   private:
+    Engine& e_;
+    OutputDelta& out_;
+  };
+  Calls calls(OutputDelta& out) { return Calls(*this, out); }
+  int calls_sent() const { return next_index_; }
 
  private:
   std::string new_id();

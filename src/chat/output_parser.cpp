@@ -1,5 +1,5 @@
 // OutputParser: picks the family's engine, assembles the result from the deltas, names the
-// calls (index, id).
+// calls (index, id) and sends their deltas.
 #include "chat/output_parser.h"
 
 #include "chat/output_internal.h"
@@ -68,13 +68,22 @@ std::string OutputParser::Engine::new_id() {
   return id;
 }
 
-void OutputParser::Engine::emit_call(RawCall call, OutputDelta& out) {
+void OutputParser::Engine::Calls::begin(std::string name, std::string id) {
   ToolCallDelta d;
-  d.index = next_index_++;
-  d.id = call.id.empty() ? new_id() : std::move(call.id);
-  d.name = std::move(call.name);
-  d.arguments_fragment = std::move(call.arguments);
-  out.tool_calls.push_back(std::move(d));
+  d.index = e_.next_index_++;
+  d.id = id.empty() ? e_.new_id() : std::move(id);
+  d.name = std::move(name);
+  out_.tool_calls.push_back(std::move(d));
+}
+
+void OutputParser::Engine::Calls::args(std::string_view fragment) {
+  if (fragment.empty() || e_.next_index_ == 0) return;
+  const int index = e_.next_index_ - 1;
+  auto& calls = out_.tool_calls;
+  if (calls.empty() || calls.back().index != index || !calls.back().name.empty()) {
+    calls.push_back({.index = index, .id = {}, .name = {}, .arguments_fragment = {}});
+  }
+  calls.back().arguments_fragment += fragment;
 }
 
 OutputParser::OutputParser(ParserOptions opts) {

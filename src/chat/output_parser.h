@@ -26,14 +26,14 @@ struct ToolCallDelta {
   int index = 0;
   std::string id;    // set in the first delta of a call only
   std::string name;  // set in the first delta of a call only
-  std::string arguments_fragment;
+  std::string arguments_fragment;  // empty in the first delta; the fragments add up to arguments
 };
 
 struct OutputDelta {
   std::string content;
   std::string reasoning_content;
-  // OpenAI semantics: the first delta of a call carries id + name (+ maybe args), later ones
-  // only argument fragments.
+  // OpenAI semantics: the first delta of a call carries id + name, later ones only argument
+  // fragments (one entry per call after the first delta).
   std::vector<ToolCallDelta> tool_calls;
   bool empty() const { return content.empty() && reasoning_content.empty() && tool_calls.empty(); }
 };
@@ -63,9 +63,11 @@ class OutputParser {
 
   // Feeds the next piece of generated text (UTF-8 complete). Returns what may be sent now: text
   // that could still be the start of a marker (e.g. "<tool" or "<th") is held back until it is
-  // decided; a tool call is sent when it is complete (docs/chat_output.md).
+  // decided; a tool call's first delta is sent once its name is certain and its arguments have
+  // begun, then its arguments in fragments (docs/chat_output.md).
   OutputDelta push(std::string_view text);
-  // End of generation: flushes everything held back (an unfinished tool call becomes content).
+  // End of generation: flushes everything held back (an unfinished tool call becomes content if
+  // it was not sent yet, else its arguments are closed into valid JSON).
   // Further push() / finish() calls return nothing.
   OutputDelta finish();
   // The whole result so far (the concatenation of all deltas, tool calls assembled).

@@ -130,19 +130,4 @@ std::string dump_json(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-bool arguments_text(const nlohmann::json& args, std::string& out) {
-  if (args.is_object()) {
-    out = dump_json(args);
-    return true;
-  }
-  if (args.is_string()) {  // arguments sent as JSON text, as OpenAI does
-    const auto inner = parse_json(args.get_ref<const std::string&>());
-    if (inner.is_object()) {
-      out = dump_json(inner);
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace ridge::chat

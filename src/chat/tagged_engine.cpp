@@ -132,22 +132,23 @@ class TaggedEngine final : public OutputParser::Engine {
     block_.assign(buf_, at);
     buf_.clear();
     block_syntax_ = syntax_.make_block(marker_index, opts_);
+    block_first_call_ = calls_sent();
     json_start_block_ = marker_index == std::string_view::npos;
     mode_ = Mode::kBlock;
   }
 
   bool step_block(bool eof, OutputDelta& out) {
-    const size_t end = block_syntax_->find_end(block_);
+    Calls sink = calls(out);
+    const size_t end = block_syntax_->find_end(block_, sink);
     if (end == std::string_view::npos && !eof) return false;
     const bool complete = end != std::string_view::npos;
     size_t len = complete ? end : block_.size();
-    if (!complete) {  // cut by the end of generation, or of the turn
+    // Cut by the end of generation, or of the turn (a committed call has taken the text).
+    if (!complete && calls_sent() == block_first_call_) {
       const MarkerHit turn_end = find_marker(block_, syntax_.end_markers);
       if (turn_end.found()) len = turn_end.pos;
     }
-    std::vector<RawCall> calls;
-    if (block_syntax_->parse(std::string_view(block_).substr(0, len), complete, calls)) {
-      for (RawCall& c : calls) emit_call(std::move(c), out);
+    if (block_syntax_->finish(std::string_view(block_).substr(0, len), complete, sink)) {
       // Whitespace around calls is dropped, except that the whitespace before the first call
       // separates the content before it from content after the calls.
       if (!after_call_) ws_ = std::move(block_ws_);
@@ -223,6 +224,7 @@ class TaggedEngine final : public OutputParser::Engine {
   std::string block_ws_;  // whitespace dropped before it (restored if it is not a call)
   std::unique_ptr<ToolBlock> block_syntax_;
   bool json_start_block_ = false;
+  int block_first_call_ = 0;  // calls sent before the block
 };
 
 }  // namespace

@@ -7,53 +7,44 @@
 #include <algorithm>
 #include <cctype>
 
+#include "chat/json_stream.h"
 #include "chat/output_internal.h"
 
 namespace ridge::chat {
 namespace {
 
-bool known_tool(const nlohmann::json& tools, const std::string& name) {
-  if (!tools.is_array() || tools.empty()) return true;  // nothing to check against
-  for (const auto& t : tools) {
-    if (!t.is_object()) continue;
-    const auto f = t.find("function");
-    const nlohmann::json& def = (f != t.end() && f->is_object()) ? *f : t;
-    const auto n = def.find("name");
-    if (n != def.end() && n->is_string() && n->get_ref<const std::string&>() == name) return true;
-  }
-  return false;
-}
-
+// The JSON call at the start of the content: committed once its name is one of the request's tools
+// and its "parameters" have begun, streamed from there; until then it is held back, and a JSON
+// object that is not such a call is content.
 class JsonBlock final : public ToolBlock {
  public:
-  explicit JsonBlock(const ParserOptions& o) : tools_(o.tools) {}
+  explicit JsonBlock(const ParserOptions& o)
+      : call_(CallRules{.arguments_required = true, .check_type = true, .tools = &o.tools,
+                        .keep_id = false}) {}
 
-  size_t find_end(std::string_view block) override {
+  size_t find_end(std::string_view block, CallSink& sink) override {
     while (pos_ < block.size()) {
-      if (json_.feed(block[pos_++])) return pos_;
+      const char c = block[pos_++];
+      if (!call_.failed() && !call_.done()) call_.feed(c, sink);
+      if (json_.feed(c)) return pos_;
     }
     return std::string_view::npos;
   }
 
-  bool parse(std::string_view block, bool complete, std::vector<RawCall>& out) override {
-    if (!complete) return false;
-    const nlohmann::json j = parse_json(block);
-    if (!j.is_object() || (!j.contains("parameters") && !j.contains("arguments"))) return false;
-    if (j.contains("type") && j["type"] != "function") return false;
-    RawCall call;
-    if (!parse_json_call(block, call) || !known_tool(tools_, call.name)) return false;
-    out.push_back(std::move(call));
+  bool finish(std::string_view /*block*/, bool /*complete*/, CallSink& sink) override {
+    if (!call_.committed()) return false;
+    call_.close(sink);
     return true;
   }
 
  private:
-  const nlohmann::json& tools_;
+  CallObjectStream call_;
   size_t pos_ = 0;
   JsonExtent json_;
 };
 
 // NAME.call(key="value", key2=3): the arguments as a JSON object, or false.
-bool parse_builtin_call(std::string_view body, RawCall& out) {
+bool parse_builtin_call(std::string_view body, std::string& name_out, std::string& args_out) {
   const size_t dot = body.find(".call(");
   if (dot == std::string_view::npos || !body.ends_with(")")) return false;
   const std::string_view name = trim(body.substr(0, dot));
@@ -93,38 +84,125 @@ bool parse_builtin_call(std::string_view body, RawCall& out) {
       rest.remove_prefix(1);
     }
   }
-  out.name = std::string(name);
-  out.arguments = dump_json(args);
+  name_out = std::string(name);
+  args_out = dump_json(args);
   return true;
 }
 
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// After <|python_tag|>, up to <|eom_id|> / <|eot_id|> or the end: a JSON call (streamed as in
+// Hermes), NAME.call(...) (sent whole at the end: only the end tells it from code), or code
+// (committed as "python" as soon as it cannot be NAME.call(...), its text streamed).
 class PythonTagBlock final : public ToolBlock {
  public:
-  size_t find_end(std::string_view block) override {
-    static constexpr std::string_view kEnds[] = {"<|eom_id|>", "<|eot_id|>"};
+  size_t find_end(std::string_view block, CallSink& sink) override {
     const MarkerHit hit = find_marker(block.substr(pos_), kEnds);
-    if (hit.found()) return pos_ + hit.pos;  // the end marker stays for the content to drop
+    if (hit.found()) {  // the end marker stays for the content to drop
+      scan(block.substr(0, pos_ + hit.pos), sink);
+      return pos_ + hit.pos;
+    }
     pos_ = std::max(pos_, block.size() - std::min<size_t>(block.size(), 9));
+    scan(block.substr(0, block.size() - partial_marker_suffix(block, kEnds)), sink);
     return std::string_view::npos;
   }
 
-  bool parse(std::string_view block, bool /*complete*/, std::vector<RawCall>& out) override {
+  bool finish(std::string_view block, bool /*complete*/, CallSink& sink) override {
+    if (mode_ == Mode::kCode) {
+      send_code(block, block.size(), sink);
+      std::string tail;
+      writer_.flush(tail);  // an incomplete UTF-8 sequence at the end
+      tail += "\"}";
+      sink.args(tail);
+      return true;
+    }
+    if (mode_ == Mode::kJson) {
+      if (!call_.committed()) return false;
+      call_.close(sink);
+      return true;
+    }
     const std::string_view body = trim(block.substr(kTag.size()));
     if (body.empty()) return false;
-    RawCall call;
-    if (body.starts_with("{")) {
-      if (!parse_json_call(body, call)) return false;
-    } else if (!parse_builtin_call(body, call)) {
-      call.name = "python";
-      call.arguments = dump_json(nlohmann::json{{"code", std::string(body)}});
+    std::string name;
+    std::string args;
+    if (!parse_builtin_call(body, name, args)) {
+      name = "python";
+      args = dump_json(nlohmann::json{{"code", std::string(body)}});
     }
-    out.push_back(std::move(call));
+    sink.begin(std::move(name), "");
+    sink.args(args);
     return true;
   }
 
  private:
+  enum class Mode { kLead, kJson, kName, kCallDot, kWhole, kCode };
   static constexpr std::string_view kTag = "<|python_tag|>";
-  size_t pos_ = kTag.size();
+  static constexpr std::string_view kDotCall = ".call(";
+  static constexpr std::string_view kEnds[] = {"<|eom_id|>", "<|eot_id|>"};
+
+  // `text`: the block up to where it may end.
+  void scan(std::string_view text, CallSink& sink) {
+    for (; scan_ < text.size() && mode_ != Mode::kCode; ++scan_) {
+      const char c = text[scan_];
+      switch (mode_) {
+        case Mode::kLead:
+          if (is_space(c)) break;
+          begin_ = scan_;
+          mode_ = c == '{' ? Mode::kJson : ident_char(c) ? Mode::kName : Mode::kCode;
+          if (mode_ == Mode::kJson) call_.feed(c, sink);
+          break;
+        case Mode::kJson:
+          if (!call_.failed() && !call_.done()) call_.feed(c, sink);
+          break;
+        case Mode::kName:
+          if (c == '.') {
+            mode_ = Mode::kCallDot;
+            dot_ = 1;
+          } else if (is_space(c)) {
+            spaced_ = true;  // only ".call(" may follow
+          } else if (spaced_ || !ident_char(c)) {
+            mode_ = Mode::kCode;
+          }
+          break;
+        case Mode::kCallDot:
+          if (c != kDotCall[dot_]) {
+            mode_ = Mode::kCode;
+          } else if (++dot_ == kDotCall.size()) {
+            mode_ = Mode::kWhole;
+          }
+          break;
+        case Mode::kWhole:
+        case Mode::kCode: break;
+      }
+      if (mode_ == Mode::kCode) {
+        sink.begin("python", "");
+        sink.args("{\"code\":\"");
+        sent_ = begin_;
+      }
+    }
+    if (mode_ == Mode::kCode) send_code(text, rtrim_len(text), sink);
+    scan_ = std::max(scan_, text.size());
+  }
+
+  // The code up to `end` (trailing whitespace is held: it is trimmed at the end).
+  void send_code(std::string_view text, size_t end, CallSink& sink) {
+    end = std::min(end, rtrim_len(text));
+    if (end <= sent_) return;
+    std::string frag;
+    for (size_t i = sent_; i < end; ++i) writer_.text(static_cast<unsigned char>(text[i]), frag);
+    sent_ = end;
+    sink.args(frag);
+  }
+
+  Mode mode_ = Mode::kLead;
+  size_t pos_ = kTag.size();   // where the end marker is looked for
+  size_t scan_ = kTag.size();  // next character to classify
+  size_t begin_ = 0;           // first character of the body
+  size_t sent_ = 0;            // code sent up to here
+  size_t dot_ = 0;
+  bool spaced_ = false;  // whitespace after the name
+  CallObjectStream call_{CallRules{}};
+  JsonStringWriter writer_;
 };
 
 }  // namespace

@@ -2,9 +2,13 @@
 //   Nemo:     [TOOL_CALLS][{"name": N, "arguments": {...}, "id": "abcdefghi"}, ...]
 //   Small 3.2: [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}   ([CALL_ID]ID optional; one call per
 //              [TOOL_CALLS], repeated for several)
-// A model-written id is kept; otherwise ids are 9 alphanumerics, as the templates require.
+// A model-written id is kept when it comes before the arguments (once a call's name has been sent,
+// its id cannot change); otherwise ids are 9 alphanumerics, as the templates require. Calls are
+// committed once the name is known and the arguments object has begun, then streamed.
 #include <algorithm>
+#include <optional>
 
+#include "chat/json_stream.h"
 #include "chat/output_internal.h"
 
 namespace ridge::chat {
@@ -15,9 +19,54 @@ constexpr std::string_view kArgs = "[ARGS]";
 constexpr std::string_view kCallId = "[CALL_ID]";
 constexpr size_t kMaxName = 256;
 
+// Nemo's array of call objects, each streamed as in Hermes (an "id" written before the
+// arguments is kept).
+class NemoArray {
+ public:
+  void feed(char c, CallSink& sink) {
+    switch (st_) {
+      case St::kOpen:
+        st_ = c == '[' ? St::kFirst : St::kError;
+        break;
+      case St::kFirst:
+      case St::kNext:
+        if (is_space(c)) break;
+        if (c != '{') {
+          st_ = St::kError;
+          break;
+        }
+        call_.emplace(CallRules{.keep_id = true});
+        st_ = St::kCall;
+        [[fallthrough]];
+      case St::kCall:
+        call_->feed(c, sink);
+        committed_ = committed_ || call_->committed();
+        if (call_->failed()) st_ = St::kError;
+        if (call_->done()) st_ = St::kAfter;
+        break;
+      case St::kAfter:
+        if (is_space(c)) break;
+        st_ = c == ',' ? St::kNext : c == ']' ? St::kDone : St::kError;
+        break;
+      case St::kDone:
+      case St::kError: break;
+    }
+  }
+  bool committed() const { return committed_; }
+  void close(CallSink& sink) {
+    if (call_) call_->close(sink);
+  }
+
+ private:
+  enum class St { kOpen, kFirst, kCall, kAfter, kNext, kDone, kError };
+  St st_ = St::kOpen;
+  std::optional<CallObjectStream> call_;
+  bool committed_ = false;
+};
+
 class MistralBlock final : public ToolBlock {
  public:
-  size_t find_end(std::string_view block) override {
+  size_t find_end(std::string_view block, CallSink& sink) override {
     while (pos_ < block.size()) {
       switch (state_) {
         case State::kLead:
@@ -25,20 +74,22 @@ class MistralBlock final : public ToolBlock {
             ++pos_;
           } else if (block[pos_] == '[') {
             state_ = State::kJson;  // the Nemo array
-            json_begin_ = pos_;
+            nemo_ = true;
           } else {
             state_ = State::kName;
             name_begin_ = pos_;
           }
           break;
         case State::kName: {
-          const size_t p = block.find(kArgs, pos_);
+          // [ARGS] within kMaxName bytes of the name's start, else not a call.
+          const size_t limit = name_begin_ + kMaxName + kArgs.size();
+          const size_t p = block.substr(0, std::min(block.size(), limit)).find(kArgs, pos_);
           if (p == std::string_view::npos) {
+            if (block.size() >= limit) return limit;
             pos_ = std::max(pos_, block.size() - std::min(block.size(), kArgs.size() - 1));
-            if (block.size() - name_begin_ > kMaxName) return block.size();  // not a call
             return std::string_view::npos;
           }
-          name_end_ = p;
+          name_ok_ = split_name(block.substr(name_begin_, p - name_begin_));
           pos_ = p + kArgs.size();
           state_ = State::kArgsLead;
           break;
@@ -48,54 +99,63 @@ class MistralBlock final : public ToolBlock {
             ++pos_;
           } else {
             state_ = State::kJson;
-            json_begin_ = pos_;
           }
           break;
-        case State::kJson:
-          if (json_.feed(block[pos_++])) return pos_;
+        case State::kJson: {
+          const char c = block[pos_++];
+          if (nemo_) {
+            nemo_array_.feed(c, sink);
+          } else if (name_ok_ && args_.feed(c) != ArgsStream::Status::kError) {
+            if (!committed_ && args_.ready()) {
+              sink.begin(name_, id_);
+              committed_ = true;
+            }
+            if (committed_) args_.send(sink);
+          }
+          if (json_.feed(c)) return pos_;
           if (!json_.started()) return pos_;  // not JSON: not a call
           break;
+        }
       }
     }
     return std::string_view::npos;
   }
 
-  bool parse(std::string_view block, bool complete, std::vector<RawCall>& out) override {
-    if (!complete || state_ != State::kJson || !json_.done()) return false;
-    const nlohmann::json j = parse_json(block.substr(json_begin_));
-    if (name_end_ == 0) {  // Nemo's array
-      if (!j.is_array() || j.empty()) return false;
-      for (const auto& c : j) {
-        RawCall call;
-        if (!c.is_object() || !parse_json_call(dump_json(c), call)) return false;
-        const auto id = c.find("id");
-        if (id != c.end() && id->is_string()) call.id = id->get<std::string>();
-        out.push_back(std::move(call));
-      }
+  bool finish(std::string_view /*block*/, bool /*complete*/, CallSink& sink) override {
+    if (nemo_array_.committed()) {
+      nemo_array_.close(sink);
       return true;
     }
-    RawCall call;
-    std::string_view name = block.substr(name_begin_, name_end_ - name_begin_);
-    if (const size_t id = name.find(kCallId); id != std::string_view::npos) {
-      call.id = std::string(trim(name.substr(id + kCallId.size())));
-      name = name.substr(0, id);
-    }
-    name = trim(name);
-    if (name.empty() || name.find_first_of("[]{}\n") != std::string_view::npos) return false;
-    if (!arguments_text(j, call.arguments)) return false;
-    call.name = std::string(name);
-    out.push_back(std::move(call));
+    if (!committed_) return false;
+    args_.close(sink);
     return true;
   }
 
  private:
   enum class State { kLead, kName, kArgsLead, kJson };
+
+  // NAME or NAME[CALL_ID]ID before [ARGS].
+  bool split_name(std::string_view name) {
+    if (const size_t id = name.find(kCallId); id != std::string_view::npos) {
+      id_ = std::string(trim(name.substr(id + kCallId.size())));
+      name = name.substr(0, id);
+    }
+    name = trim(name);
+    name_ = std::string(name);
+    return !name.empty() && name.find_first_of("[]{}\n") == std::string_view::npos;
+  }
+
   State state_ = State::kLead;
   size_t pos_ = kTag.size();
   size_t name_begin_ = 0;
-  size_t name_end_ = 0;
-  size_t json_begin_ = 0;
+  bool nemo_ = false;
+  bool name_ok_ = false;
+  bool committed_ = false;
+  std::string name_;
+  std::string id_;
   JsonExtent json_;
+  NemoArray nemo_array_;
+  ArgsStream args_;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Qwen3-Coder / Qwen3.5 XML tool calls:
 //   <function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n...</function>
+// Streamed: the call is committed at the name's '>', a parameter is sent once its value has
+// ended, "}" at </function>; cut or malformed after the name, the call keeps what was sent.
 // Parameter values are text. They become JSON by the type the request's tool schema gives the
 // parameter: string (or unknown) -> a JSON string; number / integer / boolean / null / object /
 // array -> the value parsed as JSON (Python's True / False / None accepted, as the template
@@ -59,47 +61,105 @@ nlohmann::json convert_value(const std::string& value, const std::string& type) 
   return j;
 }
 
+constexpr std::string_view kFn = "<function=";
+constexpr std::string_view kFnEnd = "</function>";
+constexpr std::string_view kParam = "<parameter=";
+constexpr std::string_view kParamEnd = "</parameter>";
+
+// A name between "=" and ">": trimmed, not empty, on one line and without a tag in it.
+bool tag_name(std::string_view text, std::string& out) {
+  out = std::string(trim(text));
+  return !out.empty() && out.find_first_of("<\n") == std::string::npos;
+}
+
 }  // namespace
 
-bool parse_xml_call(std::string_view text, const nlohmann::json& tools, RawCall& out) {
-  constexpr std::string_view kFn = "<function=";
-  constexpr std::string_view kFnEnd = "</function>";
-  constexpr std::string_view kParam = "<parameter=";
-  constexpr std::string_view kParamEnd = "</parameter>";
-  if (!text.starts_with(kFn)) return false;
-  size_t gt = text.find('>');
-  if (gt == std::string_view::npos) return false;
-  const std::string name(trim(text.substr(kFn.size(), gt - kFn.size())));
-  if (name.empty() || name.find_first_of("<\n") != std::string::npos) return false;
-  nlohmann::json args = nlohmann::json::object();
-  std::string_view rest = text.substr(gt + 1);
+void XmlCallStream::scan(std::string_view body, CallSink& sink) {
   for (;;) {
-    rest = ltrim(rest);
-    if (rest.starts_with(kFnEnd)) break;
-    if (!rest.starts_with(kParam)) return false;  // unclosed or foreign text
-    gt = rest.find('>');
-    if (gt == std::string_view::npos) return false;
-    const std::string pname(trim(rest.substr(kParam.size(), gt - kParam.size())));
-    if (pname.empty() || pname.find_first_of("<\n") != std::string::npos) return false;
-    rest = rest.substr(gt + 1);
-    // The value ends at </parameter>, or (the model forgot it) at the next parameter or the end
-    // of the function.
-    const size_t fn_end = rest.find(kFnEnd);
-    size_t end = rest.find(kParamEnd);
-    if (end == std::string_view::npos || end > fn_end) end = std::min(rest.find(kParam), fn_end);
-    if (end == std::string_view::npos) return false;
-    std::string_view value = rest.substr(0, end);
-    rest = rest.substr(end);
-    if (rest.starts_with(kParamEnd)) rest.remove_prefix(kParamEnd.size());
-    // The template writes "\n" + value + "\n".
-    if (value.starts_with('\n')) value.remove_prefix(1);
-    if (value.ends_with('\n')) value.remove_suffix(1);
-    if (value.ends_with('\r')) value.remove_suffix(1);
-    args[pname] = convert_value(std::string(value), param_type(tools, name, pname));
+    switch (st_) {
+      case St::kName: {
+        const size_t gt = body.find('>', kFn.size());
+        if (gt == std::string_view::npos) return;
+        if (!tag_name(body.substr(kFn.size(), gt - kFn.size()), name_)) {
+          st_ = St::kError;
+          return;
+        }
+        sink.begin(name_, "");
+        committed_ = true;
+        pos_ = gt + 1;
+        st_ = St::kBetween;
+        break;
+      }
+      case St::kBetween: {
+        while (pos_ < body.size() && is_space(body[pos_])) ++pos_;
+        const std::string_view rest = body.substr(pos_);
+        if (rest.starts_with(kFnEnd)) {
+          sink.args(any_param_ ? "}" : "{}");
+          st_ = St::kDone;
+          return;
+        }
+        if (rest.starts_with(kParam)) {
+          pos_ += kParam.size();
+          st_ = St::kParamName;
+          break;
+        }
+        // Foreign text between parameters: malformed, the call ends with what was sent.
+        if (!kFnEnd.starts_with(rest) && !kParam.starts_with(rest)) st_ = St::kError;
+        return;
+      }
+      case St::kParamName: {
+        const size_t gt = body.find('>', pos_);
+        if (gt == std::string_view::npos) return;
+        if (!tag_name(body.substr(pos_, gt - pos_), param_)) {
+          st_ = St::kError;
+          return;
+        }
+        pos_ = scan_ = gt + 1;
+        st_ = St::kValue;
+        break;
+      }
+      case St::kValue: {
+        // The value ends at </parameter>, or (the model forgot it) at the next parameter or the
+        // end of the function.
+        const size_t pend = body.find(kParamEnd, scan_);
+        const size_t fend = body.find(kFnEnd, scan_);
+        if (pend == std::string_view::npos && fend == std::string_view::npos) {
+          scan_ = std::max(scan_, body.size() - std::min(body.size(), kParamEnd.size() - 1));
+          return;
+        }
+        size_t end = pend;
+        size_t next = pend + kParamEnd.size();
+        if (pend == std::string_view::npos || (fend != std::string_view::npos && fend < pend)) {
+          end = next = std::min(body.find(kParam, pos_), fend);
+        }
+        send_param(body.substr(pos_, end - pos_), sink);
+        pos_ = next;
+        st_ = St::kBetween;
+        break;
+      }
+      case St::kDone:
+      case St::kError: return;
+    }
   }
-  out.name = name;
-  out.arguments = dump_json(args);
-  return true;
+}
+
+void XmlCallStream::send_param(std::string_view value, CallSink& sink) {
+  // The template writes "\n" + value + "\n".
+  if (value.starts_with('\n')) value.remove_prefix(1);
+  if (value.ends_with('\n')) value.remove_suffix(1);
+  if (value.ends_with('\r')) value.remove_suffix(1);
+  std::string frag(any_param_ ? "," : "{");
+  frag += dump_json(param_);
+  frag += ':';
+  frag += dump_json(convert_value(std::string(value), param_type(tools_, name_, param_)));
+  sink.args(frag);
+  any_param_ = true;
+}
+
+void XmlCallStream::close(CallSink& sink) {
+  if (!committed_ || st_ == St::kDone) return;
+  sink.args(any_param_ ? "}" : "{}");
+  st_ = St::kDone;
 }
 
 }  // namespace ridge::chat

@@ -162,8 +162,14 @@ json chat_chunk_json(const ResponseIds& ids, int32_t index, const chat::OutputDe
   if (role_chunk || !d.content.empty()) delta["content"] = d.content;
   if (!d.reasoning_content.empty()) delta["reasoning_content"] = d.reasoning_content;
   if (!d.tool_calls.empty()) {
+    // OpenAI's form: id, type and name in a call's first delta only, then argument fragments;
+    // one entry per call in a chunk (fragments that follow a call's entry are joined to it).
     json calls = json::array();
     for (const auto& c : d.tool_calls) {
+      if (!calls.empty() && calls.back()["index"] == c.index && c.id.empty() && c.name.empty()) {
+        calls.back()["function"]["arguments"].get_ref<std::string&>() += c.arguments_fragment;
+        continue;
+      }
       json call = {{"index", c.index}};
       json fn = json::object();
       if (!c.id.empty()) {

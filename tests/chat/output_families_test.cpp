@@ -55,7 +55,8 @@ TEST(OutputLlama3, JsonAnswersStayContent) {
   ParserOptions o = fmt(OutputFormat::kLlama3Json);
   o.tools = kTools;
   for (const std::string t : {R"({"result": 5})", R"({"name": "other_tool", "parameters": {}})",
-                              R"({"name": "get_weather", "parameters": {"city": "x"})",
+                              R"({"name": "get_weather", "type": "x", "parameters": {}})",
+                              R"({"name": "get_weather", "parameters": )",
                               "The JSON is {\"name\": \"get_weather\", \"parameters\": {}}"}) {
     const ParsedOutput r = check_streaming(t, o);
     EXPECT_TRUE(r.tool_calls.empty()) << t;
@@ -82,16 +83,20 @@ TEST(OutputLlama3, PythonTagBuiltinAndCode) {
 
 TEST(OutputMistral, NemoArrayKeepsIds) {
   const std::string text =
-      "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {\"x\": \"]}\"}, \"id\": \"abcdefghi\"}, "
-      "{\"name\": \"b\", \"arguments\": \"{\\\"y\\\": 2}\"}]</s>";
+      "[TOOL_CALLS][{\"id\": \"abcdefghi\", \"name\": \"a\", \"arguments\": {\"x\": \"]}\"}}, "
+      "{\"name\": \"b\", \"arguments\": \"{\\\"y\\\": 2}\"}, "
+      "{\"name\": \"c\", \"arguments\": {}, \"id\": \"123456789\"}]</s>";
   const ParsedOutput r = check_streaming(text, fmt(OutputFormat::kMistralNemo));
   EXPECT_EQ(r.content, "");
-  ASSERT_EQ(r.tool_calls.size(), 2u);
+  ASSERT_EQ(r.tool_calls.size(), 3u);
   EXPECT_EQ(r.tool_calls[0].id, "abcdefghi");
   expect_args(r.tool_calls[0].arguments, json{{"x", "]}"}});
   // No id written: a 9-character alphanumeric one, as the Mistral templates require.
   EXPECT_EQ(r.tool_calls[1].id.size(), 9u);
   expect_args(r.tool_calls[1].arguments, json{{"y", 2}});
+  // An id written after the arguments comes after the call's first delta: a new one is used.
+  EXPECT_EQ(r.tool_calls[2].id.size(), 9u);
+  EXPECT_NE(r.tool_calls[2].id, "123456789");
 }
 
 TEST(OutputMistral, SmallFormWithAndWithoutCallId) {
@@ -107,8 +112,9 @@ TEST(OutputMistral, SmallFormWithAndWithoutCallId) {
 }
 
 TEST(OutputMistral, MalformedStaysContent) {
-  const std::vector<std::string> bad = {"[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}},]",
-                                       "[TOOL_CALLS]a[ARGS]not json", "[TOOL_CALLS]a[ARGS]{\"x\": ",
+  const std::vector<std::string> bad = {"[TOOL_CALLS][{\"name\": \"a\", \"arguments\": 1},]",
+                                       "[TOOL_CALLS]a[ARGS]not json", "[TOOL_CALLS]a[ARGS]{",
+                                       "[TOOL_CALLS][]", "[TOOL_CALLS]a{[ARGS]{}",
                                        "[TOOL_CALLS]" + std::string(300, 'n')};
   for (const std::string& t : bad) {
     const ParsedOutput r = check_streaming(t, fmt(OutputFormat::kMistralSmall));
@@ -134,8 +140,9 @@ TEST(OutputDeepSeek, ReasoningAndTwoCalls) {
 
 TEST(OutputDeepSeek, CutCallsStayContent) {
   ParserOptions o = fmt(OutputFormat::kDeepSeekR1, true);
+  // Cut before the arguments begin (output_streaming_test.cpp has calls cut after).
   const std::string text =
-      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>a\n```json\n{\"x\": 1";
+      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>a\n```json\n{";
   const ParsedOutput r = check_streaming(text, o);
   EXPECT_TRUE(r.tool_calls.empty());
   EXPECT_EQ(r.content, text);
@@ -163,8 +170,8 @@ TEST(OutputGemma4, ThoughtCallsAndContent) {
 
 TEST(OutputGemma4, MalformedStaysContent) {
   ParserOptions o = fmt(OutputFormat::kGemma4, true);
-  for (const std::string t : {"<|tool_call>call:f{a:<|\"|>x}<tool_call|>",
-                              "<|tool_call>f{a:1}<tool_call|>", "<|tool_call>call:f{a:1"}) {
+  for (const std::string t : {"<|tool_call>call:{a:1}<tool_call|>",
+                              "<|tool_call>f{a:1}<tool_call|>", "<|tool_call>call:f"}) {
     const ParsedOutput r = check_streaming(t, o);
     EXPECT_TRUE(r.tool_calls.empty()) << t;
     EXPECT_EQ(r.content, t);

@@ -1,6 +1,6 @@
 // Random texts made of the families' markers, pieces of markers, JSON and text: whatever the
-// format and options, streaming in any pieces gives parse_output's result, arguments are JSON
-// objects, and nothing crashes.
+// format and options, streaming in any pieces gives parse_output's result, the argument
+// fragments add up to the arguments, arguments are JSON objects, and nothing crashes.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -21,6 +21,12 @@ const char* const kPieces[] = {
     "function<｜tool▁sep｜>f\n```json\n", "```", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
     "<|tool_call>", "call:f", "<tool_call|>", "<|\"|>", "<|channel>thought", "<channel|>",
     "<turn|>", "None", "true", "1.5", "hello", " world", "ü✓日", "😀",
+    // Pieces of calls whose name is sent before they end (cut or malformed afterwards).
+    "{\"name\": \"f\", \"arguments\": {\"k\": [1, \"", "{\"name\": \"f\", \"arguments\": {",
+    "\"k\": ", "\\u00e9", "\\ud83d", "\\ude00", "-0.5e+3", "01", "null", "tru", "\xff", "\xc3",
+    "\t", "<function=f>\n<parameter=k>\n", "call:f{k:", "[TOOL_CALLS]f[ARGS]{\"k\": ",
+    "<|message|>{\"k\": ", "function<｜tool▁sep｜>f\n```json\n{\"k\": \"",
+    "{\"name\": \"get_weather\", \"parameters\": {\"city\": ", "import os",
 };
 
 TEST(OutputFuzz, RandomMarkerSoupStreamsConsistently) {
@@ -48,6 +54,61 @@ TEST(OutputFuzz, RandomMarkerSoupStreamsConsistently) {
         if (HasFailure()) return;
       }
     }
+  }
+}
+
+// Random JSON text with random whitespace (an object when depth == 0).
+std::string random_json(std::mt19937& rng, int depth) {
+  static const char* const kWs[] = {"", "", " ", "\n  ", "\t"};
+  static const char* const kStr[] = {"a", "\\\"", "\\\\", "\\n", "\\u00e9", "\\ud83d\\ude00", "ü",
+                                     "😀", " ", "</tool_call>", "}", "[", ",", ":"};
+  static const char* const kNum[] = {"0", "-1", "12.5", "1e3", "-0.25E-2", "12345678901234567890"};
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  auto ws = [&] { return std::string(kWs[pick(5)]); };
+  auto str = [&] {
+    std::string t = "\"";
+    for (int i = pick(4); i > 0; --i) t += kStr[pick(static_cast<int>(std::size(kStr)))];
+    return t + "\"";
+  };
+  const int kind = depth == 0 ? 0 : depth >= 3 ? 2 + pick(3) : pick(5);
+  std::string t;
+  if (kind == 0 || kind == 1) {
+    t = kind == 0 ? "{" : "[";
+    const int n = pick(4);
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) t += ws() + ",";
+      t += ws();
+      if (kind == 0) t += str() + ws() + ":" + ws();
+      t += random_json(rng, depth + 1) + ws();
+    }
+    t += kind == 0 ? "}" : "]";
+  } else if (kind == 2) {
+    t = str();
+  } else if (kind == 3) {
+    t = kNum[pick(static_cast<int>(std::size(kNum)))];
+  } else {
+    t = pick(3) == 0 ? "true" : pick(2) == 0 ? "false" : "null";
+  }
+  return t;
+}
+
+TEST(OutputFuzz, StreamedArgumentsAreTheJsonAndEveryCutIsValid) {
+  std::mt19937 rng(4242);
+  ParserOptions o;
+  o.format = {OutputFormat::kHermes, false};
+  for (int n = 0; n < 60; ++n) {
+    const std::string args = random_json(rng, 0);
+    const std::string text = "<tool_call>\n{\"name\": \"f\", \"arguments\": " + args +
+                             "}\n</tool_call>";
+    SCOPED_TRACE(text);
+    const ParsedOutput r = testing::check_streaming(text, o, 2);
+    ASSERT_EQ(r.tool_calls.size(), 1u);
+    testing::expect_args(r.tool_calls[0].arguments, nlohmann::json::parse(args));
+    // Cut anywhere after the name: the arguments sent so far, closed, are a JSON object.
+    for (size_t cut : testing::utf8_boundaries(text)) {
+      if (cut % 3 == 0) testing::check_streaming(std::string_view(text).substr(0, cut), o, 0);
+    }
+    if (HasFailure()) return;
   }
 }
 

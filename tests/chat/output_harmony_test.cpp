@@ -53,11 +53,11 @@ TEST(OutputHarmony, TruncatedAnalysisIsReasoning) {
   const ParsedOutput r = check_streaming("<|channel|>analysis<|message|>Half a thou", harmony());
   EXPECT_EQ(r.reasoning_content, "Half a thou");
   EXPECT_EQ(r.content, "");
-  // A truncated call whose arguments do not parse is content.
-  const ParsedOutput r2 = check_streaming(
-      " to=functions.f<|channel|>commentary json<|message|>{\"a\": ", harmony());
+  // A call cut before its arguments began is content.
+  const ParsedOutput r2 =
+      check_streaming(" to=functions.f<|channel|>commentary json<|message|> {", harmony());
   EXPECT_TRUE(r2.tool_calls.empty());
-  EXPECT_EQ(r2.content, "{\"a\": ");
+  EXPECT_EQ(r2.content, " {");
 }
 
 TEST(OutputHarmony, PlainTextIsContent) {

@@ -53,8 +53,9 @@ TEST(OutputHermes, ArgumentsAsJsonString) {
 }
 
 TEST(OutputHermes, MalformedJsonStaysContent) {
+  // Malformed before the call is committed (the arguments' first token is not valid).
   const std::string bad =
-      "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1,,}}\n</tool_call>";
+      "<tool_call>\n{\"name\": \"f\", \"arguments\": {,\"a\": 1}}\n</tool_call>";
   const ParsedOutput r = check_streaming("Hi\n" + bad, hermes());
   EXPECT_TRUE(r.tool_calls.empty());
   EXPECT_EQ(r.content, "Hi\n" + bad);
@@ -84,7 +85,9 @@ TEST(OutputHermes, MissingArgumentsAreEmptyObject) {
 }
 
 TEST(OutputHermes, UnfinishedCallBecomesContent) {
-  const std::string text = "Sure\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"unfin";
+  // Cut before the arguments begin: nothing of the call was sent (output_streaming_test.cpp has
+  // calls cut after their name).
+  const std::string text = "Sure\n<tool_call>\n{\"name\": \"f\", \"arguments\": ";
   const ParsedOutput r = check_streaming(text, hermes());
   EXPECT_TRUE(r.tool_calls.empty());
   EXPECT_EQ(r.content, text);
@@ -149,13 +152,21 @@ TEST(OutputHermes, UnfinishedCallEndsAtEndOfTurn) {
 }
 
 TEST(OutputHermes, NeverClosedBlockIsLinear) {
-  // 300 kB of never-closed call, fed one byte at a time, and a long run of whitespace.
-  std::string text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"";
-  text += std::string(300000, 'x');
+  // 300 kB of never-closed call, fed one byte at a time: streamed arguments (the call was
+  // committed), a name that never closes (held back, then content), a long run of whitespace.
+  const std::string big(300000, 'x');
+  const std::string text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"" + big;
   OutputParser p(hermes());
   for (char c : text) p.push(std::string_view(&c, 1));
   p.finish();
-  EXPECT_EQ(p.result().content, text);
+  EXPECT_EQ(p.result().content, "");
+  ASSERT_EQ(p.result().tool_calls.size(), 1u);
+  EXPECT_EQ(p.result().tool_calls[0].arguments, "{\"a\":\"" + big + "\"}");
+  const std::string unnamed = "<tool_call>\n{\"name\": \"" + big;
+  OutputParser r(hermes());
+  for (char c : unnamed) r.push(std::string_view(&c, 1));
+  r.finish();
+  EXPECT_EQ(r.result().content, unnamed);
   OutputParser q(hermes());
   for (int i = 0; i < 300000; ++i) q.push("\n");
   q.push("x");
@@ -163,13 +174,16 @@ TEST(OutputHermes, NeverClosedBlockIsLinear) {
   EXPECT_EQ(q.result().content.size(), 300001u);
 }
 
-TEST(OutputHermes, DeeplyNestedArgumentsStayContent) {
-  // Arguments nested deeper than 256 levels are refused (nlohmann serialises recursively).
+TEST(OutputHermes, DeeplyNestedArgumentsAreCutAtTheLimit) {
+  // Nesting deeper than 256 levels is malformed; the call was committed, so it keeps what was
+  // sent, closed, and the rest of the block is dropped.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  const std::string text = call_text("f", "{\"a\": " + deep + "}");
+  const std::string text = call_text("f", "{\"a\": " + deep + "}") + "\nafter";
   const ParsedOutput r = check_streaming(text, hermes(), 1);
-  EXPECT_TRUE(r.tool_calls.empty());
-  EXPECT_EQ(r.content, text);
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_EQ(r.tool_calls[0].arguments,
+            "{\"a\":" + std::string(255, '[') + std::string(255, ']') + "}");
+  EXPECT_EQ(r.content, "after");
   const std::string ok = std::string(200, '[') + std::string(200, ']');
   EXPECT_EQ(check_streaming(call_text("f", "{\"a\": " + ok + "}"), hermes(), 1).tool_calls.size(),
             1u);
@@ -299,13 +313,24 @@ TEST(OutputXml, MissingParameterCloseAndNoParameters) {
 }
 
 TEST(OutputXml, MalformedOrUnfinishedStaysContent) {
-  for (const std::string t :
-       {"<tool_call>\n<function=f>\n<parameter=i>\n3\n</parameter>\n</tool_call>",
-        "<tool_call>\nnot a call\n</tool_call>", "<tool_call>\n<function=f>\n<parameter=i>\n3"}) {
+  for (const std::string t : {"<tool_call>\nnot a call\n</tool_call>",
+                              "<tool_call>\n<function=\n>\n</function>\n</tool_call>",
+                              "<tool_call>\n<function=f"}) {
     const ParsedOutput r = check_streaming(t, xml());
     EXPECT_TRUE(r.tool_calls.empty()) << t;
     EXPECT_EQ(r.content, t);
   }
+  // After <function=NAME> the call is committed: it keeps the parameters that were complete.
+  const ParsedOutput r =
+      check_streaming("<tool_call>\n<function=f>\n<parameter=i>\n3\n</parameter>\n</tool_call>",
+                      xml());
+  ASSERT_EQ(r.tool_calls.size(), 1u);
+  EXPECT_EQ(r.tool_calls[0].arguments, "{\"i\":3}");
+  EXPECT_EQ(r.content, "");
+  const ParsedOutput r2 =
+      check_streaming("<tool_call>\n<function=f>\n<parameter=i>\n3", xml());
+  ASSERT_EQ(r2.tool_calls.size(), 1u);
+  EXPECT_EQ(r2.tool_calls[0].arguments, "{}");
 }
 
 TEST(OutputXml, JsonBodyAcceptedToo) {

@@ -108,7 +108,11 @@ TEST(OutputTemplates, EveryTemplateRoundTrips) {
       const auto& ec = e["tool_calls"][i];
       EXPECT_EQ(r.tool_calls[i].name, ec["name"].get<std::string>());
       testing::expect_args(r.tool_calls[i].arguments, ec["arguments"]);
-      if (ec.contains("id")) {
+      if (ec.contains("id") && fmt.tools == OutputFormat::kMistralNemo) {
+        // Nemo's template writes the id after the arguments, after the call's first delta: a
+        // new 9-character id is used.
+        EXPECT_EQ(r.tool_calls[i].id.size(), 9u);
+      } else if (ec.contains("id")) {
         EXPECT_EQ(r.tool_calls[i].id, ec["id"].get<std::string>());
       } else {
         EXPECT_TRUE(r.tool_calls[i].id.starts_with("call_")) << r.tool_calls[i].id;

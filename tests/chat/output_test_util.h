@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <string_view>
@@ -56,6 +57,11 @@ inline ParsedOutput stream(std::string_view text, const std::vector<size_t>& cut
   EXPECT_EQ(r.content, acc.content);
   EXPECT_EQ(r.reasoning_content, acc.reasoning_content);
   EXPECT_EQ(r.tool_calls.size(), acc.tool_calls.size());
+  for (size_t i = 0; i < r.tool_calls.size() && i < acc.tool_calls.size(); ++i) {
+    EXPECT_EQ(r.tool_calls[i].id, acc.tool_calls[i].id);
+    EXPECT_EQ(r.tool_calls[i].name, acc.tool_calls[i].name);
+    EXPECT_EQ(r.tool_calls[i].arguments, acc.tool_calls[i].arguments) << "fragments add up";
+  }
   return acc;
 }
 
@@ -94,6 +100,65 @@ inline ParsedOutput check_streaming(std::string_view text, ParserOptions opts,
     if (::testing::Test::HasFailure()) break;
   }
   return whole;
+}
+
+// How one call arrives when a text is fed one UTF-8 character at a time.
+struct CallTrace {
+  std::string name;
+  size_t name_at = std::string_view::npos;  // text fed (bytes) when the name delta came
+  size_t last_at = 0;                       // text fed when its last fragment came
+  size_t fragment_deltas = 0;               // deltas (push or finish) with a fragment of it
+  std::string arguments;                    // the fragments joined
+};
+
+inline std::vector<CallTrace> trace_calls(std::string_view text, ParserOptions opts) {
+  if (opts.id_seed == 0) opts.id_seed = 1234;
+  OutputParser p(opts);
+  std::vector<CallTrace> calls;
+  auto take = [&](const OutputDelta& d, size_t fed) {
+    std::vector<size_t> with_fragment;  // calls this delta has fragments of
+    for (const ToolCallDelta& t : d.tool_calls) {
+      const auto i = static_cast<size_t>(t.index);
+      if (i == calls.size()) calls.push_back({t.name, fed, fed, 0, ""});
+      if (i >= calls.size() || t.arguments_fragment.empty()) continue;
+      if (std::find(with_fragment.begin(), with_fragment.end(), i) == with_fragment.end()) {
+        with_fragment.push_back(i);
+        ++calls[i].fragment_deltas;
+      }
+      calls[i].last_at = fed;
+      calls[i].arguments += t.arguments_fragment;
+    }
+  };
+  size_t prev = 0;
+  for (size_t c : utf8_boundaries(text)) {
+    take(p.push(text.substr(prev, c - prev)), c);
+    prev = c;
+  }
+  take(p.push(text.substr(prev)), text.size());
+  take(p.finish(), text.size() + 1);  // finish: after everything
+  return calls;
+}
+
+// Incremental streaming of call `i` of `text`: its name delta comes before `before` bytes are fed
+// (the end of its block), its arguments come in several deltas, add up to the result's and equal
+// `expected` as JSON.
+inline void expect_incremental(std::string_view text, const ParserOptions& opts, size_t i,
+                               size_t before, const nlohmann::json& expected,
+                               size_t min_fragment_deltas = 2) {
+  const std::vector<CallTrace> calls = trace_calls(text, opts);
+  ASSERT_LT(i, calls.size()) << text;
+  const CallTrace& c = calls[i];
+  EXPECT_LT(c.name_at, before) << "the name is sent before the block ends: " << text;
+  EXPECT_GE(c.fragment_deltas, min_fragment_deltas) << "arguments in fragments: " << text;
+  ParserOptions o = opts;
+  if (o.id_seed == 0) o.id_seed = 1234;
+  const ParsedOutput whole = parse_output(text, o);
+  ASSERT_LT(i, whole.tool_calls.size());
+  EXPECT_EQ(c.name, whole.tool_calls[i].name);
+  EXPECT_EQ(c.arguments, whole.tool_calls[i].arguments);
+  const auto j = nlohmann::json::parse(c.arguments, nullptr, false);
+  EXPECT_EQ(j, expected) << c.arguments;
+  check_streaming(text, opts, 10);
 }
 
 // Arguments compared as JSON values.
