@@ -177,7 +177,7 @@ Result<RequestId> Engine::add_request(Request req) {
   if (req.grammar) {
     if (tokenizer_ == nullptr) return usage_error("request: a grammar needs the engine's tokenizer");
     if (req.ignore_eos) return usage_error("request: a grammar cannot be combined with ignore_eos");
-    seq->matcher.emplace(std::move(req.grammar), token_index());
+    seq->matcher.emplace(grammar_cache()->matcher(req.grammar));
   }
   RIDGE_ASSIGN_OR_RETURN(sampling::Sampler sampler, sampling::Sampler::create(req.params, n_vocab));
   seq->n_prompt = static_cast<int32_t>(seq->tokens.size());
@@ -205,10 +205,34 @@ Result<RequestId> Engine::add_request(Request req) {
   return id;
 }
 
+grammar::TokenResolver grammar_token_resolver(const tokenizer::Tokenizer& tok) {
+  grammar::TokenResolver r;
+  r.n_vocab = tok.n_vocab();
+  r.find = [&tok](std::string_view text) -> std::optional<int32_t> {
+    if (const int32_t id = tok.find_token(text); id >= 0) return id;
+    const std::vector<int32_t> ids = tok.encode(text, /*add_special=*/false, /*parse_special=*/true);
+    if (ids.size() == 1) return ids[0];
+    return std::nullopt;
+  };
+  return r;
+}
+
+std::shared_ptr<grammar::GrammarCache> Engine::grammar_cache() {
+  if (tokenizer_ == nullptr) return nullptr;
+  auto idx = token_index();
+  std::lock_guard lock(token_index_mu_);
+  if (!grammar_cache_) {
+    grammar_cache_ =
+        std::make_shared<grammar::GrammarCache>(std::move(idx), grammar_token_resolver(*tokenizer_));
+  }
+  return grammar_cache_;
+}
+
 std::shared_ptr<const grammar::TokenIndex> Engine::token_index() {
   std::lock_guard lock(token_index_mu_);
   if (!token_index_) {
-    // Control tokens are never text a grammar could match; every other token is its bytes.
+    // Control tokens are never text a grammar could match (only a grammar's token element names
+    // one, by id); every other token is its bytes.
     const int32_t n = tokenizer_->n_vocab();
     std::vector<std::string> bytes(static_cast<size_t>(n));
     for (int32_t i = 0; i < n; ++i) {

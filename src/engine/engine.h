@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "engine/request.h"
+#include "grammar/grammar_cache.h"
 #include "grammar/token_index.h"
 #include "engine/runner.h"
 #include "model/cost.h"
@@ -68,6 +69,11 @@ struct MemoryBudget {
   std::string kv_type;
 };
 std::string format_budget(const MemoryBudget& b);
+
+// Resolves a grammar's token references against the tokenizer's vocabulary: a token whose
+// text is exactly the given text (special tokens included), else text that encodes (special
+// text parsed) to exactly one token, as llama.cpp resolves `<text>`.
+grammar::TokenResolver grammar_token_resolver(const tokenizer::Tokenizer& tok);
 
 struct EngineStats {
   int32_t n_running = 0;
@@ -122,6 +128,10 @@ class Engine {
 
   EngineStats stats() const;
   const MemoryBudget& budget() const { return budget_; }
+  // Compiled grammars shared by the requests that use the same grammar text (their state
+  // caches too): a Request whose grammar came from here gets a matcher on the shared cache.
+  // Built at the first call (with the vocabulary index); null without a tokenizer. Thread-safe.
+  std::shared_ptr<grammar::GrammarCache> grammar_cache();
   const EngineOptions& options() const { return opts_; }
 
  private:
@@ -159,6 +169,7 @@ class Engine {
   EngineStats stats_;        // engine thread's copy; published under the inbox mutex
   std::mutex token_index_mu_;
   std::shared_ptr<const grammar::TokenIndex> token_index_;
+  std::shared_ptr<grammar::GrammarCache> grammar_cache_;  // under token_index_mu_
   std::vector<uint8_t> mask_;  // engine thread: allowed tokens of the sequence being sampled
 };
 

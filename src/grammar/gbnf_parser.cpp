@@ -2,6 +2,8 @@
 // `name ::=` begins (or at the end of the text), so multi-line rules need no special layout.
 #include <fmt/format.h>
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -22,7 +24,8 @@ bool is_name_char(char c) {
 
 class Parser {
  public:
-  Parser(std::string_view src, GrammarBuilder& b) : src_(src), b_(b) {}
+  Parser(std::string_view src, GrammarBuilder& b, const TokenResolver* tokens)
+      : src_(src), b_(b), tokens_(tokens) {}
 
   Status parse() {
     skip_space();
@@ -120,6 +123,11 @@ class Parser {
     const char c = src_[pos_];
     if (c == '"') return parse_literal(out);
     if (c == '[') return parse_class(out);
+    if (c == '<') return parse_token(out, false);
+    if (c == '!' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '<') {
+      ++pos_;
+      return parse_token(out, true);
+    }
     if (c == '.') {
       ++pos_;
       out.push_back({ElemKind::kChars, b_.add_class({{0, 0x10FFFF}}, false)});
@@ -270,6 +278,52 @@ class Parser {
     return ok_status();
   }
 
+  // A token reference: <[id]>; <text>, llama.cpp's form, whose text runs to the first '>' and
+  // includes both brackets (<|end|>); or <"text">, a string literal holding any token text
+  // (<"[TOOL_CALLS]">). A leading '!' (already read) negates it.
+  Status parse_token(std::vector<Element>& out, bool negated) {
+    const size_t open = pos_++;
+    const size_t at = negated ? open - 1 : open;
+    std::optional<int64_t> id;
+    std::string text;
+    if (pos_ < src_.size() && src_[pos_] == '[') {
+      int64_t n = 0;
+      size_t digits = 0;
+      for (++pos_; pos_ < src_.size() && src_[pos_] >= '0' && src_[pos_] <= '9'; ++pos_, ++digits) {
+        n = std::min<int64_t>(n * 10 + (src_[pos_] - '0'), int64_t{1} << 32);
+      }
+      if (digits == 0 || src_.substr(pos_, 2) != "]>") return error(open, "expected '<[id]>'");
+      pos_ += 2;
+      if (n <= std::numeric_limits<int32_t>::max() && (!tokens_ || n < tokens_->n_vocab)) id = n;
+    } else if (pos_ < src_.size() && src_[pos_] == '"') {
+      for (++pos_;;) {
+        if (pos_ >= src_.size()) return error(open, "unterminated token reference");
+        if (src_[pos_] == '"') break;
+        uint32_t cp = 0;
+        RIDGE_RETURN_IF_ERROR(read_char(&cp));
+        utf8_append(text, cp);
+      }
+      if (src_.substr(pos_, 2) != "\">") return error(open, "expected '\">' after the token text");
+      pos_ += 2;
+    } else {
+      const size_t close = src_.find('>', pos_);
+      if (close == std::string_view::npos) return error(open, "unterminated token reference");
+      pos_ = close + 1;
+      text = std::string(src_.substr(open, pos_ - open));
+    }
+    const std::string_view written = src_.substr(at, pos_ - at);
+    if (!id && !text.empty() && tokens_ && tokens_->find) {
+      const std::optional<int32_t> found = tokens_->find(text);
+      if (found && *found >= 0 && *found < tokens_->n_vocab) id = *found;
+    }
+    if (!id) {
+      return error(at, fmt::format("unknown token '{}'{}", written,
+                                   tokens_ || text.empty() ? "" : " (no vocabulary to resolve it)"));
+    }
+    out.push_back({negated ? ElemKind::kTokenNot : ElemKind::kToken, static_cast<uint32_t>(*id)});
+    return ok_status();
+  }
+
   Status read_count(uint32_t* v) {
     skip_space();
     const size_t at = pos_;
@@ -350,14 +404,16 @@ class Parser {
 
   std::string_view src_;
   GrammarBuilder& b_;
+  const TokenResolver* tokens_;
   size_t pos_ = 0;
 };
 
 }  // namespace
 
-Result<std::shared_ptr<const Grammar>> parse_gbnf(std::string_view source, std::string_view root) {
+Result<std::shared_ptr<const Grammar>> parse_gbnf(std::string_view source, std::string_view root,
+                                                  const TokenResolver* tokens) {
   GrammarBuilder b;
-  Parser p(source, b);
+  Parser p(source, b, tokens);
   RIDGE_RETURN_IF_ERROR(p.parse());
   return b.build(source, root);
 }

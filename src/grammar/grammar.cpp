@@ -1,5 +1,5 @@
-// Pushdown steps over the flattened grammar: expansion to character-class tops and advancing
-// over one code point.
+// Pushdown steps over the flattened grammar: expansion to terminal tops (character classes and
+// token elements) and advancing over one code point or one token.
 #include "grammar/grammar.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@ Grammar::Grammar(std::vector<Element> elems, std::vector<std::vector<CharRange>>
       classes_(std::move(classes)),
       rules_(std::move(rules)),
       root_(root) {
+  for (const Element& e : elems_) has_tokens_ = has_tokens_ || is_token_kind(e.kind);
   initial_ok_ = true;
   for (int32_t alt : rules_[root_].alts) {
     if (!expand(Stack{alt}, initial_)) {
@@ -54,7 +55,7 @@ bool Grammar::expand(Stack s, StackSet& out) const {
         break;
       }
       const Element& e = elems_[static_cast<size_t>(cur.back())];
-      if (e.kind == ElemKind::kChars) {
+      if (e.kind == ElemKind::kChars || is_token_kind(e.kind)) {
         out.push_back(std::move(cur));
         break;
       }
@@ -87,7 +88,26 @@ bool Grammar::expand(Stack s, StackSet& out) const {
 bool Grammar::advance(const StackSet& in, uint32_t cp, StackSet& out) const {
   out.clear();
   for (const Stack& s : in) {
-    if (s.empty() || !contains(top_class(s), cp)) continue;
+    if (s.empty() || top(s).kind != ElemKind::kChars || !contains(top_class(s), cp)) continue;
+    Stack next = s;
+    next.back() += 1;
+    if (!expand(std::move(next), out)) return false;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return true;
+}
+
+bool Grammar::advance_token(const StackSet& in, int32_t id, bool eog, StackSet& out) const {
+  out.clear();
+  if (!has_tokens_ || id < 0) return true;
+  const auto tok = static_cast<uint32_t>(id);
+  for (const Stack& s : in) {
+    if (s.empty()) continue;
+    const Element& e = top(s);
+    const bool match = (e.kind == ElemKind::kToken && e.arg == tok) ||
+                       (e.kind == ElemKind::kTokenNot && e.arg != tok && !eog);
+    if (!match) continue;
     Stack next = s;
     next.back() += 1;
     if (!expand(std::move(next), out)) return false;

@@ -3,10 +3,14 @@
 // a run of elements ended by kEnd. A parse position is an index into that array; a stack is the
 // list of positions still to match (top = back(): always a character class after expansion,
 // below it the return positions of the rules being matched). A set of stacks is the state.
+// A terminal is a character class or a token reference (`<[id]>`, `<text>`, negated `!<...>`),
+// which matches one whole token of the vocabulary by id.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,11 +23,14 @@ struct CharRange {
   uint32_t lo = 0, hi = 0;  // inclusive
 };
 
-enum class ElemKind : uint8_t { kChars, kRule, kEnd };
+// kToken: exactly the token `arg`; kTokenNot: any one token but `arg` (and but the
+// end-of-generation tokens, which keep their own rule).
+enum class ElemKind : uint8_t { kChars, kRule, kEnd, kToken, kTokenNot };
 struct Element {
   ElemKind kind = ElemKind::kEnd;
-  uint32_t arg = 0;  // kChars: class index; kRule: rule index
+  uint32_t arg = 0;  // kChars: class index; kRule: rule index; kToken/kTokenNot: token id
 };
+inline bool is_token_kind(ElemKind k) { return k == ElemKind::kToken || k == ElemKind::kTokenNot; }
 
 using Stack = std::vector<int32_t>;
 using StackSet = std::vector<Stack>;  // sorted, without duplicates
@@ -49,10 +56,17 @@ class Grammar {
   // out = the stacks of `in` advanced over code point cp and expanded (sorted, unique).
   // Returns false when the state grows past kMaxStacks / kMaxDepth (out is then unusable).
   bool advance(const StackSet& in, uint32_t cp, StackSet& out) const;
-  // The top class of a non-empty stack.
-  const std::vector<CharRange>& top_class(const Stack& s) const {
-    return classes_[elems_[static_cast<size_t>(s.back())].arg];
-  }
+  // out = the stacks of `in` whose top token element matches token `id`, moved on and
+  // expanded (sorted, unique). An end-of-generation token (`eog`) matches only kToken
+  // elements naming it. False on overflow, as advance().
+  bool advance_token(const StackSet& in, int32_t id, bool eog, StackSet& out) const;
+  // The top element of a non-empty stack: a class (kChars) or a token element.
+  const Element& top(const Stack& s) const { return elems_[static_cast<size_t>(s.back())]; }
+  bool top_is_token(const Stack& s) const { return is_token_kind(top(s).kind); }
+  // The top class of a non-empty stack whose top is a class.
+  const std::vector<CharRange>& top_class(const Stack& s) const { return classes_[top(s).arg]; }
+  // Whether any element is a token reference (if not, no stack ever has one on top).
+  bool has_tokens() const { return has_tokens_; }
   static bool contains(const std::vector<CharRange>& cls, uint32_t cp);
   static bool intersects(const std::vector<CharRange>& cls, uint32_t lo, uint32_t hi);
 
@@ -71,11 +85,23 @@ class Grammar {
   uint32_t root_ = 0;
   StackSet initial_;
   bool initial_ok_ = false;
+  bool has_tokens_ = false;
 };
 
-// GBNF as llama.cpp defines it (docs/grammar.md). Errors are usage errors of the form
-// "grammar: line L col C: ...".
+// Resolves the token references of a grammar against a vocabulary: `<text>` (llama.cpp's form,
+// the brackets are part of the text, e.g. `<|end|>`) and `<"text">` (any token text, as a string
+// literal, e.g. `<"[TOOL_CALLS]">`) by `find`, `<[id]>` by the range check.
+struct TokenResolver {
+  int32_t n_vocab = 0;
+  // The id of the one token whose text is exactly `text`, or nullopt.
+  std::function<std::optional<int32_t>(std::string_view text)> find;
+};
+
+// GBNF as llama.cpp defines it, token references included (docs/grammar.md). Errors are usage
+// errors of the form "grammar: line L col C: ...". Without `tokens`, only `<[id]>` references
+// are accepted (unchecked: an id outside the vocabulary never matches).
 Result<std::shared_ptr<const Grammar>> parse_gbnf(std::string_view source,
-                                                  std::string_view root = "root");
+                                                  std::string_view root = "root",
+                                                  const TokenResolver* tokens = nullptr);
 
 }  // namespace ridge::grammar

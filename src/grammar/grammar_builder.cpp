@@ -99,6 +99,7 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::build(std::string_view so
   const size_t n = rules_.size();
   auto elem_ok = [&](const Element& e, const std::vector<char>& flag) {
     if (e.kind == ElemKind::kChars) return !classes_[e.arg].empty();
+    if (is_token_kind(e.kind)) return true;
     return flag[e.arg] != 0;
   };
   // Productive rules: some alternative made only of non-empty classes and productive rules.

@@ -18,7 +18,11 @@ class StateCache;
 
 class Matcher {
  public:
+  // With a state cache of its own (shared only by its copies).
   Matcher(std::shared_ptr<const Grammar> g, std::shared_ptr<const TokenIndex> idx);
+  // With a state cache shared with other matchers of the same grammar and vocabulary
+  // (GrammarCache): masks of states any of them has seen are memoised.
+  explicit Matcher(std::shared_ptr<StateCache> cache);
 
   // allowed.size() == n_vocab on return; allowed[t] != 0 iff t may come next.
   void fill_mask(std::vector<uint8_t>& allowed) const;
@@ -31,6 +35,9 @@ class Matcher {
   bool finished() const { return finished_; }  // an end-of-generation token was accepted
 
  private:
+  // Advances cur/p over bytes as text; the state is left undefined on error.
+  Status advance_text(std::string_view bytes, StackSet& cur, Utf8Partial& p) const;
+
   std::shared_ptr<const Grammar> g_;
   std::shared_ptr<const TokenIndex> idx_;
   std::shared_ptr<StateCache> cache_;

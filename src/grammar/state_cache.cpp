@@ -47,9 +47,22 @@ int32_t StateCache::intern(const std::shared_ptr<const StackSet>& stacks) {
   st.ascii.fill(kUnknown);
   std::vector<CharRange> all;
   std::vector<uint32_t> cuts;
+  bool first_not = true;
   for (const Stack& s : *stacks) {
     if (s.empty()) {
       st.complete = true;
+      continue;
+    }
+    const Element& top = g_->top(s);
+    if (top.kind == ElemKind::kToken) {
+      st.tokens.push_back(static_cast<int32_t>(top.arg));
+      continue;
+    }
+    if (top.kind == ElemKind::kTokenNot) {
+      const auto x = static_cast<int32_t>(top.arg);
+      st.not_excluded = first_not || st.not_excluded == x ? x : -1;
+      st.any_not = true;
+      first_not = false;
       continue;
     }
     const auto& cls = g_->top_class(s);
@@ -75,10 +88,34 @@ int32_t StateCache::intern(const std::shared_ptr<const StackSet>& stacks) {
       st.spans.push_back(State::Span{cuts[i], cuts[i + 1] - 1, kUnknown});
     }
   }
+  std::sort(st.tokens.begin(), st.tokens.end());
+  st.tokens.erase(std::unique(st.tokens.begin(), st.tokens.end()), st.tokens.end());
+  state_bytes_ += sizeof(State) + 2 * key.size() + st.first.size() * sizeof(CharRange) +
+                  st.spans.size() * sizeof(State::Span) + st.tokens.size() * sizeof(int32_t);
   const auto id = static_cast<int32_t>(states_.size());
   states_.push_back(std::move(st));
   index_.emplace(std::move(key), id);
   return id;
+}
+
+void StateCache::token_bits(const State& st, std::vector<uint64_t>& bits) const {
+  const int32_t n = idx_->n_vocab();
+  auto set = [&](int32_t t) {
+    if (t >= 0 && t < n) bits[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
+  };
+  if (st.any_not) {
+    // Bits already set (the text walk) stay; all others but EOG and the excluded id are set.
+    std::vector<uint64_t> keep = bits;
+    for (uint64_t& w : bits) w = ~uint64_t{0};
+    if (n % 64 != 0 && !bits.empty()) bits.back() = (uint64_t{1} << (n % 64)) - 1;
+    auto clear = [&](int32_t t) {
+      if (t >= 0 && t < n) bits[static_cast<size_t>(t) >> 6] &= ~(uint64_t{1} << (t & 63));
+    };
+    for (int32_t e : idx_->eog_ids()) clear(e);
+    clear(st.not_excluded);
+    for (size_t i = 0; i < bits.size(); ++i) bits[i] |= keep[i];
+  }
+  for (int32_t t : st.tokens) set(t);
 }
 
 int32_t StateCache::span_of(int32_t s, uint32_t cp) const {
@@ -168,10 +205,16 @@ void StateCache::trim() {
     states_.clear();
     index_.clear();
     masks_.clear();
+    state_bytes_ = 0;
   } else if (mask_bytes > kMaxMaskBytes) {
     masks_.clear();
     for (State& st : states_) st.mask = -1;
   }
+}
+
+StateCache::Stats StateCache::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Stats{states_.size(), masks_.size(), mask_hits_, mask_walks_};
 }
 
 void StateCache::fill_mask(const std::shared_ptr<const StackSet>& stacks,
@@ -186,10 +229,13 @@ void StateCache::fill_mask(const std::shared_ptr<const StackSet>& stacks,
   const std::vector<uint64_t>* bits = nullptr;
   if (partial.need == 0 && states_[static_cast<size_t>(s)].mask >= 0) {
     bits = &masks_[static_cast<size_t>(states_[static_cast<size_t>(s)].mask)];
+    ++mask_hits_;
   } else {
+    ++mask_walks_;
     local.assign(n_words, 0);
     walk(s, partial, local);
     if (partial.need == 0) {
+      token_bits(states_[static_cast<size_t>(s)], local);
       if (states_[static_cast<size_t>(s)].complete) {
         for (int32_t e : idx_->eog_ids()) {
           local[static_cast<size_t>(e) >> 6] |= uint64_t{1} << (static_cast<uint32_t>(e) & 63);
@@ -202,6 +248,7 @@ void StateCache::fill_mask(const std::shared_ptr<const StackSet>& stacks,
       bits = &local;
     }
   }
+  bytes_.store(state_bytes_ + masks_.size() * n_words * 8, std::memory_order_relaxed);
   // Eight mask bytes per bitmap byte.
   uint8_t* out = allowed.data();
   const auto* bb = reinterpret_cast<const uint8_t*>(bits->data());

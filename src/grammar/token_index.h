@@ -10,8 +10,9 @@ namespace ridge::grammar {
 class TokenIndex {
  public:
   // token_bytes[i]: the bytes token i decodes to; control/special tokens must be passed as ""
-  // (never allowed by a grammar). eog_ids: end-of-generation tokens, allowed exactly when the
-  // grammar is complete (their bytes are ignored). Ids outside the vocabulary are ignored.
+  // (never matched by text; only a grammar's token element allows one, by id). eog_ids:
+  // end-of-generation tokens, allowed when the grammar is complete or a token element names
+  // them (their bytes are ignored). Ids outside the vocabulary are ignored.
   TokenIndex(std::vector<std::string> token_bytes, std::vector<int32_t> eog_ids);
 
   int32_t n_vocab() const { return static_cast<int32_t>(bytes_.size()); }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace ridge::grammar {
 
@@ -64,6 +65,25 @@ inline void utf8_completions(const Utf8Partial& p, uint32_t* lo, uint32_t* hi) {
   const unsigned rest = 6u * (p.need - 1u);
   *lo = (p.cp << shift) | (first_lo << rest);
   *hi = (p.cp << shift) | (first_hi << rest) | ((1u << rest) - 1u);
+}
+
+// Appends the UTF-8 encoding of a Unicode scalar value.
+inline void utf8_append(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
 }
 
 }  // namespace ridge::grammar

@@ -68,6 +68,20 @@ std::optional<ApiError> prompt_tokens(const ModelContext& model, PreparedRequest
   return std::nullopt;
 }
 
+// Through the engine's grammar cache (requests with the same grammar text share its compiled
+// form and mask cache), or parsed here without an engine; token references (`<|end|>`,
+// `<[id]>`) resolve against the model's vocabulary either way.
+Result<std::shared_ptr<const grammar::Grammar>> compile_grammar(const ModelContext& model,
+                                                                const std::string& gbnf,
+                                                                const std::string& root) {
+  if (model.engine != nullptr) {
+    if (auto cache = model.engine->grammar_cache()) return cache->get(gbnf, root);
+  }
+  if (model.tokenizer == nullptr) return grammar::parse_gbnf(gbnf, root);
+  const grammar::TokenResolver tokens = engine::grammar_token_resolver(*model.tokenizer);
+  return grammar::parse_gbnf(gbnf, root, &tokens);
+}
+
 // The grammar the output must follow, compiled once per request: the client's own (`grammar`),
 // JSON for response_format, or a tool call for tool_choice "required" / a named function. A chat
 // model may reason first: JSON and tool calls follow its reasoning block.
@@ -90,6 +104,10 @@ std::optional<ApiError> output_grammar(const ModelContext& model, PreparedReques
     ctx.starts_in_reasoning = req.starts_in_reasoning;
     ctx.reasoning_closed = req.reasoning_closed;
     ctx.allow_reasoning = model.separate_reasoning;
+    if (ctx.format.tools == chat::OutputFormat::kHarmony && model.tokenizer != nullptr) {
+      const int32_t end = model.tokenizer->find_token("<|end|>");
+      ctx.harmony_end_stops = end < 0 || model.tokenizer->is_eog(end);
+    }
   }
   const char* field = force_call                ? "tool_choice"
                       : c.kind == Kind::kGrammar ? "grammar"
@@ -116,8 +134,17 @@ std::optional<ApiError> output_grammar(const ModelContext& model, PreparedReques
     gbnf = chat::after_reasoning(*g, ctx);
     root = chat::kConstraintRoot;
   }
-  auto g = grammar::parse_gbnf(gbnf, root);
-  if (!g.ok()) return invalid_param(field, g.status().message());
+  auto g = compile_grammar(model, gbnf, root);
+  if (!g.ok()) {
+    const std::string& m = g.status().message();
+    if (c.kind != Kind::kGrammar && m.find("unknown token") != std::string::npos) {
+      // A built-in grammar names the format's special tokens: this vocabulary lacks one.
+      return invalid_param(field, fmt::format("this model's vocabulary lacks a special token of "
+                                              "its output format ({}): {}",
+                                              chat::output_format_name(ctx.format.tools), m));
+    }
+    return invalid_param(field, m);
+  }
   req.grammar = std::move(*g);
   return std::nullopt;
 }

@@ -141,6 +141,14 @@ void build_eog(Vocab& v, const VocabData& d) {
   for (int32_t id : {v.eos, v.eot, v.eom}) {
     if (id >= 0) eog.push_back(id);
   }
+  // Harmony (gpt-oss) and vocabularies like it end a turn with <|return|> / <|call|> (or
+  // <|calls|> / <|flush|>); their <|end|> ends one message of the turn (the analysis before the
+  // answer), so generation must go on after it.
+  const bool harmony = (v.find("<|return|>") >= 0 && v.find("<|call|>") >= 0) ||
+                       (v.find("<|calls|>") >= 0 && v.find("<|flush|>") >= 0);
+  if (const int32_t end = v.find("<|end|>"); harmony && end >= 0) {
+    std::erase(eog, end);
+  }
   std::sort(eog.begin(), eog.end());
   eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
   v.eog_ids = std::move(eog);

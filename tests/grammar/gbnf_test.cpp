@@ -169,5 +169,50 @@ TEST(Gbnf, EmptyAlternativeAndEmptyLanguage) {
   EXPECT_FALSE(full_match(*e, "a"));
 }
 
+// Token references: llama.cpp's <[id]> and <text> (brackets included in the text), our
+// <"text"> for texts not written in angle brackets, and negation !<...>.
+TEST(Gbnf, TokenReferences) {
+  const ControlVocab& v = control_vocab();
+  const TokenResolver* r = &v.resolver;
+  auto g = parse_gbnf(R"g(root ::= <|end|> <"[TOOL_CALLS]"> <[3]> !<|channel|> <"<|end|>">)g",
+                      "root", r);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_TRUE((*g)->has_tokens());
+  // Escapes in the quoted form; an id needs no vocabulary.
+  EXPECT_TRUE(parse_gbnf(R"g(root ::= <"[TOOL\x5fCALLS]"> "a")g", "root", r).ok());
+  EXPECT_TRUE(parse_gbnf(R"g(root ::= <[12]> ("a" | !<[7]>)*)g").ok());
+  EXPECT_FALSE(parse_gbnf(R"g(root ::= "a")g").value()->has_tokens());
+  // A normal (text) token may be named too.
+  EXPECT_TRUE(parse_gbnf(R"g(root ::= <"true">)g", "root", r).ok());
+}
+
+void expect_token_error(const std::string& src, const std::string& needle,
+                        const TokenResolver* r) {
+  auto g = parse_gbnf(src, "root", r);
+  ASSERT_FALSE(g.ok()) << src;
+  EXPECT_TRUE(g.status().is_usage());
+  EXPECT_NE(g.status().message().find(needle), std::string::npos)
+      << "got: " << g.status().message() << "\nwanted: " << needle;
+}
+
+TEST(Gbnf, TokenReferenceErrors) {
+  const TokenResolver* r = &control_vocab().resolver;
+  expect_token_error("root ::= \"a\" <|nope|>", "grammar: line 1 col 14: unknown token '<|nope|>'",
+                     r);
+  expect_token_error("root ::= \"a\"\n  !<\"[NOPE]\">", "line 2 col 3: unknown token '!<\"[NOPE]\">'",
+                     r);
+  expect_token_error("root ::= <[999999]>", "unknown token '<[999999]>'", r);
+  expect_token_error("root ::= <[99999999999999]>", "unknown token", nullptr);
+  // Without a vocabulary, token text cannot be resolved.
+  expect_token_error("root ::= <|end|>", "unknown token '<|end|>' (no vocabulary", nullptr);
+  expect_token_error("root ::= <[12", "expected '<[id]>'", r);
+  expect_token_error("root ::= <[]>", "expected '<[id]>'", r);
+  expect_token_error("root ::= <|end", "unterminated token reference", r);
+  expect_token_error("root ::= <\"[ARGS]", "unterminated token reference", r);
+  expect_token_error("root ::= <\"[ARGS]\"x", "expected '\">'", r);
+  expect_token_error("root ::= <\"\">", "unknown token", r);
+  expect_token_error("root ::= ! <|end|>", "unexpected character '!'", r);
+}
+
 }  // namespace
 }  // namespace ridge::grammar

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,50 @@ inline std::shared_ptr<const TokenIndex> small_vocab() {
   auto t = small_vocab_strings();
   const auto n = static_cast<int32_t>(t.size());
   return std::make_shared<const TokenIndex>(std::move(t), std::vector<int32_t>{n - 2, n - 1});
+}
+
+// small_vocab_strings() followed by named control tokens (no bytes in the index; their text
+// resolves through `resolver`), a control end-of-generation token "<|call|>", and a text token
+// "<|" (so the characters of a control token's text can be written as text).
+struct ControlVocab {
+  std::vector<std::string> text;  // each token's text as the vocabulary lists it
+  std::shared_ptr<const TokenIndex> index;
+  TokenResolver resolver;
+  int32_t id(std::string_view t) const {
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == t) return static_cast<int32_t>(i);
+    }
+    ADD_FAILURE() << "no token " << t;
+    return -1;
+  }
+};
+
+inline const ControlVocab& control_vocab() {
+  static const ControlVocab v = [] {
+    ControlVocab c;
+    c.text = small_vocab_strings();
+    std::vector<int32_t> eog{static_cast<int32_t>(c.text.size()) - 2,
+                             static_cast<int32_t>(c.text.size()) - 1};
+    const size_t first_control = c.text.size();
+    for (const char* t : {"[TOOL_CALLS]", "[ARGS]", "<|end|>", "<|channel|>", "<|call|>"}) {
+      c.text.emplace_back(t);
+    }
+    eog.push_back(static_cast<int32_t>(c.text.size()) - 1);  // <|call|>
+    c.text.emplace_back("<|");
+    std::vector<std::string> bytes = c.text;
+    for (size_t i = first_control; i + 1 < bytes.size(); ++i) bytes[i].clear();
+    c.index = std::make_shared<const TokenIndex>(std::move(bytes), std::move(eog));
+    c.resolver.n_vocab = c.index->n_vocab();
+    auto text = std::make_shared<std::vector<std::string>>(c.text);
+    c.resolver.find = [text](std::string_view t) -> std::optional<int32_t> {
+      for (size_t i = 0; i < text->size(); ++i) {
+        if ((*text)[i] == t && !t.empty()) return static_cast<int32_t>(i);
+      }
+      return std::nullopt;
+    };
+    return c;
+  }();
+  return v;
 }
 
 // The slow reference: token t is allowed iff accepting it on a copy succeeds.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -193,6 +194,141 @@ root ::= ( word | "\"" [^"]{0,3} "\"" | [é中😀]+ | "\\" [nu] ) ( " " root )?
 word ::= [a-c]+ | "true" | "null"
 )g");
   check_mask_against_reference(g, small_vocab(), 2, 40, 30);
+}
+
+// Token references (docs/grammar.md): a token element matches exactly that token id, never its
+// text spelled in characters; text never matches a control token.
+std::shared_ptr<const Grammar> must_parse_tokens(std::string_view src) {
+  auto g = parse_gbnf(src, "root", &control_vocab().resolver);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? *g : nullptr;
+}
+
+size_t n_allowed(const std::vector<uint8_t>& mask) {
+  return static_cast<size_t>(std::count(mask.begin(), mask.end(), 1));
+}
+
+TEST(MatcherTokens, ControlTokenOnlyWhereTheGrammarHasIt) {
+  const ControlVocab& v = control_vocab();
+  auto g = must_parse_tokens(R"g(root ::= "a" <"[TOOL_CALLS]"> "b")g");
+  Matcher m(g, v.index);
+  std::vector<uint8_t> mask;
+  m.fill_mask(mask);
+  EXPECT_EQ(n_allowed(mask), 1u);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("a"))]);
+  ASSERT_TRUE(m.accept_token(v.id("a")).ok());
+  m.fill_mask(mask);
+  EXPECT_EQ(n_allowed(mask), 1u);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("[TOOL_CALLS]"))]);
+  EXPECT_FALSE(m.accept_token(v.id("[ARGS]")).ok());
+  EXPECT_FALSE(m.accept_token(v.id("[")).ok());
+  EXPECT_FALSE(m.accept_token(v.id("b")).ok());
+  ASSERT_TRUE(m.accept_token(v.id("[TOOL_CALLS]")).ok());
+  EXPECT_FALSE(m.is_complete());
+  m.fill_mask(mask);
+  EXPECT_EQ(n_allowed(mask), 1u);
+  ASSERT_TRUE(m.accept_token(v.id("b")).ok());
+  EXPECT_TRUE(m.is_complete());
+  EXPECT_TRUE(m.accept_token(v.id("</s>")).ok());
+  EXPECT_TRUE(m.finished());
+}
+
+TEST(MatcherTokens, TextSpellingIsNotTheToken) {
+  const ControlVocab& v = control_vocab();
+  auto g = must_parse_tokens(R"g(root ::= <"[TOOL_CALLS]"> "x")g");
+  Matcher m(g, v.index);
+  EXPECT_FALSE(m.accept_bytes("[TOOL_CALLS]x").ok());
+  EXPECT_FALSE(m.accept_token(v.id("[")).ok());
+  // A text rule spelling a control token's text matches the characters, not the token.
+  auto t = must_parse_tokens(R"g(root ::= "[TOOL_CALLS]" "x" | "<|end|>")g");
+  Matcher n(t, v.index);
+  std::vector<uint8_t> mask;
+  n.fill_mask(mask);
+  EXPECT_FALSE(mask[static_cast<size_t>(v.id("[TOOL_CALLS]"))]);
+  EXPECT_FALSE(mask[static_cast<size_t>(v.id("<|end|>"))]);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("<|"))]);
+  EXPECT_FALSE(n.accept_token(v.id("[TOOL_CALLS]")).ok());
+  Matcher text = n;
+  ASSERT_TRUE(text.accept_bytes("[TOOL_CALLS]x").ok());
+  EXPECT_TRUE(text.is_complete());
+  ASSERT_TRUE(n.accept_token(v.id("<|")).ok());
+  ASSERT_TRUE(n.accept_bytes("end|>").ok());
+  EXPECT_TRUE(n.is_complete());
+}
+
+TEST(MatcherTokens, MixedTextAndTokensEndingInAnEogToken) {
+  const ControlVocab& v = control_vocab();
+  auto g = must_parse_tokens(R"g(root ::= ( [a-c]+ <|end|> )+ "ok" <|call|>)g");
+  Matcher m(g, v.index);
+  std::vector<uint8_t> mask;
+  for (const char* t : {"ab", "<|end|>", "c", "<|end|>", "o", "k"}) {
+    m.fill_mask(mask);
+    ASSERT_EQ(mask, reference_mask(m, v.index->n_vocab())) << t;
+    ASSERT_TRUE(mask[static_cast<size_t>(v.id(t))]) << t;
+    ASSERT_TRUE(m.accept_token(v.id(t)).ok()) << t;
+  }
+  // <|call|> is an end-of-generation token: here it is the grammar's token element, so it is
+  // allowed (the others are not, the output is not complete) and does not finish the matcher.
+  m.fill_mask(mask);
+  EXPECT_EQ(n_allowed(mask), 1u);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("<|call|>"))]);
+  EXPECT_FALSE(m.accept_token(v.id("</s>")).ok());
+  ASSERT_TRUE(m.accept_token(v.id("<|call|>")).ok());
+  EXPECT_FALSE(m.finished());
+  EXPECT_TRUE(m.is_complete());
+  m.fill_mask(mask);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("</s>"))]);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("<|call|>"))]);  // now as end of generation
+  ASSERT_TRUE(m.accept_token(v.id("<|call|>")).ok());
+  EXPECT_TRUE(m.finished());
+}
+
+TEST(MatcherTokens, NoTokenInsideACharacter) {
+  const ControlVocab& v = control_vocab();
+  auto g = must_parse_tokens(R"g(root ::= "é" <|end|> | "é" "x")g");
+  Matcher m(g, v.index);
+  ASSERT_TRUE(m.accept_token(v.id("\xC3")).ok());
+  std::vector<uint8_t> mask;
+  m.fill_mask(mask);
+  EXPECT_FALSE(mask[static_cast<size_t>(v.id("<|end|>"))]);
+  EXPECT_FALSE(m.accept_token(v.id("<|end|>")).ok());
+  ASSERT_TRUE(m.accept_token(v.id("\xA9")).ok());
+  m.fill_mask(mask);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("<|end|>"))]);
+  EXPECT_TRUE(mask[static_cast<size_t>(v.id("x"))]);
+  EXPECT_EQ(n_allowed(mask), 2u);
+}
+
+TEST(MatcherTokens, NegatedTokenMatchesAnyOtherToken) {
+  const ControlVocab& v = control_vocab();
+  auto g = must_parse_tokens(R"g(root ::= <|channel|> (!<|end|>)* <|end|>)g");
+  Matcher m(g, v.index);
+  ASSERT_TRUE(m.accept_token(v.id("<|channel|>")).ok());
+  std::vector<uint8_t> mask;
+  m.fill_mask(mask);
+  // Every token but the end-of-generation ones; <|end|> through the exact element.
+  EXPECT_EQ(n_allowed(mask), static_cast<size_t>(v.index->n_vocab()) - 3);
+  for (int32_t e : v.index->eog_ids()) EXPECT_FALSE(mask[static_cast<size_t>(e)]);
+  // Whole tokens, whatever their bytes: a lone UTF-8 lead byte, a control token.
+  for (const char* t : {"\xE4", "\xFF", "[TOOL_CALLS]", "<|channel|>", "ab"}) {
+    ASSERT_TRUE(m.accept_token(v.id(t)).ok()) << t;
+  }
+  EXPECT_FALSE(m.is_complete());
+  ASSERT_TRUE(m.accept_token(v.id("<|end|>")).ok());
+  EXPECT_TRUE(m.is_complete());
+}
+
+TEST(MaskConsistency, TokenGrammars) {
+  const ControlVocab& v = control_vocab();
+  uint32_t seed = 10;
+  for (const char* src : {
+           R"g(root ::= ( "a" | <|end|> | [é中]+ | "\"" )* <|call|>)g",
+           R"g(root ::= <|channel|> ( !<|end|> | "ab" | [é中] )* <|end|> "x"?)g",
+           R"g(root ::= ( <"[TOOL_CALLS]"> [a-z]+ <"[ARGS]"> "{" [^}]* "}" )+)g",
+           R"g(root ::= ( !<[0]> | "é" )+ | <[0]> <"<|">)g",
+       }) {
+    check_mask_against_reference(must_parse_tokens(src), v.index, seed++, 40, 30);
+  }
 }
 
 }  // namespace

@@ -197,7 +197,9 @@ TEST(ForcedToolCall, RequiredAndNamedProduceACall) {
   EXPECT_EQ(r["error"]["param"], "tool_choice");
 }
 
-TEST(ForcedToolCall, FormatsRidgeCannotForceAreRefused) {
+// gpt-oss: the markers of its Harmony format are control tokens; a vocabulary without them
+// cannot be forced into a call (a 400 naming the token), one with them can.
+TEST(ForcedToolCall, HarmonyNeedsItsControlTokens) {
   TestServer ts(ServerOptions{}, TestServer::default_engine(), 256, /*ready=*/false);
   ts.make_ready([](ModelContext& ctx) {
     ctx.render_chat = chatml_without_tools;
@@ -209,7 +211,85 @@ TEST(ForcedToolCall, FormatsRidgeCannotForceAreRefused) {
   auto [st, r] = ts.post("/v1/chat/completions", j.dump());
   EXPECT_EQ(st, 400);
   EXPECT_EQ(r["error"]["param"], "tool_choice");
-  EXPECT_NE(r["error"]["message"].get<std::string>().find("harmony"), std::string::npos);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("<|channel|>"), std::string::npos)
+      << r.dump();
+}
+
+const std::vector<std::string> kHarmonyTokens = {"<|start|>", "<|channel|>", "<|message|>",
+                                                 "<|end|>", "<|call|>", "<|return|>",
+                                                 "<|constrain|>"};
+
+std::unique_ptr<TestServer> harmony_server() {
+  auto ts = std::make_unique<TestServer>(ServerOptions{}, roomy_engine(), 1024, /*ready=*/false,
+                                         kHarmonyTokens);
+  ts->make_ready([](ModelContext& ctx) {
+    ctx.render_chat = chatml_without_tools;
+    ctx.output_format = {chat::OutputFormat::kHarmony, false};
+    // The fake model's analysis would never end: the answer comes first.
+    ctx.separate_reasoning = false;
+  });
+  return ts;
+}
+
+TEST(ForcedToolCall, HarmonyCallsAreForced) {
+  auto ts = harmony_server();
+  json j = {{"messages", {{{"role", "user"}, {"content", "temperature?"}}}},
+            {"tools", {unit_tool("get_temperature"), unit_tool("get_humidity")}},
+            {"tool_choice", {{"type", "function"}, {"function", {{"name", "get_humidity"}}}}},
+            {"temperature", 0},
+            {"max_tokens", 1500}};
+  for (bool stream : {false, true}) {
+    j["stream"] = stream;
+    httplib::Client c = ts->client();
+    auto r = c.Post("/v1/chat/completions", j.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    std::string name, args, finish, content;
+    if (stream) {
+      for (const std::string& p : testing::sse_payloads(r->body)) {
+        if (p == "[DONE]") continue;
+        const json ch = json::parse(p)["choices"][0];
+        content += ch["delta"].value("content", "");
+        for (const json& t : ch["delta"].value("tool_calls", json::array())) {
+          name += t["function"].value("name", "");
+          args += t["function"].value("arguments", "");
+        }
+        if (!ch["finish_reason"].is_null()) finish = ch["finish_reason"];
+      }
+    } else {
+      const json b = json::parse(r->body);
+      const json& m = b["choices"][0]["message"];
+      ASSERT_EQ(m["tool_calls"].size(), 1u) << b.dump();
+      name = m["tool_calls"][0]["function"]["name"];
+      args = m["tool_calls"][0]["function"]["arguments"];
+      finish = b["choices"][0]["finish_reason"];
+    }
+    EXPECT_EQ(finish, "tool_calls") << r->body;
+    EXPECT_EQ(name, "get_humidity") << r->body;
+    const json a = json::parse(args, nullptr, false);
+    EXPECT_TRUE(a == json({{"unit", "c"}}) || a == json({{"unit", "f"}})) << args;
+    EXPECT_EQ(content.find("<|"), std::string::npos) << content;
+  }
+}
+
+TEST(JsonOutput, HarmonyAnswerIsTheFinalChannel) {
+  auto ts = harmony_server();
+  json j = {{"messages", {{{"role", "user"}, {"content", "a number"}}}},
+            {"response_format",
+             {{"type", "json_schema"},
+              {"json_schema", {{"name", "n"},
+                               {"schema", {{"type", "object"},
+                                           {"properties", {{"n", {{"enum", {1, 2}}}}}},
+                                           {"required", {"n"}},
+                                           {"additionalProperties", false}}}}}}},
+            {"temperature", 0},
+            {"max_tokens", 1500}};
+  auto [st, r] = ts->post("/v1/chat/completions", j.dump());
+  ASSERT_EQ(st, 200) << r.dump();
+  const json& m = r["choices"][0]["message"];
+  const json out = json::parse(m["content"].get<std::string>(), nullptr, false);
+  EXPECT_TRUE(out == json({{"n", 1}}) || out == json({{"n", 2}})) << r.dump();
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "stop") << r.dump();
 }
 
 TEST(JsonOutput, SchemaOutputValidates) {

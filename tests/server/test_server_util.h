@@ -40,8 +40,9 @@ inline tokenizer::MarkedText chatml_prompt(const std::string& user) {
   return chatml_renderer()(c)->text;
 }
 
-// <unk> <s> </s> <|im_start|> <|im_end|>, then the 256 byte tokens (id 5 + byte).
-inline tokenizer::Tokenizer byte_tokenizer() {
+// <unk> <s> </s> <|im_start|> <|im_end|>, then the 256 byte tokens (id 5 + byte), then the
+// `extra` control tokens (an output format's markers).
+inline tokenizer::Tokenizer byte_tokenizer(const std::vector<std::string>& extra = {}) {
   tokenizer::VocabData d;
   d.model = "llama";
   d.tokens = {"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"};
@@ -49,6 +50,10 @@ inline tokenizer::Tokenizer byte_tokenizer() {
   for (int b = 0; b < 256; ++b) {
     d.tokens.push_back(fmt::format("<0x{:02X}>", b));
     d.token_types.push_back(6);
+  }
+  for (const std::string& t : extra) {
+    d.tokens.push_back(t);
+    d.token_types.push_back(3);
   }
   d.scores.assign(d.tokens.size(), 0.0f);
   d.bos = 1;
@@ -114,8 +119,9 @@ class SlowFakeRunner final : public engine::Runner {
 class TestServer {
  public:
   explicit TestServer(ServerOptions sopts = {}, engine::EngineOptions eopts = default_engine(),
-                      int32_t n_blocks = 256, bool ready = true)
-      : tok_(byte_tokenizer()) {
+                      int32_t n_blocks = 256, bool ready = true,
+                      const std::vector<std::string>& extra_tokens = {})
+      : tok_(byte_tokenizer(extra_tokens)) {
     auto runner = std::make_unique<SlowFakeRunner>(n_blocks, eopts.block_size, tok_.n_vocab());
     runner_ = runner.get();
     auto eng = engine::Engine::create(std::move(runner), &tok_, eopts);

@@ -159,5 +159,26 @@ TEST(Vocab, BadMetadataIsAnError) {
   EXPECT_FALSE(Tokenizer::from_vocab_data(d, "x").ok());
 }
 
+// <|end|> ends the turn in Phi-3-style vocabularies but only a message in Harmony (gpt-oss),
+// whose turns end with <|return|> or <|call|>: there generation goes on after it.
+TEST(Vocab, HarmonyEndIsNotEndOfGeneration) {
+  auto with = [](std::vector<std::string> extra) {
+    VocabData d = spm_data();
+    for (auto& t : extra) {
+      d.tokens.push_back(std::move(t));
+      d.token_types.push_back(3);
+      d.scores.push_back(0.0f);
+    }
+    return make(std::move(d));
+  };
+  const Tokenizer phi = with({"<|end|>"});
+  EXPECT_TRUE(phi.is_eog(phi.find_token("<|end|>")));
+  const Tokenizer harmony = with({"<|end|>", "<|return|>", "<|call|>", "<|start|>"});
+  EXPECT_FALSE(harmony.is_eog(harmony.find_token("<|end|>")));
+  EXPECT_TRUE(harmony.is_eog(harmony.find_token("<|return|>")));
+  EXPECT_TRUE(harmony.is_eog(harmony.find_token("<|call|>")));
+  EXPECT_TRUE(harmony.is_eog(harmony.eos()));
+}
+
 }  // namespace
 }  // namespace ridge::tokenizer
