@@ -21,8 +21,7 @@ Grammar::Grammar(std::vector<Element> elems, std::vector<std::vector<CharRange>>
       break;
     }
   }
-  std::sort(initial_.begin(), initial_.end());
-  initial_.erase(std::unique(initial_.begin(), initial_.end()), initial_.end());
+  sort_unique(initial_);
   if (!initial_ok_) initial_.clear();
 }
 
@@ -85,16 +84,24 @@ bool Grammar::expand(Stack s, StackSet& out) const {
   return true;
 }
 
+bool Grammar::step_over_top(const Stack& s, StackSet& out) const {
+  Stack next = s;
+  next.back() += 1;
+  return expand(std::move(next), out);
+}
+
+void Grammar::sort_unique(StackSet& set) {
+  std::sort(set.begin(), set.end());
+  set.erase(std::unique(set.begin(), set.end()), set.end());
+}
+
 bool Grammar::advance(const StackSet& in, uint32_t cp, StackSet& out) const {
   out.clear();
   for (const Stack& s : in) {
     if (s.empty() || top(s).kind != ElemKind::kChars || !contains(top_class(s), cp)) continue;
-    Stack next = s;
-    next.back() += 1;
-    if (!expand(std::move(next), out)) return false;
+    if (!step_over_top(s, out)) return false;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  sort_unique(out);
   return true;
 }
 
@@ -108,12 +115,9 @@ bool Grammar::advance_token(const StackSet& in, int32_t id, bool eog, StackSet& 
     const bool match = (e.kind == ElemKind::kToken && e.arg == tok) ||
                        (e.kind == ElemKind::kTokenNot && e.arg != tok && !eog);
     if (!match) continue;
-    Stack next = s;
-    next.back() += 1;
-    if (!expand(std::move(next), out)) return false;
+    if (!step_over_top(s, out)) return false;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  sort_unique(out);
   return true;
 }
 

@@ -78,6 +78,9 @@ class Grammar {
   // Expands `s` until every resulting stack has a character class on top (or is empty, which
   // means the sentence is complete) and appends them to out.
   bool expand(Stack s, StackSet& out) const;
+  // Expands `s` with its top element matched (appended to out); false on overflow.
+  bool step_over_top(const Stack& s, StackSet& out) const;
+  static void sort_unique(StackSet& set);
 
   std::vector<Element> elems_;
   std::vector<std::vector<CharRange>> classes_;

@@ -25,24 +25,6 @@ bool decode_utf8(std::string_view s, std::vector<uint32_t>* out) {
 
 namespace {
 
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // One code point inside a GBNF literal or class.
 std::string gbnf_char(uint32_t cp, bool in_class) {
   if (cp == '"' || cp == '\\' || (in_class && (cp == ']' || cp == '-' || cp == '^'))) {
@@ -50,8 +32,18 @@ std::string gbnf_char(uint32_t cp, bool in_class) {
   }
   if (cp < 0x20 || cp == 0x7F) return fmt::format("\\x{:02X}", cp);
   std::string s;
-  append_utf8(s, cp);
+  utf8_append(s, cp);
   return s;
+}
+
+// Appends a-b (a single character when a == b; nothing when a > b) to a class's body.
+void append_class_range(std::string& raw, uint32_t a, uint32_t b) {
+  if (a > b) return;
+  raw += gbnf_char(a, true);
+  if (b > a) {
+    raw += '-';
+    raw += gbnf_char(b, true);
+  }
 }
 
 }  // namespace
@@ -97,14 +89,7 @@ std::string json_class_expr(const std::vector<std::pair<uint32_t, uint32_t>>& ra
   };
   for (auto [lo, hi] : ranges) {
     // Raw characters: everything but '"', '\\' and control characters (and surrogates).
-    auto add = [&](uint32_t a, uint32_t b) {
-      if (a > b) return;
-      raw += gbnf_char(a, true);
-      if (b > a) {
-        raw += '-';
-        raw += gbnf_char(b, true);
-      }
-    };
+    auto add = [&](uint32_t a, uint32_t b) { append_class_range(raw, a, b); };
     const uint32_t cuts[] = {0x20, '"', '\\', 0xD800};
     uint32_t a = std::max<uint32_t>(lo, 0x20);
     for (uint32_t skip : cuts) {
@@ -138,14 +123,7 @@ std::string text_char_expr(uint32_t cp) {
 
 std::string text_class_expr(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
   std::string raw;
-  auto add = [&](uint32_t a, uint32_t b) {
-    if (a > b) return;
-    raw += gbnf_char(a, true);
-    if (b > a) {
-      raw += '-';
-      raw += gbnf_char(b, true);
-    }
-  };
+  auto add = [&](uint32_t a, uint32_t b) { append_class_range(raw, a, b); };
   for (auto [lo, hi] : ranges) {
     if (hi < 0xD800 || lo > 0xDFFF) {
       add(lo, hi);
