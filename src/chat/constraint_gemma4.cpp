@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "chat/constraint_grammar.h"
+#include "grammar/grammar.h"
 
 namespace ridge::chat::detail {
 namespace {
 
+using grammar::gbnf_literal;
 using nlohmann::ordered_json;
 
 constexpr int kMaxDepth = 64;

@@ -7,31 +7,16 @@
 #include <set>
 #include <vector>
 
+#include "grammar/grammar.h"
 #include "grammar/json_schema.h"
 
 namespace ridge::chat {
 
 using nlohmann::ordered_json;
 
-std::string detail::gbnf_literal(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
-    }
-  }
-  out += '"';
-  return out;
-}
-
 namespace {
 
-using detail::gbnf_literal;
+using grammar::gbnf_literal;
 
 // Reasoning text may contain anything but the start of its closing marker ("<" runs must be
 // followed by another character): close enough to free text. <think> families close with

@@ -45,8 +45,6 @@ Result<std::string> tool_call_gbnf(const nlohmann::ordered_json& tools, std::str
                                    bool parallel, const ConstraintContext& ctx);
 
 namespace detail {
-// A GBNF string literal of `text`.
-std::string gbnf_literal(std::string_view text);
 // Rules for one tool's arguments in Gemma 4's notation (`{key:value,...}`, strings between
 // <|"|> tokens); the start rule is `prefix` + "root", and they use gemma4_value_rules() (add
 // those once). Usage error naming the JSON pointer for a schema outside the supported subset.

@@ -107,4 +107,7 @@ Result<std::shared_ptr<const Grammar>> parse_gbnf(std::string_view source,
                                                   std::string_view root = "root",
                                                   const TokenResolver* tokens = nullptr);
 
+// A GBNF string literal matching exactly `utf8` (valid UTF-8), for building grammars in text.
+std::string gbnf_literal(std::string_view utf8);
+
 }  // namespace ridge::grammar

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "base/status.h"
+#include "grammar/grammar.h"
 
 namespace ridge::grammar::detail {
 
-// A GBNF string literal matching exactly `utf8` (which must be valid UTF-8).
-std::string gbnf_literal(std::string_view utf8);
+using grammar::gbnf_literal;
 // A GBNF expression for one character of a JSON string whose decoded value is cp (raw when
 // JSON allows it, escaped otherwise).
 std::string json_char_expr(uint32_t cp);

@@ -48,13 +48,21 @@ void append_class_range(std::string& raw, uint32_t a, uint32_t b) {
 
 }  // namespace
 
+}  // namespace ridge::grammar::detail
+
+namespace ridge::grammar {
+
 std::string gbnf_literal(std::string_view utf8) {
   std::vector<uint32_t> cps;
-  decode_utf8(utf8, &cps);
+  detail::decode_utf8(utf8, &cps);
   std::string out = "\"";
-  for (uint32_t cp : cps) out += gbnf_char(cp, false);
+  for (uint32_t cp : cps) out += detail::gbnf_char(cp, false);
   return out + "\"";
 }
+
+}  // namespace ridge::grammar
+
+namespace ridge::grammar::detail {
 
 std::string json_char_expr(uint32_t cp) {
   switch (cp) {
