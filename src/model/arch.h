@@ -20,6 +20,8 @@ struct Architecture {
 const Architecture& llama_architecture();  // arch/llama.cpp
 const Architecture& qwen2_architecture();  // arch/qwen2.cpp
 const Architecture& qwen3_architecture();  // arch/qwen3.cpp
+const Architecture& qwen2moe_architecture();  // arch/qwen2.cpp (attention as qwen2, MoE FFN)
+const Architecture& qwen3moe_architecture();  // arch/qwen3.cpp (attention as qwen3, MoE FFN)
 
 // The architecture of `name`, or an error listing the supported ones.
 Result<const Architecture*> find_architecture(std::string_view name);

@@ -44,6 +44,36 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
   return error("not supported yet: rope scaling '{}' ('{}.rope.scaling.type')", type, a);
 }
 
+// Mixture-of-experts keys. An MoE architecture needs them; a dense one must not carry experts.
+Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  const bool moe_arch = a == "qwen2moe" || a == "qwen3moe";
+  RIDGE_ASSIGN_OR_RETURN(c.n_expert, f.get_int_or(a + ".expert_count", 0));
+  if (!moe_arch) {
+    if (c.n_expert > 1) {
+      return error("not supported yet: {} experts in a '{}' model ('{}.expert_count')", c.n_expert,
+                   a, a);
+    }
+    c.n_expert = 0;
+    return ok_status();
+  }
+  RIDGE_ASSIGN_OR_RETURN(c.n_expert_used, f.get_int_or(a + ".expert_used_count", 0));
+  RIDGE_ASSIGN_OR_RETURN(c.n_ff_exp, f.get_int_or(a + ".expert_feed_forward_length", 0));
+  if (c.n_ff_exp == 0 && c.n_expert_used > 0) c.n_ff_exp = c.n_ff / c.n_expert_used;
+  RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_count", c.n_expert, 2, 1024));
+  RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_used_count", c.n_expert_used, 1, c.n_expert));
+  RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_feed_forward_length", c.n_ff_exp, 1, kMaxDim));
+  if (a == "qwen2moe") {
+    RIDGE_ASSIGN_OR_RETURN(c.n_ff_shexp, f.get_int_or(a + ".expert_shared_feed_forward_length", c.n_ff));
+    RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_shared_feed_forward_length", c.n_ff_shexp, 1, kMaxDim));
+  }
+  RIDGE_ASSIGN_OR_RETURN(double scale, f.get_float_or(a + ".expert_weights_scale", 0.0));
+  if (!(scale >= 0.0 && scale < 1e6)) {
+    return error("metadata '{}.expert_weights_scale' = {} is not a scale", a, scale);
+  }
+  c.expert_weights_scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);
+  return ok_status();
+}
+
 }  // namespace
 
 std::string_view pooling_name(Pooling p) {
@@ -136,6 +166,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   c.rms_eps = static_cast<float>(*eps);
   c.rope_theta = static_cast<float>(*theta);
   if (!(s = read_rope_scaling(f, a, c)).ok()) return prefix(s);
+  if (!(s = read_experts(f, a, c)).ok()) return prefix(s);
 
   // The vocabulary size is the embedding table's row count (the tokenizer may list more).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");

@@ -1,5 +1,6 @@
-// Hyper-parameters of a decoder-only transformer (Llama, Qwen2, Qwen3 families), read from GGUF
-// metadata or taken from a named preset with the exact shape of a real checkpoint.
+// Hyper-parameters of a decoder-only transformer (Llama, Qwen2, Qwen3 families and their
+// mixture-of-experts forms), read from GGUF metadata or taken from a named preset with the exact
+// shape of a real checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +54,16 @@ struct ModelConfig {
   bool qkv_bias = false;         // qwen2
   bool qk_norm = false;          // qwen3: per-head RMSNorm on Q and K
   Pooling pooling = Pooling::kNone;  // embedding models: from `<arch>.pooling_type`
+  // Mixture of experts (qwen2moe, qwen3moe): every layer's FFN is n_expert expert FFNs of
+  // n_ff_exp rows, of which a router picks n_expert_used per token; 0 experts = a dense FFN of n_ff.
+  int64_t n_expert = 0;        // `<arch>.expert_count`
+  int64_t n_expert_used = 0;   // `<arch>.expert_used_count` (top-k)
+  int64_t n_ff_exp = 0;        // `<arch>.expert_feed_forward_length`
+  int64_t n_ff_shexp = 0;      // rows of the shared expert (qwen2moe), 0 = none
+  bool moe_norm_topk = false;  // selected weights renormalized to sum 1 (qwen3moe)
+  float expert_weights_scale = 1.0f;  // `<arch>.expert_weights_scale` (0 in a file means 1)
+
+  bool is_moe() const { return n_expert > 0; }
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -30,6 +30,16 @@ ModelConfig make(std::string arch, std::string name, int64_t vocab, int64_t embd
   return c;
 }
 
+// A mixture-of-experts shape: `ff` is the dense feed_forward_length the metadata carries.
+ModelConfig with_experts(ModelConfig c, int64_t n_expert, int64_t n_used, int64_t ff_exp,
+                         int64_t ff_shared = 0) {
+  c.n_expert = n_expert;
+  c.n_expert_used = n_used;
+  c.n_ff_exp = ff_exp;
+  c.n_ff_shexp = ff_shared;
+  return c;
+}
+
 ModelConfig with_llama3_scaling(ModelConfig c, float factor) {
   c.rope_scaling = RopeScaling{factor, 1.0f, 4.0f, 8192};
   return c;
@@ -46,6 +56,9 @@ std::vector<Preset> build() {
                make("qwen3", "qwen3-4b", 151936, 2560, 36, 32, 8, 128, 9728, 40960, 1e-6f, 1e6f, true)});
   p.push_back({"qwen3-8b", "Qwen/Qwen3-8B",
                make("qwen3", "qwen3-8b", 151936, 4096, 36, 32, 8, 128, 12288, 40960, 1e-6f, 1e6f, false)});
+  p.push_back({"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B",
+               with_experts(make("qwen3moe", "qwen3-30b-a3b", 151936, 2048, 48, 32, 4, 128, 6144,
+                                 40960, 1e-6f, 1e6f, false), 128, 8, 768)});
   p.push_back({"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B",
                make("qwen2", "qwen2.5-0.5b", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1e-6f, 1e6f, true)});
   p.push_back({"qwen2.5-7b", "Qwen/Qwen2.5-7B",
@@ -65,6 +78,13 @@ std::vector<Preset> build() {
                make("qwen2", "tiny-qwen2", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-6f, 1e6f, true)});
   p.push_back({"tiny-qwen3", "",
                make("qwen3", "tiny-qwen3", 512, 64, 2, 4, 2, 32, 160, 2048, 1e-6f, 1e6f, true)});
+  // Experts of 64 rows (whole 16-row panels), 2 of 8 per token; qwen2moe adds a shared expert.
+  p.push_back({"tiny-qwen3moe", "",
+               with_experts(make("qwen3moe", "tiny-qwen3moe", 512, 64, 2, 4, 2, 32, 160, 2048,
+                                 1e-6f, 1e6f, true), 8, 2, 64)});
+  p.push_back({"tiny-qwen2moe", "",
+               with_experts(make("qwen2moe", "tiny-qwen2moe", 512, 64, 2, 4, 2, 16, 160, 2048,
+                                 1e-6f, 1e6f, false), 4, 2, 32, 96)});
   // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
   // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
   ModelConfig llama3 = make("llama", "tiny-llama3", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false);
@@ -97,8 +117,19 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.rope_layout = RopeLayout::kNeox;
     cfg.qkv_bias = false;
     cfg.qk_norm = true;
+  } else if (cfg.arch == "qwen2moe") {  // qwen2's attention, experts plus a gated shared expert
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = true;
+    cfg.qk_norm = false;
+    cfg.moe_norm_topk = false;
+  } else if (cfg.arch == "qwen3moe") {  // qwen3's attention, experts with renormalized top-k
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+    cfg.moe_norm_topk = true;
   } else {
-    return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3)", cfg.arch);
+    return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
+                 "qwen3moe)", cfg.arch);
   }
   return ok_status();
 }

@@ -65,11 +65,14 @@ Status encode_row(GgmlType type, const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-// Adds one tensor [cols, rows] (ggml order) whose rows are generated in parallel at write time.
+// Adds one tensor [cols, rows] (ggml order; [cols, rows, planes] with planes > 1, e.g. stacked
+// experts) whose rows are generated in parallel at write time.
 Status add_random(gguf::Writer& w, const std::string& name, GgmlType type, int64_t cols, int64_t rows, Init init,
-                  const SynthOptions& opt) {
+                  const SynthOptions& opt, int64_t planes = 1) {
   std::vector<uint64_t> shape = {static_cast<uint64_t>(cols)};
-  if (rows > 1) shape.push_back(static_cast<uint64_t>(rows));
+  if (rows > 1 || planes > 1) shape.push_back(static_cast<uint64_t>(rows));
+  if (planes > 1) shape.push_back(static_cast<uint64_t>(planes));
+  rows *= planes;
   auto row_bytes = ggml_row_bytes(type, static_cast<uint64_t>(cols));
   if (!row_bytes) return error("tensor '{}': {} columns do not fit type {}", name, cols, ggml_type_name(type));
   const uint64_t rb = *row_bytes;
@@ -118,6 +121,31 @@ std::vector<float> llama3_rope_factors(const ModelConfig& c) {
   return f;
 }
 
+Init linear_init(int64_t fan_in) { return Init{0.0f, 1.0f / std::sqrt(static_cast<float>(fan_in))}; }
+
+// One layer's mixture-of-experts FFN: the router (f32, as llama.cpp keeps it), the stacked
+// experts, and a shared expert with its gate vector where the config has one.
+template <typename AddMatrix>
+Status add_experts(gguf::Writer& w, const ModelConfig& c, const std::string& p,
+                   const SynthOptions& opt, const AddMatrix& add_matrix) {
+  const int64_t d = c.n_embd, ff = c.n_ff_exp, n = c.n_expert;
+  // A wider router spreads the routing over the experts, as a trained one does.
+  RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate_inp.weight", GgmlType::kF32, d, n,
+                                   Init{0.0f, 2.0f / std::sqrt(static_cast<float>(d))}, opt));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate_exps.weight", d, ff, linear_init(d), n));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up_exps.weight", d, ff, linear_init(d), n));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down_exps.weight", ff, d, linear_init(ff), n));
+  if (c.n_ff_shexp > 0) {
+    const int64_t sff = c.n_ff_shexp;
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate_inp_shexp.weight", GgmlType::kF32, d, 1,
+                                     linear_init(d), opt));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate_shexp.weight", d, sff, linear_init(d), 1));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up_shexp.weight", d, sff, linear_init(d), 1));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down_shexp.weight", sff, d, linear_init(sff), 1));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 uint32_t file_type_of(GgmlType type) {
@@ -157,6 +185,15 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
   w.set(a + ".rope.dimension_count", u32(c.rope_dims));
   w.set(a + ".vocab_size", u32(c.n_vocab));
   if (c.pooling != Pooling::kNone) w.set(a + ".pooling_type", u32(static_cast<int64_t>(c.pooling)));
+  if (c.is_moe()) {
+    w.set(a + ".expert_count", u32(c.n_expert));
+    w.set(a + ".expert_used_count", u32(c.n_expert_used));
+    w.set(a + ".expert_feed_forward_length", u32(c.n_ff_exp));
+    if (c.n_ff_shexp > 0) w.set(a + ".expert_shared_feed_forward_length", u32(c.n_ff_shexp));
+    if (c.expert_weights_scale != 1.0f) {
+      w.set(a + ".expert_weights_scale", gguf::make_f32(c.expert_weights_scale));
+    }
+  }
 }
 
 Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const SynthOptions& opt, gguf::Writer& w) {
@@ -176,14 +213,14 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
   }
 
   // A mixture (q4_k_m, ...) picks each matrix's type by llama.cpp's rules (model/quant_mix.h).
-  auto add_matrix = [&](const std::string& name, int64_t cols, int64_t rows, Init init) {
+  auto add_matrix = [&](const std::string& name, int64_t cols, int64_t rows, Init init, int64_t planes = 1) {
     const GgmlType t = opt.mix ? standard_tensor_type(*opt.mix, c, name, static_cast<uint64_t>(cols)) : opt.type;
-    return add_random(w, name, t, cols, rows, init, opt);
+    return add_random(w, name, t, cols, rows, init, opt, planes);
   };
   const float logit_std = 2.5f;
   const Init embd{0.0f, logit_std / std::sqrt(static_cast<float>(c.n_embd))};
   const Init norm{1.0f, 0.1f};
-  auto lin = [](int64_t fan_in) { return Init{0.0f, 1.0f / std::sqrt(static_cast<float>(fan_in))}; };
+  auto lin = linear_init;
   const GgmlType f32 = GgmlType::kF32;
 
   RIDGE_RETURN_IF_ERROR(add_matrix("token_embd.weight", c.n_embd, c.n_vocab, embd));
@@ -211,6 +248,10 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
     }
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_output.weight", c.q_dim(), c.n_embd, lin(c.q_dim())));
     RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_norm.weight", f32, c.n_embd, 1, norm, opt));
+    if (c.is_moe()) {
+      RIDGE_RETURN_IF_ERROR(add_experts(w, c, p, opt, add_matrix));
+      continue;
+    }
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down.weight", c.n_ff, c.n_embd, lin(c.n_ff)));

@@ -1,11 +1,13 @@
 // The forward pass shared by every architecture (what differs is bound in arch/*.cpp: optional
-// biases and Q/K norms are applied when present).
+// biases and Q/K norms are applied when present; a mixture-of-experts FFN is model/moe.cpp).
 #include <cmath>
 #include <cstring>
 
 #include "kernels/weight_layout.h"
 #include "model/attention.h"
+#include "model/ffn.h"
 #include "model/model.h"
+#include "model/moe.h"
 #include "model/ops.h"
 
 namespace ridge::model {
@@ -31,21 +33,6 @@ void for_rows(ThreadPool& pool, int64_t n_rows, int64_t row_elems, const Fn& fn)
 void matmul(const kernels::Kernels& k, const kernels::WeightView& w, const float* x, int64_t m,
             float* y, ThreadPool& pool) {
   k.matmul(w, x, w.cols, m, y, w.rows, pool);
-}
-
-// Columns [j0, j1) of gate: [m, n_ff] become silu(gate) * up (a matmul_group epilogue).
-struct SwigluColumns {
-  SwigluFn fn;
-  float* gate;
-  const float* up;
-  int64_t m, n_ff;
-};
-void swiglu_columns(void* ctx, int64_t j0, int64_t j1) {
-  const auto& c = *static_cast<const SwigluColumns*>(ctx);
-  for (int64_t t = 0; t < c.m; ++t) {
-    float* g = c.gate + t * c.n_ff + j0;
-    c.fn(g, c.up + t * c.n_ff + j0, g, j1 - j0);
-  }
 }
 
 }  // namespace
@@ -152,19 +139,18 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
 // The attention output projection, the residual add, and the FFN, for the first m rows.
 void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) const {
   const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
-  const int64_t d = cfg_.n_embd, ff = cfg_.n_ff;
+  const int64_t d = cfg_.n_embd;
   matmul(*kernels_, l.wo, ws.attn.data(), m, ws.proj.data(), pool);  // [m, n_embd]
   for_rows(pool, m, 2 * d, [&](int64_t t) {
     add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
     rms_norm(ws.x.data() + t * d, l.ffn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });
-  // gate, up: [m, n_ff]; gate = silu(gate) * up.
-  const kernels::MatmulTarget gate_up[] = {{&l.w_gate, ws.gate.data(), ff}, {&l.w_up, ws.up.data(), ff}};
-  // Each thread applies SwiGLU to the columns it just computed, while they are in cache.
-  SwigluColumns ctx{swiglu_for(kernels_->isa), ws.gate.data(), ws.up.data(), m, ff};
-  const kernels::MatmulEpilogue epilogue{swiglu_columns, &ctx};
-  kernels_->matmul_group(std::span(gate_up), ws.xn.data(), d, m, pool, &epilogue);
-  matmul(*kernels_, l.w_down, ws.gate.data(), m, ws.proj.data(), pool);  // [m, n_embd]
+  if (cfg_.is_moe()) {
+    moe_ffn(cfg_, l, *kernels_, m, ws, ws.proj.data(), pool);  // [m, n_embd]
+  } else {
+    gated_ffn(*kernels_, GatedFfn{&l.w_gate, &l.w_up, &l.w_down}, ws.xn.data(), d, m,
+              ws.gate.data(), ws.up.data(), ws.proj.data(), d, pool);  // [m, n_embd]
+  }
   for_rows(pool, m, d, [&](int64_t t) {
     add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
   });
@@ -192,6 +178,7 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
   const int64_t n = batch.n_tokens();
   if (n == 0) return std::span<const float>();
   const int64_t d = cfg_.n_embd;
+  ws.moe.experts_run = 0;
   embed(batch, ws, pool);  // x: [n, n_embd]
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
     attention_block(il, batch, kv, ws, pool);

@@ -40,6 +40,28 @@ std::string layer_tensor(int64_t il, std::string_view suffix) {
 
 bool WeightBinder::has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
 
+kernels::WeightView WeightBinder::view_of(const gguf::TensorInfo& t, const uint8_t* data,
+                                          int64_t rows, int64_t cols, uint64_t row_bytes) {
+  kernels::WeightView v;
+  v.type = t.type;
+  v.data = data;
+  v.rows = rows;
+  v.cols = cols;
+  v.row_bytes = row_bytes;
+  const kernels::WeightLayout layout = kernels_.layout_for(t.type);
+  if (!writable_.empty() && layout != kernels::WeightLayout::kRows) {
+    const uint64_t n_bytes = static_cast<uint64_t>(rows) * row_bytes;
+    RIDGE_CHECK(data >= file_.bytes().data() && data + n_bytes <= file_.bytes().data() + file_.bytes().size());
+    if (std::find(converted_.begin(), converted_.end(), data) == converted_.end()) {
+      uint8_t* bytes = writable_.data() + (data - file_.bytes().data());
+      kernels::convert_layout(t.type, layout, bytes, rows, cols);
+      converted_.push_back(data);
+    }
+    v.layout = layout;
+  }
+  return v;
+}
+
 Result<kernels::WeightView> WeightBinder::optional_matrix(const std::string& name, int64_t rows,
                                                           int64_t cols) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
@@ -52,24 +74,32 @@ Result<kernels::WeightView> WeightBinder::optional_matrix(const std::string& nam
   if (!row_bytes) {
     return error("tensor '{}': {} columns do not fit {} blocks", name, cols, ggml_type_name(t->type));
   }
-  kernels::WeightView v;
-  v.type = t->type;
-  v.data = t->data;
-  v.rows = rows;
-  v.cols = cols;
-  v.row_bytes = *row_bytes;
   out_.matrix_bytes += t->n_bytes;
-  const kernels::WeightLayout layout = kernels_.layout_for(t->type);
-  if (!writable_.empty() && layout != kernels::WeightLayout::kRows) {
-    RIDGE_CHECK(t->data >= file_.bytes().data() && t->data + t->n_bytes <= file_.bytes().data() + file_.bytes().size());
-    if (std::find(converted_.begin(), converted_.end(), t->data) == converted_.end()) {
-      uint8_t* bytes = writable_.data() + (t->data - file_.bytes().data());
-      kernels::convert_layout(t->type, layout, bytes, rows, cols);
-      converted_.push_back(t->data);
-    }
-    v.layout = layout;
+  return view_of(*t, t->data, rows, cols, *row_bytes);
+}
+
+Result<std::vector<kernels::WeightView>> WeightBinder::stacked_matrices(const std::string& name,
+                                                                        int64_t n, int64_t rows,
+                                                                        int64_t cols) {
+  const gguf::TensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) return error("missing tensor '{}'", name);
+  RIDGE_RETURN_IF_ERROR(check_shape(*t, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows),
+                                         static_cast<uint64_t>(n)}));
+  if (!kernels_.supports_matmul(t->type)) {
+    return error("not supported yet: {} in tensor '{}'", ggml_type_name(t->type), name);
   }
-  return v;
+  auto row_bytes = ggml_row_bytes(t->type, static_cast<uint64_t>(cols));
+  if (!row_bytes) {
+    return error("tensor '{}': {} columns do not fit {} blocks", name, cols, ggml_type_name(t->type));
+  }
+  out_.matrix_bytes += t->n_bytes;
+  const uint64_t matrix_bytes = static_cast<uint64_t>(rows) * *row_bytes;
+  std::vector<kernels::WeightView> views;
+  views.reserve(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n; ++e) {
+    views.push_back(view_of(*t, t->data + static_cast<uint64_t>(e) * matrix_bytes, rows, cols, *row_bytes));
+  }
+  return views;
 }
 
 Result<kernels::WeightView> WeightBinder::matrix(const std::string& name, int64_t rows,
@@ -133,9 +163,30 @@ Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), cfg.kv_dim(), d));
     RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, cfg.q_dim()));
     RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name("ffn_norm.weight"), d));
+    if (cfg.is_moe()) {
+      RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));
+      continue;
+    }
     RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate.weight"), cfg.n_ff, d));
     RIDGE_ASSIGN_OR_RETURN(l.w_up, b.matrix(name("ffn_up.weight"), cfg.n_ff, d));
     RIDGE_ASSIGN_OR_RETURN(l.w_down, b.matrix(name("ffn_down.weight"), d, cfg.n_ff));
+  }
+  return ok_status();
+}
+
+Status bind_experts(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l) {
+  const int64_t d = cfg.n_embd, e = cfg.n_expert, ff = cfg.n_ff_exp;
+  auto name = [il](std::string_view s) { return layer_tensor(il, s); };
+  RIDGE_ASSIGN_OR_RETURN(l.router, b.matrix(name("ffn_gate_inp.weight"), e, d));
+  RIDGE_ASSIGN_OR_RETURN(l.exp_gate, b.stacked_matrices(name("ffn_gate_exps.weight"), e, ff, d));
+  RIDGE_ASSIGN_OR_RETURN(l.exp_up, b.stacked_matrices(name("ffn_up_exps.weight"), e, ff, d));
+  RIDGE_ASSIGN_OR_RETURN(l.exp_down, b.stacked_matrices(name("ffn_down_exps.weight"), e, d, ff));
+  if (cfg.n_ff_shexp > 0) {
+    const int64_t sff = cfg.n_ff_shexp;
+    RIDGE_ASSIGN_OR_RETURN(l.shexp_gate, b.vector(name("ffn_gate_inp_shexp.weight"), d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate_shexp.weight"), sff, d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_up, b.matrix(name("ffn_up_shexp.weight"), sff, d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_down, b.matrix(name("ffn_down_shexp.weight"), d, sff));
   }
   return ok_status();
 }

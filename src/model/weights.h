@@ -15,6 +15,7 @@
 
 namespace ridge::gguf {
 class File;
+struct TensorInfo;
 }
 
 namespace ridge::model {
@@ -35,9 +36,16 @@ struct LayerWeights {
   VectorView bq, bk, bv;              // [q_dim], [kv_dim], [kv_dim]: qwen2 (optional elsewhere)
   VectorView q_norm, k_norm;          // [head_dim]: qwen3 per-head RMSNorm
   VectorView ffn_norm;                // [n_embd]
-  kernels::WeightView w_gate;         // [n_ff, n_embd]
+  kernels::WeightView w_gate;         // [n_ff, n_embd]  (MoE: the shared expert's, or empty)
   kernels::WeightView w_up;           // [n_ff, n_embd]
   kernels::WeightView w_down;         // [n_embd, n_ff]
+  // Mixture of experts (cfg.is_moe()): a router and n_expert expert FFNs, each a slice of one
+  // 3-D tensor (ffn_gate_exps [n_expert, n_ff_exp, n_embd], ...).
+  kernels::WeightView router;                   // [n_expert, n_embd] (ffn_gate_inp)
+  std::vector<kernels::WeightView> exp_gate;    // n_expert x [n_ff_exp, n_embd]
+  std::vector<kernels::WeightView> exp_up;      // n_expert x [n_ff_exp, n_embd]
+  std::vector<kernels::WeightView> exp_down;    // n_expert x [n_embd, n_ff_exp]
+  VectorView shexp_gate;  // [n_embd] qwen2moe: the shared expert is scaled by sigmoid(x . this)
 };
 
 struct Weights {
@@ -70,11 +78,19 @@ class WeightBinder {
   Result<VectorView> vector(const std::string& name, int64_t n);
   Result<VectorView> optional_vector(const std::string& name, int64_t n);
   bool has(const std::string& name) const;
+  // The n matrices of `rows` x `cols` stacked in one 3-D tensor (ggml shape [cols, rows, n]),
+  // as one view per matrix.
+  Result<std::vector<kernels::WeightView>> stacked_matrices(const std::string& name, int64_t n,
+                                                            int64_t rows, int64_t cols);
 
  private:
   const gguf::File& file_;
   const kernels::Kernels& kernels_;
   Weights& out_;
+  // A view of the matrix at `data` (within tensor t), converted to the kernels' layout when
+  // this binder may rewrite the file.
+  kernels::WeightView view_of(const gguf::TensorInfo& t, const uint8_t* data, int64_t rows,
+                              int64_t cols, uint64_t row_bytes);
   std::span<uint8_t> writable_;
   std::vector<const void*> converted_;  // tensors already converted (a tied matrix is bound twice)
 };
@@ -84,6 +100,9 @@ std::string layer_tensor(int64_t il, std::string_view suffix);
 
 // Binds the parts every architecture shares: embeddings, output head (tied when output.weight
 // is absent), output norm, and per layer the attention/FFN norms and all projections.
+// For a mixture-of-experts config the FFN is bind_experts' instead.
 Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w);
+// Layer il's router, stacked expert matrices and (n_ff_shexp > 0) gated shared expert.
+Status bind_experts(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l);
 
 }  // namespace ridge::model

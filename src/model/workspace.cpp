@@ -1,5 +1,7 @@
 #include "model/workspace.h"
 
+#include <algorithm>
+
 #include "model/attention.h"
 
 namespace ridge::model {
@@ -10,9 +12,15 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
     return error("workspace: invalid limits (tokens {}, outputs {}, context {}, threads {})",
                  lim.max_tokens, lim.max_outputs, lim.max_context, lim.n_threads);
   }
+  // The FFN buffers hold a dense FFN's rows, or one expert's (an expert sees a token once).
+  const int64_t k = cfg.is_moe() ? cfg.n_expert_used : 0;
+  const int64_t ffn_width = cfg.is_moe() ? std::max(cfg.n_ff_exp, cfg.n_ff_shexp) : cfg.n_ff;
+  const int64_t ffn_rows = lim.max_tokens;
   const double floats = static_cast<double>(lim.max_tokens) *
                             static_cast<double>(4 * cfg.n_embd + 2 * cfg.q_dim() +
-                                                2 * cfg.kv_dim() + 2 * cfg.n_ff + cfg.rope_dims) +
+                                                2 * cfg.kv_dim() + cfg.rope_dims + cfg.n_expert +
+                                                2 * k * (cfg.n_embd + 1)) +
+                        static_cast<double>(ffn_rows) * static_cast<double>(2 * ffn_width) +
                         static_cast<double>(lim.max_outputs) * static_cast<double>(cfg.n_vocab);
   if (floats > 1e10) return error("workspace: {} floats is too large; lower the batch size", floats);
   Workspace w;
@@ -25,8 +33,18 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   w.v.resize(t * static_cast<size_t>(cfg.kv_dim()));
   w.attn.resize(t * static_cast<size_t>(cfg.q_dim()));
   w.proj.resize(t * static_cast<size_t>(cfg.n_embd));
-  w.gate.resize(t * static_cast<size_t>(cfg.n_ff));
-  w.up.resize(t * static_cast<size_t>(cfg.n_ff));
+  w.gate.resize(static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width));
+  w.up.resize(static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width));
+  if (cfg.is_moe()) {
+    const size_t routed = t * static_cast<size_t>(k);
+    w.moe.probs.resize(t * static_cast<size_t>(cfg.n_expert));
+    w.moe.expert.resize(routed);
+    w.moe.weight.resize(routed);
+    w.moe.row_of.resize(routed);
+    w.moe.offsets.resize(static_cast<size_t>(cfg.n_expert) + 1);
+    w.moe.x.resize(routed * static_cast<size_t>(cfg.n_embd));
+    w.moe.y.resize(routed * static_cast<size_t>(cfg.n_embd));
+  }
   w.rope_cos.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   w.rope_sin.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   if (!lim.hidden_outputs) {

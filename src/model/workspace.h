@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+
 #include "base/status.h"
 #include "model/config.h"
 
@@ -16,6 +17,18 @@ struct WorkspaceLimits {
   int n_threads = 1;          // threads of the pool the forward runs on (at most)
   int64_t block_size = 16;    // KV block size of the cache it runs with
   bool hidden_outputs = false;  // embeddings: rows return hidden states, no logits buffer
+};
+
+// Buffers of the mixture-of-experts FFN (model/moe.h); empty for dense models. k = n_expert_used.
+struct MoeWorkspace {
+  std::vector<float> probs;      // [max_tokens, n_expert] router logits, then probabilities
+  std::vector<int32_t> expert;   // [max_tokens, k] each token's experts, by descending weight
+  std::vector<float> weight;     // [max_tokens, k] their weights
+  std::vector<int32_t> row_of;   // [max_tokens * k] grouped row of (token t, slot s) at t * k + s
+  std::vector<int32_t> offsets;  // [n_expert + 1] first grouped row of each expert
+  std::vector<float> x;          // [max_tokens * k, n_embd] inputs, grouped by expert
+  std::vector<float> y;          // [max_tokens * k, n_embd] expert outputs, same rows
+  int64_t experts_run = 0;       // distinct experts run in the last step, summed over layers
 };
 
 class Workspace {
@@ -31,13 +44,14 @@ class Workspace {
   std::vector<float> v;         // [max_tokens, kv_dim]
   std::vector<float> attn;      // [max_tokens, q_dim]    attention output (before wo)
   std::vector<float> proj;      // [max_tokens, n_embd]   wo / down projection output
-  std::vector<float> gate;      // [max_tokens, n_ff]     gate, then silu(gate) * up
-  std::vector<float> up;        // [max_tokens, n_ff]
+  std::vector<float> gate;      // [max_tokens, ffn_width] gate, then silu(gate) * up
+  std::vector<float> up;        // [max_tokens, ffn_width] (ffn_width: n_ff, or the widest expert)
   std::vector<float> rope_cos;  // [max_tokens, rope_dims / 2]
   std::vector<float> rope_sin;  // [max_tokens, rope_dims / 2]
   std::vector<float> logits;    // [max_outputs, n_vocab]
   std::vector<float> attn_scratch;  // [n_threads, attn_scratch_per_thread]
   int64_t attn_scratch_per_thread = 0;
+  MoeWorkspace moe;
 
  private:
   WorkspaceLimits limits_;

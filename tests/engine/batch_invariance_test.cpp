@@ -103,12 +103,13 @@ bool bit_equal(const std::vector<std::vector<float>>& a, const std::vector<std::
   return true;
 }
 
-// (weight type, KV cache type)
-class BatchInvariance : public ::testing::TestWithParam<std::tuple<const char*, GgmlType>> {};
+// (preset, weight type, KV cache type)
+class BatchInvariance
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*, GgmlType>> {};
 
 TEST_P(BatchInvariance, LogitsBitIdentical) {
-  const auto [weights, kvt] = GetParam();
-  const model::Model& m = *testing::tiny_model("tiny-qwen3", weights).model;
+  const auto [preset, weights, kvt] = GetParam();
+  const model::Model& m = *testing::tiny_model(preset, weights).model;
   const auto n_vocab = static_cast<uint32_t>(m.config().n_vocab);
   std::mt19937 rng(11);
   std::vector<int32_t> prompt(37);
@@ -130,11 +131,21 @@ TEST_P(BatchInvariance, LogitsBitIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(
     Types, BatchInvariance,
-    ::testing::Values(std::tuple{"f32", GgmlType::kF16}, std::tuple{"f16", GgmlType::kF16},
-                      std::tuple{"q8_0", GgmlType::kF16}, std::tuple{"q8_0", GgmlType::kBF16},
-                      std::tuple{"q8_0", GgmlType::kQ8_0}, std::tuple{"f32", GgmlType::kF32}),
+    ::testing::Values(std::tuple{"tiny-qwen3", "f32", GgmlType::kF16},
+                      std::tuple{"tiny-qwen3", "f16", GgmlType::kF16},
+                      std::tuple{"tiny-qwen3", "q8_0", GgmlType::kF16},
+                      std::tuple{"tiny-qwen3", "q8_0", GgmlType::kBF16},
+                      std::tuple{"tiny-qwen3", "q8_0", GgmlType::kQ8_0},
+                      std::tuple{"tiny-qwen3", "f32", GgmlType::kF32},
+                      // Mixture of experts: tokens grouped by expert must not change a token's sums.
+                      std::tuple{"tiny-qwen3moe", "f16", GgmlType::kF16},
+                      std::tuple{"tiny-qwen3moe", "q8_0", GgmlType::kF16},
+                      std::tuple{"tiny-qwen2moe", "q8_0", GgmlType::kF16}),
     [](const auto& p) {
-      return std::string(std::get<0>(p.param)) + "_kv_" + std::string(kv::kv_type_name(std::get<1>(p.param)));
+      std::string name = std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param) + "_kv_" +
+                         std::string(kv::kv_type_name(std::get<2>(p.param)));
+      for (char& c : name) c = c == '-' ? '_' : c;
+      return name;
     });
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gguf/reader.h"
@@ -75,13 +77,14 @@ std::vector<Trace> run(const Model& m, const std::vector<int>& which, int n_thre
 }
 
 TEST(BatchInvariance, AloneEqualsInBatchOfEight) {
-  for (const char* type : {"f32", "q8_0"}) {
-    SCOPED_TRACE(type);
+  for (const auto& [preset, type] : {std::pair{"tiny-qwen2", "f32"}, std::pair{"tiny-qwen2", "q8_0"},
+                                     std::pair{"tiny-qwen3moe", "q8_0"}}) {
+    SCOPED_TRACE(std::string(preset) + " " + type);
     gguf::Writer writer;
-    ASSERT_TRUE(testing::build_synthetic("tiny-qwen2", type, 11, writer).ok());
+    ASSERT_TRUE(testing::build_synthetic(preset, type, 11, writer).ok());
     auto bytes = writer.write_to_memory();
     ASSERT_TRUE(bytes.ok());
-    auto file = gguf::File::parse(*bytes, "tiny-qwen2");
+    auto file = gguf::File::parse(*bytes, preset);
     ASSERT_TRUE(file.ok());
     auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
                               testing::test_kernels());

@@ -4,10 +4,11 @@ namespace ridge::model {
 
 Result<const Architecture*> find_architecture(std::string_view name) {
   for (const Architecture* a :
-       {&llama_architecture(), &qwen2_architecture(), &qwen3_architecture()}) {
+       {&llama_architecture(), &qwen2_architecture(), &qwen3_architecture(),
+        &qwen2moe_architecture(), &qwen3moe_architecture()}) {
     if (a->name == name) return a;
   }
-  return error("not supported yet: architecture '{}' (supported: llama, qwen2, qwen3)", name);
+  return error("not supported yet: architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, qwen3moe)", name);
 }
 
 }  // namespace ridge::model

@@ -22,4 +22,10 @@ const Architecture& qwen2_architecture() {
   return kArch;
 }
 
+// Qwen2-MoE (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention; its FFN is bind_experts'.
+const Architecture& qwen2moe_architecture() {
+  static const Architecture kArch{"qwen2moe", bind_qwen2};
+  return kArch;
+}
+
 }  // namespace ridge::model

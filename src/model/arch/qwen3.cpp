@@ -21,4 +21,10 @@ const Architecture& qwen3_architecture() {
   return kArch;
 }
 
+// Qwen3-MoE (Qwen3-30B-A3B, Qwen3-235B-A22B, Qwen3-Coder): Qwen3's attention; its FFN is bind_experts'.
+const Architecture& qwen3moe_architecture() {
+  static const Architecture kArch{"qwen3moe", bind_qwen3};
+  return kArch;
+}
+
 }  // namespace ridge::model

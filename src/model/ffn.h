@@ -1,0 +1,26 @@
+// The gated feed-forward block shared by dense layers, each routed expert and the shared expert
+// of a mixture-of-experts layer: down · (silu(gate · x) * (up · x)).
+#pragma once
+
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace ridge::model {
+
+struct GatedFfn {
+  const kernels::WeightView* gate = nullptr;  // [n_ff, n_in]
+  const kernels::WeightView* up = nullptr;    // [n_ff, n_in]
+  const kernels::WeightView* down = nullptr;  // [n_out, n_ff]
+};
+
+// out[m, n_out] (leading dimension ldo) from x[m, n_in] (leading dimension ldx). gate_buf and
+// up_buf hold m * n_ff floats each. Gate and up run in one parallel region over one conversion
+// of x, and each thread applies SwiGLU to the columns it just computed, while they are in cache.
+// Every row's result depends on that row alone (batch invariance).
+void gated_ffn(const kernels::Kernels& k, const GatedFfn& w, const float* x, int64_t ldx,
+               int64_t m, float* gate_buf, float* up_buf, float* out, int64_t ldo,
+               ThreadPool& pool);
+
+}  // namespace ridge::model

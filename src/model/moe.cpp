@@ -1,0 +1,121 @@
+#include "model/moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "model/ffn.h"
+#include "model/ops.h"
+
+namespace ridge::model {
+namespace {
+
+// Below this many elements a per-row loop runs on the calling thread (decode of one token).
+constexpr int64_t kParallelElems = 1 << 15;
+
+template <typename Fn>
+void for_rows(ThreadPool& pool, int64_t n_rows, int64_t row_elems, const Fn& fn) {
+  if (pool.size() == 1 || n_rows < 2 || n_rows * row_elems < kParallelElems) {
+    for (int64_t r = 0; r < n_rows; ++r) fn(r);
+    return;
+  }
+  pool.run([&](int ith, int nth) {
+    const Range range = split_range(n_rows, ith, nth);
+    for (int64_t r = range.begin; r < range.end; ++r) fn(r);
+  });
+}
+
+}  // namespace
+
+void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, float* weight) {
+  const int64_t n = cfg.n_expert, k = cfg.n_expert_used;
+  int64_t filled = 0;  // expert[0, filled) sorted by descending probability
+  for (int64_t e = 0; e < n; ++e) {
+    const float p = probs[e];
+    if (filled == k && !(p > weight[k - 1])) continue;
+    int64_t at = filled < k ? filled++ : k - 1;
+    for (; at > 0 && p > weight[at - 1]; --at) {  // strict: an equal one keeps the lower id first
+      expert[at] = expert[at - 1];
+      weight[at] = weight[at - 1];
+    }
+    expert[at] = static_cast<int32_t>(e);
+    weight[at] = p;
+  }
+  if (cfg.moe_norm_topk) {
+    float sum = 0.0f;
+    for (int64_t s = 0; s < k; ++s) sum += weight[s];
+    sum = std::max(sum, 6.103515625e-5f);  // llama.cpp's guard: the smallest normal f16
+    for (int64_t s = 0; s < k; ++s) weight[s] /= sum;
+  }
+  if (cfg.expert_weights_scale != 1.0f) {
+    for (int64_t s = 0; s < k; ++s) weight[s] *= cfg.expert_weights_scale;
+  }
+}
+
+void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kernels& k, int64_t m,
+             Workspace& ws, float* out, ThreadPool& pool) {
+  const int64_t d = cfg.n_embd, n_exp = cfg.n_expert, top = cfg.n_expert_used;
+  MoeWorkspace& w = ws.moe;
+  // Router: probabilities of every expert, then each token's top-k.
+  k.matmul(l.router, ws.xn.data(), d, m, w.probs.data(), n_exp, pool);  // [m, n_expert]
+  for (int64_t t = 0; t < m; ++t) {
+    float* p = w.probs.data() + t * n_exp;
+    softmax(p, n_exp);
+    route_token(cfg, p, w.expert.data() + t * top, w.weight.data() + t * top);
+  }
+  // Group (token, slot) pairs by expert, tokens in order within an expert (a counting sort).
+  std::fill(w.offsets.begin(), w.offsets.end(), 0);
+  for (int64_t i = 0; i < m * top; ++i) ++w.offsets[static_cast<size_t>(w.expert[static_cast<size_t>(i)]) + 1];
+  for (int64_t e = 0; e < n_exp; ++e) w.offsets[static_cast<size_t>(e) + 1] += w.offsets[static_cast<size_t>(e)];
+  std::vector<int32_t> cursor(w.offsets.begin(), w.offsets.end() - 1);
+  for (int64_t i = 0; i < m * top; ++i) {
+    w.row_of[static_cast<size_t>(i)] = cursor[static_cast<size_t>(w.expert[static_cast<size_t>(i)])]++;
+  }
+  for_rows(pool, m, top * d, [&](int64_t t) {
+    for (int64_t s = 0; s < top; ++s) {
+      const int64_t row = w.row_of[static_cast<size_t>(t * top + s)];
+      std::memcpy(w.x.data() + row * d, ws.xn.data() + t * d, static_cast<size_t>(d) * sizeof(float));
+    }
+  });
+  // Each selected expert once, on all of its rows.
+  int64_t run = 0;
+  for (int64_t e = 0; e < n_exp; ++e) {
+    const int64_t r0 = w.offsets[static_cast<size_t>(e)], n_rows = w.offsets[static_cast<size_t>(e) + 1] - r0;
+    if (n_rows == 0) continue;
+    ++run;
+    const auto ei = static_cast<size_t>(e);
+    const GatedFfn ffn{&l.exp_gate[ei], &l.exp_up[ei], &l.exp_down[ei]};
+    gated_ffn(k, ffn, w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(),
+              w.y.data() + r0 * d, d, pool);
+  }
+  w.experts_run += run;
+  // The shared expert (qwen2moe) into x, which the routed experts no longer need.
+  const bool shared = l.w_gate.data != nullptr;
+  if (shared) {
+    gated_ffn(k, GatedFfn{&l.w_gate, &l.w_up, &l.w_down}, ws.xn.data(), d, m, ws.gate.data(),
+              ws.up.data(), w.x.data(), d, pool);
+  }
+  // out = the sum over the token's slots, in slot order, of weight * expert output, as llama.cpp
+  // adds them; then + sigmoid(xn . shexp_gate) * shared.
+  for_rows(pool, m, top * d, [&](int64_t t) {
+    float* o = out + t * d;
+    const float* wt = w.weight.data() + t * top;
+    auto expert_row = [&](int64_t s) {
+      return w.y.data() + static_cast<int64_t>(w.row_of[static_cast<size_t>(t * top + s)]) * d;
+    };
+    const float* y0 = expert_row(0);
+    for (int64_t i = 0; i < d; ++i) o[i] = y0[i] * wt[0];
+    for (int64_t s = 1; s < top; ++s) {
+      const float* ys = expert_row(s);
+      for (int64_t i = 0; i < d; ++i) o[i] += ys[i] * wt[s];
+    }
+    if (shared) {
+      const float g = 1.0f / (1.0f + std::exp(-dot_f32(ws.xn.data() + t * d, l.shexp_gate.data, d)));
+      const float* sx = w.x.data() + t * d;
+      for (int64_t i = 0; i < d; ++i) o[i] += sx[i] * g;
+    }
+  });
+}
+
+}  // namespace ridge::model

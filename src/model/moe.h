@@ -1,0 +1,31 @@
+// The mixture-of-experts FFN (qwen2moe, qwen3moe): a router picks n_expert_used of n_expert
+// expert FFNs per token; the tokens of a step are grouped by expert so that each selected
+// expert's weights stream once for all its tokens, never once per token.
+//
+// Batch invariance: a token's routing, each expert's output row (the matmul kernels give every
+// row the same bits whatever the number of rows) and the weighted sum over its experts (in the
+// order of their weights, as llama.cpp adds them) depend on that token alone, so its result is
+// bit-identical alone or in any batch.
+#pragma once
+
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "model/config.h"
+#include "model/weights.h"
+#include "model/workspace.h"
+
+namespace ridge::model {
+
+// out[m, n_embd] = the MoE FFN (shared expert included) of xn[m, n_embd] (ws.xn), for layer l.
+// Uses ws.moe, ws.gate and ws.up; records the experts it ran in ws.moe.experts_run.
+void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kernels& k, int64_t m,
+             Workspace& ws, float* out, ThreadPool& pool);
+
+// Softmax routing of one token: picks the k largest of probs (n_expert probabilities) in
+// descending order (ties: lower expert id first) into expert[0, k) and their weights (divided
+// by their sum when cfg.moe_norm_topk, then times cfg.expert_weights_scale) into weight[0, k).
+void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, float* weight);
+
+}  // namespace ridge::model
