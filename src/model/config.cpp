@@ -41,6 +41,23 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
     c.rope_scaling.original_context = orig;
     return ok_status();
   }
+  if (type == "yarn") {
+    c.yarn.factor = static_cast<float>(factor);
+    c.rope_freq_scale = 1.0f / c.yarn.factor;
+    RIDGE_ASSIGN_OR_RETURN(c.yarn.original_context,
+                           f.get_int_or(a + ".rope.scaling.original_context_length", c.n_ctx_train));
+    RIDGE_ASSIGN_OR_RETURN(double attn, f.get_float_or(a + ".rope.scaling.attn_factor", 1.0));
+    RIDGE_ASSIGN_OR_RETURN(double log_mul,
+                           f.get_float_or(a + ".rope.scaling.yarn_log_multiplier", 0.0));
+    if (c.yarn.original_context <= 0 || c.yarn.original_context > (int64_t{1} << 26) ||
+        !(attn > 0.0 && attn < 1e3) || !(log_mul >= 0.0 && log_mul < 1e3)) {
+      return error("metadata '{}.rope.scaling.*': invalid yarn parameters (original context {}, "
+                   "attn factor {}, log multiplier {})", a, c.yarn.original_context, attn, log_mul);
+    }
+    c.yarn.attn_factor = static_cast<float>(attn);
+    c.yarn.log_multiplier = static_cast<float>(log_mul);
+    return ok_status();
+  }
   return error("not supported yet: rope scaling '{}' ('{}.rope.scaling.type')", type, a);
 }
 

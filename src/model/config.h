@@ -28,6 +28,18 @@ struct RopeScaling {  // Llama 3 style frequency scaling; factor 0 = none
   int64_t original_context = 8192;
 };
 
+// YaRN (gpt-oss, long-context Qwen GGUFs): rotary frequencies interpolated by `factor` below
+// the correction range, kept above it, blended in between, and cos/sin scaled by a magnitude
+// factor, as ggml's rope computes them. factor 0 = none.
+struct YarnScaling {
+  float factor = 0.0f;             // rope.scaling.factor
+  int64_t original_context = 0;    // rope.scaling.original_context_length (default: context_length)
+  float beta_fast = 32.0f;         // correction range: rotations per original context
+  float beta_slow = 1.0f;
+  float attn_factor = 1.0f;        // rope.scaling.attn_factor
+  float log_multiplier = 0.0f;     // rope.scaling.yarn_log_multiplier (DeepSeek-style mscale)
+};
+
 // How an embedding model turns a sequence's hidden states into one vector (GGUF
 // `<arch>.pooling_type`, llama.cpp's numbering: 0 none, 1 mean, 2 cls, 3 last, 4 rank).
 enum class Pooling { kNone, kMean, kCls, kLast, kRank };
@@ -49,7 +61,8 @@ struct ModelConfig {
   int64_t rope_dims = 0;     // rotated dimensions per head (usually head_dim)
   RopeLayout rope_layout = RopeLayout::kNormal;
   RopeScaling rope_scaling;
-  float rope_freq_scale = 1.0f;  // linear rope scaling: positions multiplied by this (1/factor)
+  float rope_freq_scale = 1.0f;  // linear or YaRN scaling: positions multiplied by this (1/factor)
+  YarnScaling yarn;
   bool tied_embeddings = false;  // output head reuses token_embd
   bool qkv_bias = false;         // qwen2
   bool qk_norm = false;          // qwen3: per-head RMSNorm on Q and K

@@ -32,6 +32,7 @@ Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels:
   m.rope_factors_.resize(static_cast<size_t>(m.cfg_.rope_dims / 2));
   rope_freq_factors(m.cfg_, m.w_.rope_freqs ? m.w_.rope_freqs.data : nullptr,
                     m.rope_factors_.data());
+  m.yarn_ = yarn_params(m.cfg_);
   return m;
 }
 

@@ -19,6 +19,7 @@
 #include "model/arch.h"
 #include "model/batch.h"
 #include "model/config.h"
+#include "model/ops.h"
 #include "model/weights.h"
 #include "model/workspace.h"
 
@@ -72,6 +73,7 @@ class Model {
   const kernels::Kernels* kernels_ = nullptr;
   const Architecture* arch_ = nullptr;
   std::vector<float> rope_factors_;  // [rope_dims / 2]
+  YarnParams yarn_;
 };
 
 }  // namespace ridge::model

@@ -111,11 +111,53 @@ void rope_freq_factors(const ModelConfig& cfg, const float* freq_factors, float*
   }
 }
 
-void rope_angles(const ModelConfig& cfg, const float* factors, int64_t pos, float* angles) {
+YarnParams yarn_params(const ModelConfig& cfg) {
+  YarnParams p;
+  const YarnScaling& y = cfg.yarn;
+  if (!(y.factor > 0.0f)) return p;
+  p.on = true;
+  // The correction range: the dimensions whose wavelength turns between beta_fast and beta_slow
+  // times over the original context (ggml_rope_yarn_corr_dims).
+  const auto dims = static_cast<float>(cfg.rope_dims);
+  const auto ctx = static_cast<float>(y.original_context);
+  auto corr_dim = [&](float rotations) {
+    return dims * std::log(ctx / (rotations * 2.0f * std::numbers::pi_v<float>)) /
+           (2.0f * std::log(cfg.rope_theta));
+  };
+  p.low = std::max(0.0f, std::floor(corr_dim(y.beta_fast)));
+  p.high = std::min(dims - 1.0f, std::ceil(corr_dim(y.beta_slow)));
+  // llama.cpp's attention factor: get_mscale(factor, 1) (or its ratio with the log multiplier's),
+  // divided by the 1 + 0.1 ln(factor) that ggml's rope multiplies back in, times attn_factor.
+  auto get_mscale = [](float scale, float m) {
+    return scale <= 1.0f ? 1.0f : 0.1f * m * std::log(scale) + 1.0f;
+  };
+  const float factor = 1.0f / cfg.rope_freq_scale;
+  float attn = y.log_multiplier != 0.0f
+                   ? get_mscale(factor, 1.0f) / get_mscale(factor, y.log_multiplier)
+                   : get_mscale(factor, 1.0f);
+  attn *= 1.0f / (1.0f + 0.1f * std::log(factor));
+  attn *= y.attn_factor;
+  p.mscale = attn * (1.0f + 0.1f * std::log(1.0f / cfg.rope_freq_scale));
+  return p;
+}
+
+void rope_cos_sin(const ModelConfig& cfg, const float* factors, const YarnParams& yarn,
+                  int64_t pos, float* cs, float* sn) {
   const float step = std::pow(cfg.rope_theta, -2.0f / static_cast<float>(cfg.rope_dims));
   float theta = static_cast<float>(pos);
   for (int64_t i = 0; i < cfg.rope_dims / 2; ++i) {
-    angles[i] = cfg.rope_freq_scale * (theta / factors[i]);
+    const float extrap = theta / factors[i];
+    float angle = cfg.rope_freq_scale * extrap;
+    float mscale = 1.0f;
+    if (yarn.on) {
+      // Interpolated below the correction range, extrapolated (unscaled) above it, blended in it.
+      const float y = (static_cast<float>(i) - yarn.low) / std::max(0.001f, yarn.high - yarn.low);
+      const float mix = 1.0f - std::min(1.0f, std::max(0.0f, y));
+      angle = angle * (1.0f - mix) + extrap * mix;
+      mscale = yarn.mscale;
+    }
+    cs[i] = std::cos(angle) * mscale;
+    sn[i] = std::sin(angle) * mscale;
     theta *= step;
   }
 }

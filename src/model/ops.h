@@ -38,12 +38,24 @@ void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const 
 // null), else Llama 3 scaling from cfg.rope_scaling, else 1.
 void rope_freq_factors(const ModelConfig& cfg, const float* freq_factors, float* factors);
 
-// Rotary angles of one position: freq_scale * (theta_i / factor_i), theta_i = pos * s^i with
-// s = base^(-2/rope_dims), in f32 and built as llama.cpp builds them: theta_0 = pos, then one
-// multiplication by s per pair. pow(base, -2i/d) per pair differs in the last bits, more so at
-// later positions, which flips f16/bf16/q8_0 roundings downstream now and then (tiny-llama with
-// head_dim 32, bf16: 1.2e-3 -> 4e-7 against llama.cpp).
-void rope_angles(const ModelConfig& cfg, const float* factors, int64_t pos, float* angles);
+// YaRN's per-model constants (cfg.yarn): the correction range [low, high] in rotary pairs and
+// the magnitude scale of cos/sin, as llama.cpp derives them. on = false without YaRN.
+struct YarnParams {
+  bool on = false;
+  float low = 0.0f, high = 0.0f;
+  float mscale = 1.0f;
+};
+YarnParams yarn_params(const ModelConfig& cfg);
+
+// Cosines and sines of the rotary angles of one position, cs/sn[0, rope_dims/2): angle_i =
+// freq_scale * (theta_i / factor_i), theta_i = pos * s^i with s = base^(-2/rope_dims), in f32
+// and built as llama.cpp builds them: theta_0 = pos, then one multiplication by s per pair.
+// pow(base, -2i/d) per pair differs in the last bits, more so at later positions, which flips
+// f16/bf16/q8_0 roundings downstream now and then (tiny-llama with head_dim 32, bf16: 1.2e-3 ->
+// 4e-7 against llama.cpp). With YaRN, ggml's blend of interpolated and original angles and its
+// magnitude scale.
+void rope_cos_sin(const ModelConfig& cfg, const float* factors, const YarnParams& yarn,
+                  int64_t pos, float* cs, float* sn);
 
 // Numerically stable in-place softmax of n values.
 void softmax(float* x, int64_t n);

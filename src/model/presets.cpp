@@ -90,6 +90,13 @@ std::vector<Preset> build() {
   ModelConfig llama3 = make("llama", "tiny-llama3", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false);
   llama3.rope_scaling = RopeScaling{8.0f, 1.0f, 4.0f, 32};
   p.push_back({"tiny-llama3", "", llama3});
+  // YaRN (factor 4 over an original context of 4096): rotary pairs 3-8 of 16 fall in the
+  // correction range, the ones after it are interpolated, and cos/sin carry the 1 + 0.1 ln 4 scale.
+  ModelConfig yarn = make("qwen3", "tiny-qwen3-yarn", 512, 64, 2, 4, 2, 32, 160, 2048, 1e-6f, 1e6f, true);
+  yarn.yarn.factor = 4.0f;
+  yarn.yarn.original_context = 4096;
+  yarn.rope_freq_scale = 0.25f;
+  p.push_back({"tiny-qwen3-yarn", "", yarn});
   return p;
 }
 

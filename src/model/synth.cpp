@@ -185,6 +185,11 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
   w.set(a + ".rope.dimension_count", u32(c.rope_dims));
   w.set(a + ".vocab_size", u32(c.n_vocab));
   if (c.pooling != Pooling::kNone) w.set(a + ".pooling_type", u32(static_cast<int64_t>(c.pooling)));
+  if (c.yarn.factor > 0.0f) {
+    w.set(a + ".rope.scaling.type", gguf::make_string("yarn"));
+    w.set(a + ".rope.scaling.factor", gguf::make_f32(c.yarn.factor));
+    w.set(a + ".rope.scaling.original_context_length", u32(c.yarn.original_context));
+  }
   if (c.is_moe()) {
     w.set(a + ".expert_count", u32(c.n_expert));
     w.set(a + ".expert_used_count", u32(c.n_expert_used));

@@ -77,14 +77,8 @@ void Model::embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const {
     const auto tok = static_cast<uint64_t>(batch.tokens[static_cast<size_t>(t)]);
     kernels::dequantize_weight_row(*kernels_, e, static_cast<int64_t>(tok), ws.x.data() + t * d);
     // Rope cosines/sines of this token, shared by all layers and heads.
-    float* cs = ws.rope_cos.data() + t * half;
-    float* sn = ws.rope_sin.data() + t * half;
-    rope_angles(cfg_, rope_factors_.data(), batch.positions[static_cast<size_t>(t)], sn);
-    for (int64_t i = 0; i < half; ++i) {
-      const float angle = sn[i];
-      cs[i] = std::cos(angle);
-      sn[i] = std::sin(angle);
-    }
+    rope_cos_sin(cfg_, rope_factors_.data(), yarn_, batch.positions[static_cast<size_t>(t)],
+                 ws.rope_cos.data() + t * half, ws.rope_sin.data() + t * half);
   });
 }
 

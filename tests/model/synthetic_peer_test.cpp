@@ -148,6 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"tiny-qwen3", "f32", 1e-4}, Case{"tiny-qwen3", "f16", 1e-3},
                       Case{"tiny-qwen3", "bf16", 1e-3}, Case{"tiny-qwen3", "q8_0", 1e-2},
                       Case{"tiny-llama3", "f32", 1e-4}, Case{"tiny-llama3", "q8_0", 1e-2},
+                      Case{"tiny-qwen3-yarn", "f32", 1e-4}, Case{"tiny-qwen3-yarn", "q8_0", 1e-2},
                       Case{"tiny-qwen3moe", "f32", 1e-4}, Case{"tiny-qwen3moe", "f16", 1e-3},
                       Case{"tiny-qwen3moe", "bf16", 1e-3}, Case{"tiny-qwen3moe", "q8_0", 1e-2},
                       Case{"tiny-qwen2moe", "f32", 1e-4}, Case{"tiny-qwen2moe", "f16", 1e-3},
