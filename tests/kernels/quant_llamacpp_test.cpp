@@ -5,9 +5,17 @@
 //    blocks (decoding is bit-exact both ways: files from either side read the same);
 //  - llama.cpp decodes ridge's quantized blocks to what ridge decodes;
 //  - on the same Gaussian data ridge's quantizer is at least as accurate as quantize_row_*_ref.
+// MXFP4 goes further (its quantizer is ggml's rule, its dot ggml's per-block formula):
+//  - ridge's quantize_row writes the bytes of quantize_row_mxfp4_ref, on Gaussian data of many
+//    scales and on edge blocks (zeros, ties, values just below powers of two, subnormal and
+//    huge magnitudes, infinities and NaNs);
+//  - ridge's reference dot equals ggml_vec_dot_mxfp4_q8_0 of the peer's baseline x86-64 CPU
+//    library (libggml-cpu-x64.so: no AVX, so its scalar per-block loop, and no FMA to contract
+//    it) bit for bit, on the same Q8_0 activation blocks, and so does every ISA's matmul.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kernels/matmul_driver.h"
+#include "kernels/quant/quant_rows.h"
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
 
@@ -24,14 +36,22 @@ namespace {
 using DequantizeFn = void (*)(const void*, float*, int64_t);
 using QuantizeFn = void (*)(const float*, void*, int64_t);
 
+void* peer_library(const char* name) {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr) return nullptr;
+  const std::string path = std::string(home) +
+      "/.cache/llamacpp-peer/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/" + name;
+  return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
 void* ggml_library() {
-  static void* handle = [] () -> void* {
-    const char* home = std::getenv("HOME");
-    if (home == nullptr) return nullptr;
-    const std::string path = std::string(home) +
-        "/.cache/llamacpp-peer/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-base.so";
-    return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  }();
+  static void* handle = peer_library("libggml-base.so");
+  return handle;
+}
+
+// The peer's CPU backend built for baseline x86-64 (finds libggml-base.so next to it).
+void* ggml_cpu_x64_library() {
+  static void* handle = peer_library("libggml-cpu-x64.so");
   return handle;
 }
 
@@ -47,6 +67,7 @@ const Format kFormats[] = {
     {GgmlType::kQ8_0, "q8_0", {0}},     {GgmlType::kQ2_K, "q2_K", {80, 82}},
     {GgmlType::kQ3_K, "q3_K", {108}},   {GgmlType::kQ4_K, "q4_K", {0, 2}},
     {GgmlType::kQ5_K, "q5_K", {0, 2}},  {GgmlType::kQ6_K, "q6_K", {208}},
+    {GgmlType::kMXFP4, "mxfp4", {}},  // every E8M0 byte decodes (255: 2^127 halved scale)
 };
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b, size_t* first_diff) {
@@ -105,6 +126,156 @@ TEST(QuantLlamaCpp, DecodingAndQuantizationMatchGgml) {
       e_ref += (ref_decoded[i] - x[i]) * double(ref_decoded[i] - x[i]);
     }
     EXPECT_LE(std::sqrt(e_ours / n), std::sqrt(e_ref / n) * 1.01);
+  }
+}
+
+// Rows of 32 * k floats (k whole blocks) that probe quantize_row_mxfp4_ref's edges, one block each.
+std::vector<float> mxfp4_edge_blocks() {
+  std::vector<float> x;
+  std::mt19937 rng(77);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  auto block = [&](float amax_target, auto&& fill) {
+    std::vector<float> b(32);
+    for (int k = 0; k < 32; ++k) b[k] = nd(rng) * amax_target / 3.0f;
+    fill(b);
+    x.insert(x.end(), b.begin(), b.end());
+  };
+  auto none = [](std::vector<float>&) {};
+  block(0.0f, none);                                                        // zeros (and -0)
+  block(0.0f, [](std::vector<float>& b) { b[3] = -0.0f; });
+  for (int p = -149; p <= 127; p += 3) {                                  // every octave's edges
+    const float two_p = std::ldexp(1.0f, p);
+    block(two_p, [&](std::vector<float>& b) { b[0] = two_p; });
+    block(two_p, [&](std::vector<float>& b) { b[5] = -std::nextafter(two_p, 0.0f); });
+    block(two_p, [&](std::vector<float>& b) { b[31] = std::nextafter(two_p, INFINITY); });
+  }
+  for (int p = -5; p <= 5; ++p) {  // ties: multiples of d / 2 for the block's own d
+    block(0.0f, [&](std::vector<float>& b) {
+      const float d = std::ldexp(1.0f, p);
+      b[0] = 6.0f * d;
+      for (int k = 1; k < 32; ++k) b[k] = static_cast<float>(k % 25 - 12) * 0.25f * d;
+    });
+  }
+  block(1.0f, [](std::vector<float>& b) { b[7] = FLT_MAX; b[8] = -FLT_MAX / 3; });
+  block(1.0f, [](std::vector<float>& b) { b[2] = INFINITY; });
+  block(1.0f, [](std::vector<float>& b) { b[2] = NAN; b[9] = -INFINITY; });
+  block(1.0f, [](std::vector<float>& b) { for (float& v : b) v = NAN; });
+  return x;
+}
+
+TEST(QuantLlamaCpp, Mxfp4QuantizerWritesGgmlsBytes) {
+  void* lib = ggml_library();
+  if (lib == nullptr) GTEST_SKIP() << "llama.cpp peer not installed (../shared/peer/install.sh)";
+  auto quant = reinterpret_cast<QuantizeFn>(dlsym(lib, "quantize_row_mxfp4_ref"));
+  ASSERT_NE(quant, nullptr);
+  std::mt19937 rng(31);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x;
+  for (float scale : {1.0f, 1e-3f, 37.0f, 1e-30f, 1e30f, 1e-38f}) {
+    for (int k = 0; k < 8 * 4096; ++k) x.push_back(nd(rng) * scale);
+  }
+  const auto edges = mxfp4_edge_blocks();
+  x.insert(x.end(), edges.begin(), edges.end());
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<uint8_t> ours(static_cast<size_t>(n / 32 * 17)), theirs(ours.size(), 0xee);
+  quantize_row(GgmlType::kMXFP4, x.data(), ours.data(), n);
+  quant(x.data(), theirs.data(), n);
+  for (size_t b = 0; b < ours.size() / 17; ++b) {
+    ASSERT_EQ(std::memcmp(&ours[17 * b], &theirs[17 * b], 17), 0)
+        << "block " << b << " (e " << int(ours[17 * b]) << " vs " << int(theirs[17 * b]) << ")";
+  }
+}
+
+using VecDotFn = void (*)(int n, float* s, size_t bs, const void* vx, size_t bx, const void* vy,
+                          size_t by, int nrc);
+
+TEST(QuantLlamaCpp, Mxfp4DotMatchesGgmlsBitForBit) {
+  void* cpu = ggml_cpu_x64_library();
+  if (cpu == nullptr) GTEST_SKIP() << "llama.cpp peer not installed (../shared/peer/install.sh)";
+  auto init = reinterpret_cast<void (*)()>(dlsym(cpu, "ggml_cpu_init"));
+  ASSERT_NE(init, nullptr);
+  init();  // its fp16 table (the baseline build has no F16C)
+  const char* names[] = {"ggml_vec_dot_mxfp4_q8_0", "ggml_vec_dot_mxfp4_q8_0_generic"};
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255), exps(110, 135), magnitude(1, 7);
+  const int64_t rows = 21, nb = 90, cols = 32 * nb, m = 3;
+  // x's signs follow one pattern per column; the odd weight rows take those signs with large
+  // magnitudes, so their block dots are large and d * isum is often inexact in f32 (an fma in
+  // place of ggml's rounded product would show).
+  std::vector<int> sign(static_cast<size_t>(cols));
+  for (auto& s : sign) s = rng() % 2 ? 1 : -1;
+  std::vector<uint8_t> w(static_cast<size_t>(rows * nb * 17));
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = &w[static_cast<size_t>((j * nb + b) * 17)];
+      blk[0] = static_cast<uint8_t>(b % 7 == 0 ? byte(rng) % 4 : exps(rng));  // some subnormal scales
+      for (int k = 0; k < 16; ++k) {
+        auto code = [&](int64_t col) { return magnitude(rng) | (sign[col] < 0 ? 8 : 0); };
+        blk[1 + k] = static_cast<uint8_t>(j % 2 == 0 ? byte(rng) : code(32 * b + k) | (code(32 * b + k + 16) << 4));
+      }
+    }
+  }
+  std::vector<float> x(static_cast<size_t>(m * cols));
+  std::uniform_real_distribution<float> mag(0.5f, 1.0f);  // q mostly 64-127: isum ~ 2^14
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(sign[k % cols]) * mag(rng);
+  // The activations as ridge quantizes them, also as ggml's block_q8_0 (fp16 d, 32 int8).
+  std::vector<int8_t> qs(x.size());
+  std::vector<float> d(static_cast<size_t>(m * nb));
+  std::vector<int32_t> sums(d.size());
+  std::vector<uint8_t> q8(static_cast<size_t>(m * nb * 34));
+  for (int64_t i = 0; i < m; ++i) {
+    quantize_act_row_q8_0(x.data() + i * cols, cols, qs.data() + i * cols, d.data() + i * nb, sums.data() + i * nb);
+  }
+  for (int64_t b = 0; b < m * nb; ++b) {
+    const uint16_t h = f32_to_fp16(d[b]);  // exact: d is an fp16 value
+    std::memcpy(&q8[34 * b], &h, 2);
+    std::memcpy(&q8[34 * b + 2], &qs[32 * b], 32);
+  }
+  Acts acts;
+  acts.m = m;
+  acts.cols = cols;
+  acts.q8_qs = qs.data();
+  acts.q8_d = d.data();
+  acts.q8_sum = sums.data();
+  const WeightView view{GgmlType::kMXFP4, w.data(), rows, cols, static_cast<uint64_t>(nb * 17)};
+  std::vector<float> ref(static_cast<size_t>(m * rows));
+  quant_ref::rows_mxfp4(view, acts, 0, rows, ref.data(), rows);
+  for (const char* name : names) {
+    SCOPED_TRACE(name);
+    auto dot = reinterpret_cast<VecDotFn>(dlsym(cpu, name));
+    ASSERT_NE(dot, nullptr);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < rows; ++j) {
+        for (int64_t n_blocks : {int64_t{1}, nb}) {  // one block (a single rounding) and the row
+          float s = NAN;
+          dot(static_cast<int>(32 * n_blocks), &s, 0, w.data() + j * view.row_bytes, 0, q8.data() + 34 * i * nb, 0, 1);
+          float ours = ref[i * rows + j];
+          if (n_blocks == 1) {
+            Acts one = acts;
+            one.cols = 32;
+            one.m = 1;
+            one.q8_qs = qs.data() + i * cols;
+            one.q8_d = d.data() + i * nb;
+            one.q8_sum = sums.data() + i * nb;
+            const WeightView first{GgmlType::kMXFP4, w.data() + j * view.row_bytes, 1, 32, 17};
+            quant_ref::rows_mxfp4(first, one, 0, 1, &ours, 1);
+          }
+          uint32_t a, b;
+          std::memcpy(&a, &s, 4);
+          std::memcpy(&b, &ours, 4);
+          ASSERT_EQ(a, b) << "x " << i << " row " << j << " blocks " << n_blocks << ": " << s << " vs " << ours;
+        }
+      }
+    }
+  }
+  // Every ISA's matmul (its own activation quantizer, the same bytes) gives those bits too.
+  for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    ThreadPool pool(2);
+    std::vector<float> y(ref.size(), NAN);
+    kernels_for(isa).matmul(view, x.data(), cols, m, y.data(), rows, pool);
+    EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa);
   }
 }
 

@@ -7,7 +7,8 @@
 //    of qs[j], element j + 16 in its high nibble.
 //  - K formats have 256-element super-blocks split into 16 or 8 sub-blocks, each with a small
 //    integer scale (and min) that is itself scaled by the fp16 super-block d (dmin).
-// Structs only, no functions: the ISA-flagged kernel files include it (see docs/kernels.md).
+// Structs and constant tables only, no functions: the ISA-flagged kernel files include it (see
+// docs/kernels.md).
 #pragma once
 
 #include <cstdint>
@@ -104,6 +105,18 @@ struct BlockQ8_K {
   int16_t bsums[kQkK / 16];
 };
 
+// MXFP4 (OCP Microscaling Formats v1.0: 32 E2M1 elements sharing one E8M0 scale; ggml type 39).
+// e is the E8M0 exponent byte, scale 2^(e - 127). Code q (4 bits: sign, 2 exponent bits, 1
+// mantissa bit) of element j < 16 is the low nibble of qs[j], of element j + 16 the high nibble.
+// As ggml, the E2M1 values are kept doubled, as integers (kMxfp4Values[q] = 2 * E2M1(q)), and the
+// scale halved: x = kMxfp4Values[q] * 2^(e - 128), for every e (0 and 1 give the subnormal
+// 2^-128 and 2^-127; 255, NaN in the spec, is 2^127 as in ggml). Code 8 (E2M1 -0) decodes to +0.
+struct BlockMxfp4 {
+  uint8_t e;
+  uint8_t qs[kQk / 2];
+};
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
@@ -116,5 +129,6 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockMxfp4) == 17);
 
 }  // namespace ridge::kernels

@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "kernels/quant/blocks.h"
+#include "kernels/quant/mxfp4.h"
 #include "kernels/quant/scale_packing.h"
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
@@ -157,6 +158,17 @@ void dequant_q8_k(const BlockQ8_K* b, float* y, int64_t nb) {
   }
 }
 
+// ggml's order: the table value (an integer, exact in f32) times the halved scale.
+void dequant_mxfp4(const BlockMxfp4* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQk) {
+    const float d = mxfp4_half_scale(b[i].e);
+    for (int j = 0; j < kQk / 2; ++j) {
+      y[j] = static_cast<float>(kMxfp4Values[b[i].qs[j] & 0x0f]) * d;
+      y[j + 16] = static_cast<float>(kMxfp4Values[b[i].qs[j] >> 4]) * d;
+    }
+  }
+}
+
 }  // namespace
 
 bool can_quantize(GgmlType type) {
@@ -164,6 +176,7 @@ bool can_quantize(GgmlType type) {
     case GgmlType::kQ4_0: case GgmlType::kQ4_1: case GgmlType::kQ5_0: case GgmlType::kQ5_1:
     case GgmlType::kQ8_0: case GgmlType::kQ8_1: case GgmlType::kQ2_K: case GgmlType::kQ3_K:
     case GgmlType::kQ4_K: case GgmlType::kQ5_K: case GgmlType::kQ6_K: case GgmlType::kQ8_K:
+    case GgmlType::kMXFP4:
       return true;
     default:
       return false;
@@ -190,6 +203,7 @@ void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n)
       return dequant_q45_k<true>(static_cast<const BlockQ5_K*>(src), dst, nb);
     case GgmlType::kQ6_K: return dequant_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
     case GgmlType::kQ8_K: return dequant_q8_k(static_cast<const BlockQ8_K*>(src), dst, nb);
+    case GgmlType::kMXFP4: return dequant_mxfp4(static_cast<const BlockMxfp4*>(src), dst, nb);
     default: RIDGE_CHECK(false && "unreachable");
   }
 }

@@ -26,16 +26,21 @@ using QuantRows = void(const WeightView& w, const Acts& a, int64_t j0, int64_t j
 namespace quant_ref {
 QuantRows rows_q4_0, rows_q4_1, rows_q5_0, rows_q5_1;
 QuantRows rows_q2_k, rows_q3_k, rows_q4_k, rows_q5_k, rows_q6_k;
+QuantRows rows_mxfp4;  // Q8_0 activations, ggml's per-block rule without fma (bit-exact spec)
 }  // namespace quant_ref
 
 namespace quant_avx2 {  // x86_avx2/quant_*.cpp (call only when isa_supported(Isa::kAvx2))
 QuantRows rows_q2_k, rows_q3_k, rows_q4_k, rows_q5_k, rows_q6_k;  // quant_dot.cpp
 QuantRows rows_q4_0, rows_q4_1, rows_q5_0, rows_q5_1;              // quant_dot_more.cpp
+QuantRows rows_mxfp4;  // mxfp4.cpp: bit-identical to quant_ref::rows_mxfp4; row grain kMxfp4Grain
+inline constexpr int64_t kMxfp4Grain = 8;
 }  // namespace quant_avx2
 
 namespace quant_avx512 {  // x86_avx512/quant_*.cpp, kquant_*.cpp (call only when isa_supported(Isa::kAvx512))
 QuantRows rows_q4_k, rows_q5_k, rows_q6_k;  // kquant_q45k.cpp, kquant_q6k.cpp
 QuantRows rows_q2_k, rows_q3_k;  // quant_dot_low_bits.cpp
+QuantRows rows_mxfp4;  // mxfp4.cpp: bit-identical to quant_ref::rows_mxfp4; row grain kMxfp4Grain
+inline constexpr int64_t kMxfp4Grain = 16;
 }  // namespace quant_avx512
 
 }  // namespace ridge::kernels

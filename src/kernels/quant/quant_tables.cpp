@@ -15,6 +15,7 @@ void add_quant_rows_ref(TypeTable& t) {
   t.set(GgmlType::kQ4_K, {quant_ref::rows_q4_k, ActFormat::kQ8_K, 1});
   t.set(GgmlType::kQ5_K, {quant_ref::rows_q5_k, ActFormat::kQ8_K, 1});
   t.set(GgmlType::kQ6_K, {quant_ref::rows_q6_k, ActFormat::kQ8_K, 1});
+  t.set(GgmlType::kMXFP4, {quant_ref::rows_mxfp4, ActFormat::kQ8_0, 1});
 }
 
 void add_quant_rows_avx2(TypeTable& t) {
@@ -27,6 +28,7 @@ void add_quant_rows_avx2(TypeTable& t) {
   t.set(GgmlType::kQ5_1, {quant_avx2::rows_q5_1, ActFormat::kQ8_1, 1});
   t.set(GgmlType::kQ2_K, {quant_avx2::rows_q2_k, ActFormat::kQ8_K, 8});
   t.set(GgmlType::kQ3_K, {quant_avx2::rows_q3_k, ActFormat::kQ8_K, 8});
+  t.set(GgmlType::kMXFP4, {quant_avx2::rows_mxfp4, ActFormat::kQ8_0, quant_avx2::kMxfp4Grain});
 }
 
 void add_quant_rows_avx512(TypeTable& t) {
@@ -40,6 +42,7 @@ void add_quant_rows_avx512(TypeTable& t) {
   t.set(GgmlType::kQ4_K, {quant_avx512::rows_q4_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ5_K, {quant_avx512::rows_q5_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ6_K, {quant_avx512::rows_q6_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
+  t.set(GgmlType::kMXFP4, {quant_avx512::rows_mxfp4, ActFormat::kQ8_0, quant_avx512::kMxfp4Grain});
 }
 
 }  // namespace ridge::kernels

@@ -22,6 +22,7 @@ void quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
     case GgmlType::kQ5_K: return quantize_q5_k(src, dst, nb);
     case GgmlType::kQ6_K: return quantize_q6_k(src, dst, nb);
     case GgmlType::kQ8_K: return quantize_q8_k(src, dst, nb);
+    case GgmlType::kMXFP4: return quantize_mxfp4(src, dst, nb);
     default: RIDGE_CHECK(false && "unreachable");
   }
 }

@@ -18,5 +18,6 @@ void quantize_q4_k(const float* x, void* dst, int64_t nb);
 void quantize_q5_k(const float* x, void* dst, int64_t nb);
 void quantize_q6_k(const float* x, void* dst, int64_t nb);
 void quantize_q8_k(const float* x, void* dst, int64_t nb);
+void quantize_mxfp4(const float* x, void* dst, int64_t nb);  // quantize_mxfp4.cpp: ggml's bytes
 
 }  // namespace ridge::kernels

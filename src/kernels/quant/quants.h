@@ -1,11 +1,13 @@
 // Scalar reference quantization and dequantization of the GGUF block formats (the specification
 // every fast kernel is tested against). Formats: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K,
-// Q4_K, Q5_K, Q6_K, Q8_K; byte layouts in kernels/quant/blocks.h.
+// Q4_K, Q5_K, Q6_K, Q8_K, MXFP4; byte layouts in kernels/quant/blocks.h.
 //
 // Dequantization is exact: it evaluates the format's formula in the same float operation order as
 // ggml, so it is bit-identical to ggml's dequantize_row_*. Quantization is ridge's own algorithm
 // (least-squares scale search, see docs/quantization.md); its output is a valid block that any
-// GGUF reader decodes, but its bytes differ from llama.cpp's quantizer.
+// GGUF reader decodes, but its bytes differ from llama.cpp's quantizer. Except MXFP4: its scale
+// is a power of two fixed by the block's largest magnitude, and ridge writes exactly the bytes of
+// ggml's quantize_row_mxfp4_ref (kernels/quant/quantize_mxfp4.cpp).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,7 @@
 
 namespace ridge::kernels {
 
-// Whether quantize_row / dequantize_row_quant handle this type (the twelve formats above).
+// Whether quantize_row / dequantize_row_quant handle this type (the thirteen formats above).
 bool can_quantize(GgmlType type);
 
 // Quantizes n floats (n a multiple of the type's block size; CHECKed) into n / block_elems

@@ -4,6 +4,7 @@
 // integer dots are exact and the float terms are summed block by block.
 #include "base/check.h"
 #include "kernels/quant/blocks.h"
+#include "kernels/quant/mxfp4.h"
 #include "kernels/quant/quant_rows.h"
 #include "kernels/quant/scale_packing.h"
 #include "tensor/fp16.h"
@@ -152,6 +153,37 @@ float dot_q6_k(const BlockQ6_K* w, const ActRow& x, int64_t nb) {
   return acc;
 }
 
+// v as an opaque value, so that the compiler cannot contract the product it holds with a
+// following add into an fma (GCC's default in C++ where the target has FMA, e.g. -march=native;
+// the baseline x86-64 this file is built for has none, so this only guards other builds).
+inline float rounded(float v) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  __asm__("" : "+x"(v));
+#endif
+  return v;
+}
+
+// ggml's MXFP4 x Q8_0 dot (vec_dot_type of MXFP4 is Q8_0), ggml_vec_dot_mxfp4_q8_0_generic's
+// formula: per block the exact integer dot of the 32 table values (E2M1 doubled) with the q8
+// values, times d = dx * 2^(e - 128) (the halved E8M0 scale, exact: a power of two times an fp16
+// value), added to the f32 sum block after block from 0, acc = acc + d * float(isum) (a product
+// rounded, then a sum rounded: no fma). |isum| <= 32 * 12 * 127, exact in f32. Every ISA gives
+// these bits (tests/kernels/mxfp4_test.cpp).
+float dot_mxfp4(const BlockMxfp4* w, const ActRow& x, int64_t nb) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    int8_t q[kQk];
+    for (int j = 0; j < kQk / 2; ++j) {
+      q[j] = kMxfp4Values[w[b].qs[j] & 15];
+      q[j + 16] = kMxfp4Values[w[b].qs[j] >> 4];
+    }
+    const int isum = dot_i8(q, x.q + kQk * b, kQk);
+    const float d = x.d[b] * mxfp4_half_scale(w[b].e);
+    acc += rounded(d * static_cast<float>(isum));
+  }
+  return acc;
+}
+
 template <typename Block, int kBlock, float (*kDot)(const Block*, const ActRow&, int64_t)>
 void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(a.cols / kBlock) * sizeof(Block));
@@ -189,6 +221,10 @@ void rows_q5_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 }
 void rows_q6_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<BlockQ6_K, kQkK, dot_q6_k>(w, a, j0, j1, y, ldy);
+}
+
+void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockMxfp4, kQk, dot_mxfp4>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::quant_ref
