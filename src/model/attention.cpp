@@ -108,23 +108,26 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   // 12.8-14.5 GB/s at 1 thread, 19.1-23.4 -> 22.4-28.1 / 19.8-21.6 -> 21.9-23.7 at 2; in-process
   // A/B of 0.6B Q4_K_M decode steps at 1024 positions 0.92-0.95 of the step time, at 4096
   // 0.84-0.99. Two or three pieces ahead were no better than one.
+  // A sliding window: the blocks before the earliest window of the tile are never read.
+  const int64_t first_blk = a.window > 0 ? std::max<int64_t>(0, p0 - a.window + 1) / bs : 0;
   const auto next_piece = [&](int64_t blk, int64_t h) -> const void* {
     const int64_t t = blk * u.n_g + h + 1;  // K pieces in walk order, then V pieces
     const int64_t nb = t / u.n_g, g = u.g0 + t % u.n_g;
     if (nb < n_blocks) return cache.k_block(a.layer, block_of(nb), g);
-    return nb - n_blocks < n_blocks ? cache.v_block(a.layer, block_of(nb - n_blocks), g) : nullptr;
+    const int64_t vb = nb - n_blocks + first_blk;
+    return vb < n_blocks ? cache.v_block(a.layer, block_of(vb), g) : nullptr;
   };
-  for (int64_t blk = 0; blk < std::min(kPrefetchBlocks, n_blocks); ++blk) {
+  for (int64_t blk = first_blk; blk < std::min(first_blk + kPrefetchBlocks, n_blocks); ++blk) {
     for (int64_t h = 0; h < u.n_g; ++h) prefetch_rows<2>(cache.k_block(a.layer, block_of(blk), u.g0 + h), block_bytes);
   }
-  for (int64_t blk = 0; blk < n_blocks; ++blk) {
+  for (int64_t blk = first_blk; blk < n_blocks; ++blk) {
     const int64_t n_rows = std::min(bs, n_ctx - blk * bs);
     const int64_t next = blk + kPrefetchBlocks;
     for (int64_t h = 0; h < u.n_g; ++h) {
       if (next < n_blocks) {
         prefetch_rows<2>(cache.k_block(a.layer, block_of(next), u.g0 + h), block_bytes);
-      } else if (next - n_blocks < n_blocks) {
-        prefetch_rows<2>(cache.v_block(a.layer, block_of(next - n_blocks), u.g0 + h), block_bytes);
+      } else if (next - n_blocks + first_blk < n_blocks) {
+        prefetch_rows<2>(cache.v_block(a.layer, block_of(next - n_blocks + first_blk), u.g0 + h), block_bytes);
       }
       if (const void* p = next_piece(blk, h)) prefetch_rows<3>(p, block_bytes);
       ak.qk(cache.type(), cache.k_block(a.layer, block_of(blk), u.g0 + h), n_rows, head(h), a.scale,
@@ -133,12 +136,22 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   }
   for (int64_t h = 0; h < u.n_g; ++h) {
     const AttnQueries q = head(h);
+    const float* sink = a.sinks ? a.sinks + (u.g0 + h) * group : nullptr;
     for (int64_t i = 0; i < qs.n_q; ++i) {
       std::memset(q.out_at(i), 0, static_cast<size_t>(hd) * sizeof(float));
-      ak.softmax(scores(h) + i * ld, p0 + i / group + 1);  // query i sees positions 0..its own
+      // Query i sees positions [w, its own]; the read rows before w weigh exactly 0.
+      const int64_t pos = p0 + i / group;
+      const int64_t w = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
+      float* sc = scores(h) + i * ld;
+      std::fill(sc + first_blk * bs, sc + std::max(w, first_blk * bs), 0.0f);
+      if (sink != nullptr) {
+        softmax_with_sink(sc + w, pos + 1 - w, sink[i % group]);
+      } else {
+        ak.softmax(sc + w, pos + 1 - w);
+      }
     }
   }
-  for (int64_t blk = 0; blk < n_blocks; ++blk) {
+  for (int64_t blk = first_blk; blk < n_blocks; ++blk) {
     const int64_t n_rows = std::min(bs, n_ctx - blk * bs);
     for (int64_t h = 0; h < u.n_g; ++h) {
       if (blk + kPrefetchBlocks < n_blocks) {

@@ -1,4 +1,5 @@
-// Paged attention: each query token attends to positions 0..pos of its own sequence, reading K
+// Paged attention: each query token attends to positions 0..pos of its own sequence (the last
+// `window` of them in a sliding-window layer; blocks wholly before a tile's windows are not read), reading K
 // and V through the sequence's block table (see batch.h) in the cache's stored type (f32, f16,
 // bf16, q8_0: converted in registers, attention_kernels.h). GQA: query head h uses KV head
 // h / (n_head / n_head_kv); the query heads of one KV head, and up to kAttnTileTokens consecutive
@@ -26,6 +27,9 @@ struct AttentionArgs {
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
   float scale = 1.0f;         // usually 1 / sqrt(head_dim)
+  int64_t window = 0;         // sliding window: a query at position p sees p - window + 1 .. p (0: all)
+  const float* sinks = nullptr;  // [n_head] attention sinks (gpt-oss): one more logit per head
+                                 // in each softmax's denominator, attached to no value
   float* scratch = nullptr;   // [n_threads, attention_scratch_floats(...)]
   int64_t scratch_per_thread = 0;
 };

@@ -63,7 +63,7 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
 
 // Mixture-of-experts keys. An MoE architecture needs them; a dense one must not carry experts.
 Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  const bool moe_arch = a == "qwen2moe" || a == "qwen3moe";
+  const bool moe_arch = a == "qwen2moe" || a == "qwen3moe" || a == "gpt-oss";
   RIDGE_ASSIGN_OR_RETURN(c.n_expert, f.get_int_or(a + ".expert_count", 0));
   if (!moe_arch) {
     if (c.n_expert > 1) {
@@ -88,6 +88,28 @@ Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
     return error("metadata '{}.expert_weights_scale' = {} is not a scale", a, scale);
   }
   c.expert_weights_scale = scale == 0.0 ? 1.0f : static_cast<float>(scale);
+  return ok_status();
+}
+
+// Sliding-window attention keys (gpt-oss): the window, the period of its layers, and a rope
+// base of their own (only the model's base is supported).
+Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  RIDGE_ASSIGN_OR_RETURN(c.n_swa, f.get_int_or(a + ".attention.sliding_window", 0));
+  if (c.n_swa == 0) {
+    if (a == "gpt-oss") return error("missing metadata '{}.attention.sliding_window'", a);
+    return ok_status();
+  }
+  if (a != "gpt-oss") {
+    return error("not supported yet: sliding-window attention in a '{}' model", a);
+  }
+  RIDGE_RETURN_IF_ERROR(check_range(a + ".attention.sliding_window", c.n_swa, 1, int64_t{1} << 26));
+  RIDGE_ASSIGN_OR_RETURN(c.swa_period, f.get_int_or(a + ".attention.sliding_window_pattern", c.swa_period));
+  RIDGE_RETURN_IF_ERROR(check_range(a + ".attention.sliding_window_pattern", c.swa_period, 0, 4096));
+  RIDGE_ASSIGN_OR_RETURN(double base_swa, f.get_float_or(a + ".rope.freq_base_swa", c.rope_theta));
+  if (static_cast<float>(base_swa) != c.rope_theta) {
+    return error("not supported yet: a rope base of {} in sliding-window layers ({} elsewhere)",
+                 base_swa, c.rope_theta);
+  }
   return ok_status();
 }
 
@@ -184,6 +206,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   c.rope_theta = static_cast<float>(*theta);
   if (!(s = read_rope_scaling(f, a, c)).ok()) return prefix(s);
   if (!(s = read_experts(f, a, c)).ok()) return prefix(s);
+  if (!(s = read_sliding_window(f, a, c)).ok()) return prefix(s);
 
   // The vocabulary size is the embedding table's row count (the tokenizer may list more).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");

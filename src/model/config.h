@@ -46,7 +46,7 @@ enum class Pooling { kNone, kMean, kCls, kLast, kRank };
 std::string_view pooling_name(Pooling p);  // "none", "mean", "cls", "last", "rank"
 
 struct ModelConfig {
-  std::string arch;          // "llama", "qwen2", "qwen3"
+  std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss"
   std::string name;          // general.name or preset name
   int64_t n_vocab = 0;
   int64_t n_embd = 0;
@@ -76,7 +76,20 @@ struct ModelConfig {
   bool moe_norm_topk = false;  // selected weights renormalized to sum 1 (qwen3moe)
   float expert_weights_scale = 1.0f;  // `<arch>.expert_weights_scale` (0 in a file means 1)
 
+  // gpt-oss's router and experts: top-k of the raw (biased) router logits, their weights a
+  // softmax over the k picked; experts with biases and the clamped SwiGLU (alpha 1.702, limit 7).
+  bool moe_softmax_after_topk = false;
+  bool moe_swiglu_oai = false;
+  // Sliding-window attention (gpt-oss): layer il attends to its last n_swa positions when
+  // il % swa_period < swa_period - 1 (every layer when swa_period is 0), as llama.cpp decides.
+  int64_t n_swa = 0;
+  int64_t swa_period = 0;
+  bool attn_sinks = false;  // one learned logit per head in each attention softmax (gpt-oss)
+
   bool is_moe() const { return n_expert > 0; }
+  bool is_swa_layer(int64_t il) const {
+    return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1);
+  }
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -13,7 +13,16 @@ struct GatedFfn {
   const kernels::WeightView* gate = nullptr;  // [n_ff, n_in]
   const kernels::WeightView* up = nullptr;    // [n_ff, n_in]
   const kernels::WeightView* down = nullptr;  // [n_out, n_ff]
+  // gpt-oss's experts: biases (null: none) and the clamped SwiGLU
+  // min(g, 7) * sigmoid(1.702 * min(g, 7)) * (clamp(u, -7, 7) + 1) instead of silu(g) * u.
+  const float* gate_bias = nullptr;  // [n_ff]
+  const float* up_bias = nullptr;    // [n_ff]
+  const float* down_bias = nullptr;  // [n_out]
+  bool swiglu_oai = false;
 };
+
+// gpt-oss's activation of one gate/up pair (ggml's swiglu_oai with alpha 1.702, limit 7).
+float swiglu_oai(float gate, float up);
 
 // out[m, n_out] (leading dimension ldo) from x[m, n_in] (leading dimension ldx). gate_buf and
 // up_buf hold m * n_ff floats each. Gate and up run in one parallel region over one conversion

@@ -42,6 +42,7 @@ void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, fl
     expert[at] = static_cast<int32_t>(e);
     weight[at] = p;
   }
+  if (cfg.moe_softmax_after_topk) softmax(weight, k);  // gpt-oss: over the picked logits
   if (cfg.moe_norm_topk) {
     float sum = 0.0f;
     for (int64_t s = 0; s < k; ++s) sum += weight[s];
@@ -61,7 +62,8 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kerne
   k.matmul(l.router, ws.xn.data(), d, m, w.probs.data(), n_exp, pool);  // [m, n_expert]
   for (int64_t t = 0; t < m; ++t) {
     float* p = w.probs.data() + t * n_exp;
-    softmax(p, n_exp);
+    if (l.router_bias) add_inplace(p, l.router_bias.data, n_exp);
+    if (!cfg.moe_softmax_after_topk) softmax(p, n_exp);
     route_token(cfg, p, w.expert.data() + t * top, w.weight.data() + t * top);
   }
   // Group (token, slot) pairs by expert, tokens in order within an expert (a counting sort).
@@ -85,7 +87,13 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kerne
     if (n_rows == 0) continue;
     ++run;
     const auto ei = static_cast<size_t>(e);
-    const GatedFfn ffn{&l.exp_gate[ei], &l.exp_up[ei], &l.exp_down[ei]};
+    GatedFfn ffn{&l.exp_gate[ei], &l.exp_up[ei], &l.exp_down[ei]};
+    if (cfg.moe_swiglu_oai) {
+      ffn.gate_bias = l.exp_gate_bias.data + e * cfg.n_ff_exp;
+      ffn.up_bias = l.exp_up_bias.data + e * cfg.n_ff_exp;
+      ffn.down_bias = l.exp_down_bias.data + e * d;
+      ffn.swiglu_oai = true;
+    }
     gated_ffn(k, ffn, w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(),
               w.y.data() + r0 * d, d, pool);
   }

@@ -23,9 +23,11 @@ namespace ridge::model {
 void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kernels& k, int64_t m,
              Workspace& ws, float* out, ThreadPool& pool);
 
-// Softmax routing of one token: picks the k largest of probs (n_expert probabilities) in
-// descending order (ties: lower expert id first) into expert[0, k) and their weights (divided
-// by their sum when cfg.moe_norm_topk, then times cfg.expert_weights_scale) into weight[0, k).
+// Routing of one token: picks the k largest of probs (n_expert softmax probabilities, or raw
+// logits with cfg.moe_softmax_after_topk) in descending order (ties: lower expert id first)
+// into expert[0, k) and their weights (a softmax over the k picked logits with
+// moe_softmax_after_topk; divided by their sum with moe_norm_topk; then times
+// cfg.expert_weights_scale) into weight[0, k).
 void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, float* weight);
 
 }  // namespace ridge::model

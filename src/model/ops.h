@@ -59,5 +59,7 @@ void rope_cos_sin(const ModelConfig& cfg, const float* factors, const YarnParams
 
 // Numerically stable in-place softmax of n values.
 void softmax(float* x, int64_t n);
+// The same with one more logit, `sink`, in the denominator only (attention sinks).
+void softmax_with_sink(float* x, int64_t n, float sink);
 
 }  // namespace ridge::model

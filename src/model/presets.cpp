@@ -59,6 +59,17 @@ std::vector<Preset> build() {
   p.push_back({"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B",
                with_experts(make("qwen3moe", "qwen3-30b-a3b", 151936, 2048, 48, 32, 4, 128, 6144,
                                  40960, 1e-6f, 1e6f, false), 128, 8, 768)});
+  {
+    // gpt-oss-20b (openai/gpt-oss-20b config.json): 32 experts of 2880 rows, 4 per token,
+    // sliding window 128 on every other layer, YaRN 32x over 4096 positions.
+    ModelConfig g = with_experts(make("gpt-oss", "gpt-oss-20b", 201088, 2880, 24, 64, 8, 64,
+                                      2880, 131072, 1e-5f, 150000.0f, false), 32, 4, 2880);
+    g.n_swa = 128;
+    g.yarn.factor = 32.0f;
+    g.yarn.original_context = 4096;
+    g.rope_freq_scale = 1.0f / 32.0f;
+    p.push_back({"gpt-oss-20b", "openai/gpt-oss-20b", g});
+  }
   p.push_back({"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B",
                make("qwen2", "qwen2.5-0.5b", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1e-6f, 1e6f, true)});
   p.push_back({"qwen2.5-7b", "Qwen/Qwen2.5-7B",
@@ -85,6 +96,17 @@ std::vector<Preset> build() {
   p.push_back({"tiny-qwen2moe", "",
                with_experts(make("qwen2moe", "tiny-qwen2moe", 512, 64, 2, 4, 2, 16, 160, 2048,
                                  1e-6f, 1e6f, false), 4, 2, 32, 96)});
+  {
+    // gpt-oss in small: 4 of 8 experts, q_dim (128) != n_embd (64), a window of 8 positions on
+    // layers 0 and 2, sinks, biases and YaRN as the real one.
+    ModelConfig g = with_experts(make("gpt-oss", "tiny-gpt-oss", 512, 64, 4, 8, 2, 16, 64,
+                                      2048, 1e-5f, 150000.0f, false), 8, 4, 64);
+    g.n_swa = 8;
+    g.yarn.factor = 32.0f;
+    g.yarn.original_context = 4096;
+    g.rope_freq_scale = 1.0f / 32.0f;
+    p.push_back({"tiny-gpt-oss", "", g});
+  }
   // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
   // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
   ModelConfig llama3 = make("llama", "tiny-llama3", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false);
@@ -134,9 +156,18 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.qkv_bias = false;
     cfg.qk_norm = true;
     cfg.moe_norm_topk = true;
+  } else if (cfg.arch == "gpt-oss") {  // gpt-oss
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = true;
+    cfg.qk_norm = false;
+    cfg.moe_norm_topk = false;
+    cfg.moe_softmax_after_topk = true;
+    cfg.moe_swiglu_oai = true;
+    cfg.attn_sinks = true;
+    cfg.swa_period = 2;
   } else {
     return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
-                 "qwen3moe)", cfg.arch);
+                 "qwen3moe, gpt-oss)", cfg.arch);
   }
   return ok_status();
 }

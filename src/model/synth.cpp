@@ -135,6 +135,14 @@ Status add_experts(gguf::Writer& w, const ModelConfig& c, const std::string& p,
   RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate_exps.weight", d, ff, linear_init(d), n));
   RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up_exps.weight", d, ff, linear_init(d), n));
   RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down_exps.weight", ff, d, linear_init(ff), n));
+  if (c.moe_swiglu_oai) {  // gpt-oss: biased router and experts (f32, as llama.cpp keeps them)
+    const Init bias{0.0f, 0.5f};
+    const GgmlType f32 = GgmlType::kF32;
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate_inp.bias", f32, n, 1, bias, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate_exps.bias", f32, ff, n, bias, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_up_exps.bias", f32, ff, n, bias, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_down_exps.bias", f32, d, n, bias, opt));
+  }
   if (c.n_ff_shexp > 0) {
     const int64_t sff = c.n_ff_shexp;
     RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate_inp_shexp.weight", GgmlType::kF32, d, 1,
@@ -163,6 +171,7 @@ uint32_t file_type_of(GgmlType type) {
     case GgmlType::kQ5_K: return 17;  // Q5_K_M
     case GgmlType::kQ6_K: return 18;
     case GgmlType::kBF16: return 32;
+    case GgmlType::kMXFP4: return 38;  // MXFP4_MOE
     default: return 1024;  // LLAMA_FTYPE_GUESSED
   }
 }
@@ -190,6 +199,7 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
     w.set(a + ".rope.scaling.factor", gguf::make_f32(c.yarn.factor));
     w.set(a + ".rope.scaling.original_context_length", u32(c.yarn.original_context));
   }
+  if (c.n_swa > 0) w.set(a + ".attention.sliding_window", u32(c.n_swa));
   if (c.is_moe()) {
     w.set(a + ".expert_count", u32(c.n_expert));
     w.set(a + ".expert_used_count", u32(c.n_expert_used));
@@ -218,8 +228,11 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
   }
 
   // A mixture (q4_k_m, ...) picks each matrix's type by llama.cpp's rules (model/quant_mix.h).
+  // `--type mxfp4` is llama.cpp's MXFP4_MOE: the expert stacks in mxfp4, other matrices q8_0.
+  const bool mxfp4_moe = !opt.mix && opt.type == GgmlType::kMXFP4;
   auto add_matrix = [&](const std::string& name, int64_t cols, int64_t rows, Init init, int64_t planes = 1) {
-    const GgmlType t = opt.mix ? standard_tensor_type(*opt.mix, c, name, static_cast<uint64_t>(cols)) : opt.type;
+    GgmlType t = opt.mix ? standard_tensor_type(*opt.mix, c, name, static_cast<uint64_t>(cols)) : opt.type;
+    if (mxfp4_moe && planes == 1) t = GgmlType::kQ8_0;
     return add_random(w, name, t, cols, rows, init, opt, planes);
   };
   const float logit_std = 2.5f;
@@ -252,7 +265,12 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k_norm.weight", f32, c.head_dim, 1, norm, opt));
     }
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_output.weight", c.q_dim(), c.n_embd, lin(c.q_dim())));
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_norm.weight", f32, c.n_embd, 1, norm, opt));
+    if (c.attn_sinks) {  // gpt-oss: output bias, one sink logit per head, attn_post_norm
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_output.bias", f32, c.n_embd, 1, Init{0.0f, 0.5f}, opt));
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_sinks.weight", f32, c.n_head, 1, Init{1.0f, 1.0f}, opt));
+    }
+    const char* ffn_norm = c.arch == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight";
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + ffn_norm, f32, c.n_embd, 1, norm, opt));
     if (c.is_moe()) {
       RIDGE_RETURN_IF_ERROR(add_experts(w, c, p, opt, add_matrix));
       continue;

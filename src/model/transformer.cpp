@@ -125,6 +125,8 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   a.n_head_kv = cfg_.n_head_kv;
   a.head_dim = hd;
   a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  a.window = cfg_.is_swa_layer(il) ? cfg_.n_swa : 0;
+  a.sinks = l.attn_sinks ? l.attn_sinks.data : nullptr;
   a.scratch = ws.attn_scratch.data();
   a.scratch_per_thread = ws.attn_scratch_per_thread;
   paged_attention(a, pool);
@@ -136,6 +138,7 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) co
   const int64_t d = cfg_.n_embd;
   matmul(*kernels_, l.wo, ws.attn.data(), m, ws.proj.data(), pool);  // [m, n_embd]
   for_rows(pool, m, 2 * d, [&](int64_t t) {
+    if (l.bo) add_inplace(ws.proj.data() + t * d, l.bo.data, d);
     add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
     rms_norm(ws.x.data() + t * d, l.ffn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });

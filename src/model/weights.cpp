@@ -110,13 +110,25 @@ Result<kernels::WeightView> WeightBinder::matrix(const std::string& name, int64_
 }
 
 Result<VectorView> WeightBinder::optional_vector(const std::string& name, int64_t n) {
+  return optional_f32(name, {static_cast<uint64_t>(n)});
+}
+
+Result<VectorView> WeightBinder::table(const std::string& name, int64_t rows, int64_t cols) {
+  RIDGE_ASSIGN_OR_RETURN(auto v, optional_f32(name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}));
+  if (!v) return error("missing tensor '{}'", name);
+  return v;
+}
+
+Result<VectorView> WeightBinder::optional_f32(const std::string& name, std::vector<uint64_t> shape) {
   const gguf::TensorInfo* t = file_.find_tensor(name);
   if (t == nullptr) return VectorView{};
-  RIDGE_RETURN_IF_ERROR(check_shape(*t, {static_cast<uint64_t>(n)}));
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  RIDGE_RETURN_IF_ERROR(check_shape(*t, std::move(shape)));
   const auto count = static_cast<size_t>(n);
   if (t->type == GgmlType::kF32) {
     if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) == 0) {
-      return VectorView{reinterpret_cast<const float*>(t->data), n};
+      return VectorView{reinterpret_cast<const float*>(t->data), static_cast<int64_t>(n)};
     }
   } else if (t->type != GgmlType::kF16 && t->type != GgmlType::kBF16) {
     return error("not supported yet: {} in tensor '{}' (vectors must be f32, f16 or bf16)",
@@ -133,7 +145,7 @@ Result<VectorView> WeightBinder::optional_vector(const std::string& name, int64_
     }
   }
   out_.owned.push_back(std::move(f));
-  return VectorView{out_.owned.back().data(), n};
+  return VectorView{out_.owned.back().data(), static_cast<int64_t>(n)};
 }
 
 Result<VectorView> WeightBinder::vector(const std::string& name, int64_t n) {
@@ -162,7 +174,9 @@ Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), cfg.kv_dim(), d));
     RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), cfg.kv_dim(), d));
     RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, cfg.q_dim()));
-    RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name("ffn_norm.weight"), d));
+    // gpt-oss names the norm before its FFN the post-attention norm.
+    const char* ffn_norm = cfg.arch == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight";
+    RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm), d));
     if (cfg.is_moe()) {
       RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));
       continue;
@@ -181,6 +195,12 @@ Status bind_experts(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWe
   RIDGE_ASSIGN_OR_RETURN(l.exp_gate, b.stacked_matrices(name("ffn_gate_exps.weight"), e, ff, d));
   RIDGE_ASSIGN_OR_RETURN(l.exp_up, b.stacked_matrices(name("ffn_up_exps.weight"), e, ff, d));
   RIDGE_ASSIGN_OR_RETURN(l.exp_down, b.stacked_matrices(name("ffn_down_exps.weight"), e, d, ff));
+  if (cfg.moe_swiglu_oai) {  // gpt-oss: biased router and experts
+    RIDGE_ASSIGN_OR_RETURN(l.router_bias, b.vector(name("ffn_gate_inp.bias"), e));
+    RIDGE_ASSIGN_OR_RETURN(l.exp_gate_bias, b.table(name("ffn_gate_exps.bias"), e, ff));
+    RIDGE_ASSIGN_OR_RETURN(l.exp_up_bias, b.table(name("ffn_up_exps.bias"), e, ff));
+    RIDGE_ASSIGN_OR_RETURN(l.exp_down_bias, b.table(name("ffn_down_exps.bias"), e, d));
+  }
   if (cfg.n_ff_shexp > 0) {
     const int64_t sff = cfg.n_ff_shexp;
     RIDGE_ASSIGN_OR_RETURN(l.shexp_gate, b.vector(name("ffn_gate_inp_shexp.weight"), d));

@@ -46,6 +46,13 @@ struct LayerWeights {
   std::vector<kernels::WeightView> exp_up;      // n_expert x [n_ff_exp, n_embd]
   std::vector<kernels::WeightView> exp_down;    // n_expert x [n_embd, n_ff_exp]
   VectorView shexp_gate;  // [n_embd] qwen2moe: the shared expert is scaled by sigmoid(x . this)
+  // gpt-oss: biases of the output projection, the router and the experts, and attention sinks.
+  VectorView bo;             // [n_embd]
+  VectorView attn_sinks;     // [n_head]
+  VectorView router_bias;    // [n_expert]
+  VectorView exp_gate_bias;  // [n_expert, n_ff_exp]
+  VectorView exp_up_bias;    // [n_expert, n_ff_exp]
+  VectorView exp_down_bias;  // [n_expert, n_embd]
 };
 
 struct Weights {
@@ -77,6 +84,8 @@ class WeightBinder {
   // A vector of n elements (f32, f16 or bf16), as f32.
   Result<VectorView> vector(const std::string& name, int64_t n);
   Result<VectorView> optional_vector(const std::string& name, int64_t n);
+  // A small f32/f16/bf16 table of `rows` rows of `cols` (ggml shape [cols, rows]), row-major.
+  Result<VectorView> table(const std::string& name, int64_t rows, int64_t cols);
   bool has(const std::string& name) const;
   // The n matrices of `rows` x `cols` stacked in one 3-D tensor (ggml shape [cols, rows, n]),
   // as one view per matrix.
@@ -87,6 +96,7 @@ class WeightBinder {
   const gguf::File& file_;
   const kernels::Kernels& kernels_;
   Weights& out_;
+  Result<VectorView> optional_f32(const std::string& name, std::vector<uint64_t> shape);
   // A view of the matrix at `data` (within tensor t), converted to the kernels' layout when
   // this binder may rewrite the file.
   kernels::WeightView view_of(const gguf::TensorInfo& t, const uint8_t* data, int64_t rows,

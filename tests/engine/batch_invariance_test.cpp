@@ -140,7 +140,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // Mixture of experts: tokens grouped by expert must not change a token's sums.
                       std::tuple{"tiny-qwen3moe", "f16", GgmlType::kF16},
                       std::tuple{"tiny-qwen3moe", "q8_0", GgmlType::kF16},
-                      std::tuple{"tiny-qwen2moe", "q8_0", GgmlType::kF16}),
+                      std::tuple{"tiny-qwen2moe", "q8_0", GgmlType::kF16},
+                      // Sliding windows, sinks and MXFP4 experts (gpt-oss).
+                      std::tuple{"tiny-gpt-oss", "mxfp4", GgmlType::kF16},
+                      std::tuple{"tiny-gpt-oss", "f32", GgmlType::kF32}),
     [](const auto& p) {
       std::string name = std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param) + "_kv_" +
                          std::string(kv::kv_type_name(std::get<2>(p.param)));

@@ -5,10 +5,11 @@ namespace ridge::model {
 Result<const Architecture*> find_architecture(std::string_view name) {
   for (const Architecture* a :
        {&llama_architecture(), &qwen2_architecture(), &qwen3_architecture(),
-        &qwen2moe_architecture(), &qwen3moe_architecture()}) {
+        &qwen2moe_architecture(), &qwen3moe_architecture(), &gpt_oss_architecture()}) {
     if (a->name == name) return a;
   }
-  return error("not supported yet: architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, qwen3moe)", name);
+  return error("not supported yet: architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
+               "qwen3moe, gpt-oss)", name);
 }
 
 }  // namespace ridge::model
