@@ -52,8 +52,15 @@ Fixture make_fixture(GgmlType type, int64_t hd) {
   return f;
 }
 
+// Sliding window and sinks (gpt-oss); none by default.
+struct Variant {
+  int64_t window = 0;
+  const float* sinks = nullptr;  // [kHead]
+};
+
 // Attention of batch `b` (queries q) on n_threads.
-std::vector<float> attend(const Fixture& f, const Batch& b, const float* q, kernels::Isa isa, int n_threads) {
+std::vector<float> attend(const Fixture& f, const Batch& b, const float* q, kernels::Isa isa, int n_threads,
+                          Variant var = {}) {
   AttentionArgs a;
   std::vector<float> out(static_cast<size_t>(b.n_tokens() * kHead * f.hd), -1.0f);
   const int64_t per = attention_scratch_floats(kHead, kHeadKv, f.hd, kBs, kMaxCtx);
@@ -69,19 +76,22 @@ std::vector<float> attend(const Fixture& f, const Batch& b, const float* q, kern
   a.scale = 1.0f / std::sqrt(static_cast<float>(f.hd));
   a.scratch = scratch.data();
   a.scratch_per_thread = per;
+  a.window = var.window;
+  a.sinks = var.sinks;
   ThreadPool pool(n_threads);
   paged_attention(a, pool);
   return out;
 }
 
 // Straightforward attention in double over the dequantized cache (KvCache::read).
-std::vector<double> reference(const Fixture& f, const Batch& b, const float* q) {
+std::vector<double> reference(const Fixture& f, const Batch& b, const float* q, Variant var = {}) {
   const int64_t hd = f.hd, group = kHead / kHeadKv;
   std::vector<double> out(static_cast<size_t>(b.n_tokens() * kHead * hd), 0.0);
   std::vector<float> k(static_cast<size_t>(kHeadKv * hd)), v(k.size());
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     const auto& table = b.block_tables[static_cast<size_t>(b.seq_index[static_cast<size_t>(t)])];
     const int64_t n = b.positions[static_cast<size_t>(t)] + 1;
+    const int64_t first = var.window > 0 ? std::max<int64_t>(0, n - var.window) : 0;
     std::vector<std::vector<float>> ks, vs;
     for (int64_t p = 0; p < n; ++p) {
       f.kv.read(0, int64_t{table[static_cast<size_t>(p / kBs)]} * kBs + p % kBs, k.data(), v.data());
@@ -91,17 +101,18 @@ std::vector<double> reference(const Fixture& f, const Batch& b, const float* q) 
     for (int64_t h = 0; h < kHead; ++h) {
       const float* qh = q + (t * kHead + h) * hd;
       const int64_t g = h / group;
-      std::vector<double> s(static_cast<size_t>(n));
-      double mx = -1e300, sum = 0;
-      for (int64_t p = 0; p < n; ++p) {
+      std::vector<double> s(static_cast<size_t>(n), 0.0);
+      double mx = var.sinks ? var.sinks[h] : -1e300, sum = 0;
+      for (int64_t p = first; p < n; ++p) {
         double d = 0;
         for (int64_t i = 0; i < hd; ++i) d += static_cast<double>(qh[i]) * ks[static_cast<size_t>(p)][static_cast<size_t>(g * hd + i)];
         s[static_cast<size_t>(p)] = d / std::sqrt(static_cast<double>(hd));
         mx = std::max(mx, s[static_cast<size_t>(p)]);
       }
-      for (auto& x : s) sum += (x = std::exp(x - mx));
+      for (int64_t p = first; p < n; ++p) sum += (s[static_cast<size_t>(p)] = std::exp(s[static_cast<size_t>(p)] - mx));
+      if (var.sinks) sum += std::exp(static_cast<double>(var.sinks[h]) - mx);
       double* o = out.data() + (t * kHead + h) * hd;
-      for (int64_t p = 0; p < n; ++p) {
+      for (int64_t p = first; p < n; ++p) {
         for (int64_t i = 0; i < hd; ++i) o[i] += s[static_cast<size_t>(p)] / sum * vs[static_cast<size_t>(p)][static_cast<size_t>(g * hd + i)];
       }
     }
@@ -133,6 +144,38 @@ TEST_P(PagedAttention, MatchesReferenceAndIsInvariant) {
     one.add_seq(f.tables[s], pos + 1);
     one.add_token(0, pos, 0, true, kBs);
     const auto alone = attend(f, one, f.q.data() + t * row, isa, 1);
+    EXPECT_EQ(0, std::memcmp(alone.data(), out.data() + t * row, static_cast<size_t>(row) * sizeof(float)))
+        << "token " << t << " alone";
+  }
+}
+
+// A window of 10 positions (the tile at 30..40 skips block 0 and part of block 1) and one sink
+// logit per head: the reference applies both to a plain softmax.
+TEST_P(PagedAttention, WindowAndSinksMatchReference) {
+  const auto [type, isa, hd] = GetParam();
+  if (!kernels::isa_supported(isa)) GTEST_SKIP() << "CPU lacks " << kernels::isa_name(isa);
+  if (type == GgmlType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
+  const Fixture f = make_fixture(type, hd);
+  const float sinks[kHead] = {0.5f, -1.0f, 2.0f, 0.0f, 3.0f, -2.5f, 1.0f, 4.0f};
+  const Variant var{10, sinks};
+  const auto out = attend(f, f.full, f.q.data(), isa, 1, var);
+  const auto ref = reference(f, f.full, f.q.data(), var);
+  double max_err = 0;
+  for (size_t i = 0; i < out.size(); ++i) max_err = std::max(max_err, std::fabs(out[i] - ref[i]));
+  EXPECT_LT(max_err, 2e-5) << "vs double reference on the dequantized cache";
+  const auto plain = reference(f, f.full, f.q.data());
+  double moved = 0;
+  for (size_t i = 0; i < out.size(); ++i) moved = std::max(moved, std::fabs(plain[i] - ref[i]));
+  EXPECT_GT(moved, 1e-2) << "the window and sinks must change the result";
+  EXPECT_EQ(attend(f, f.full, f.q.data(), isa, 2, var), out) << "2 threads";
+  const int64_t row = kHead * hd;
+  for (int64_t t = 0; t < f.full.n_tokens(); ++t) {
+    Batch one;
+    const auto s = static_cast<size_t>(f.full.seq_index[static_cast<size_t>(t)]);
+    const int32_t pos = f.full.positions[static_cast<size_t>(t)];
+    one.add_seq(f.tables[s], pos + 1);
+    one.add_token(0, pos, 0, true, kBs);
+    const auto alone = attend(f, one, f.q.data() + t * row, isa, 1, var);
     EXPECT_EQ(0, std::memcmp(alone.data(), out.data() + t * row, static_cast<size_t>(row) * sizeof(float)))
         << "token " << t << " alone";
   }
