@@ -1,5 +1,6 @@
 #include "gguf/writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -58,6 +59,13 @@ void Writer::set(std::string key, Value value) {
     }
   }
   kv_.emplace_back(std::move(key), std::move(value));
+}
+
+bool Writer::erase(std::string_view key) {
+  const auto it = std::find_if(kv_.begin(), kv_.end(), [&](const auto& kv) { return kv.first == key; });
+  if (it == kv_.end()) return false;
+  kv_.erase(it);
+  return true;
 }
 
 Status Writer::add_tensor(std::string name, GgmlType type, std::vector<uint64_t> shape, FillFn fill) {

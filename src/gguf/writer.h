@@ -6,6 +6,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,8 @@ class Writer {
 
   // Sets (or replaces) a metadata key.
   void set(std::string key, Value value);
+  // Removes a metadata key; false when it was not set.
+  bool erase(std::string_view key);
   // Adds a tensor; shape in ggml order (shape[0] innermost). Fails on a duplicate name, a shape
   // that does not fit the type's block size, or an overflowing size.
   Status add_tensor(std::string name, GgmlType type, std::vector<uint64_t> shape, FillFn fill);

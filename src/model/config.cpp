@@ -159,7 +159,15 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   c.pooling = static_cast<Pooling>(pooling);
   if (!(s = get("embedding_length", &c.n_embd)).ok()) return prefix(s);
   if (!(s = get("block_count", &c.n_layer)).ok()) return prefix(s);
-  if (!(s = get("feed_forward_length", &c.n_ff)).ok()) return prefix(s);
+  // A mixture-of-experts file need not carry a dense FFN size (llama.cpp reads it as optional):
+  // the experts' own size stands in for it.
+  const bool moe_arch = c.arch == "qwen2moe" || c.arch == "qwen3moe" || c.arch == "gpt-oss";
+  if (moe_arch) {
+    RIDGE_ASSIGN_OR_RETURN(int64_t ff_exp, f.get_int_or(a + ".expert_feed_forward_length", 0));
+    if (!(s = get_or("feed_forward_length", ff_exp, &c.n_ff)).ok()) return prefix(s);
+  } else if (!(s = get("feed_forward_length", &c.n_ff)).ok()) {
+    return prefix(s);
+  }
   if (!(s = get("attention.head_count", &c.n_head)).ok()) return prefix(s);
   if (!(s = get_or("attention.head_count_kv", c.n_head, &c.n_head_kv)).ok()) return prefix(s);
   if (!(s = get_or("context_length", 2048, &c.n_ctx_train)).ok()) return prefix(s);

@@ -74,6 +74,10 @@ TEST(MoeLoad, TinyQwen3MoeLoads) {
   EXPECT_EQ(load_error([](gguf::Writer&) {}), "");
 }
 
+TEST(MoeLoad, DenseFfnSizeIsOptional) {
+  EXPECT_EQ(load_error([](gguf::Writer& w) { EXPECT_TRUE(w.erase("qwen3moe.feed_forward_length")); }), "");
+}
+
 TEST(MoeLoad, RefusesMoreUsedExpertsThanExperts) {
   const std::string e = load_error([](gguf::Writer& w) {
     w.set("qwen3moe.expert_used_count", gguf::make_u32(9));
