@@ -6,27 +6,10 @@
 #include <vector>
 
 #include "model/ffn.h"
+#include "model/for_rows.h"
 #include "model/ops.h"
 
 namespace ridge::model {
-namespace {
-
-// Below this many elements a per-row loop runs on the calling thread (decode of one token).
-constexpr int64_t kParallelElems = 1 << 15;
-
-template <typename Fn>
-void for_rows(ThreadPool& pool, int64_t n_rows, int64_t row_elems, const Fn& fn) {
-  if (pool.size() == 1 || n_rows < 2 || n_rows * row_elems < kParallelElems) {
-    for (int64_t r = 0; r < n_rows; ++r) fn(r);
-    return;
-  }
-  pool.run([&](int ith, int nth) {
-    const Range range = split_range(n_rows, ith, nth);
-    for (int64_t r = range.begin; r < range.end; ++r) fn(r);
-  });
-}
-
-}  // namespace
 
 void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, float* weight) {
   const int64_t n = cfg.n_expert, k = cfg.n_expert_used;
