@@ -1,6 +1,7 @@
 // The roofline of a model on a machine: per weight type, KV type, hardware and context, what
 // bounds prefill and decode, the decode ceilings per batch size, the knee batch size where
-// decode turns compute-bound, and how many sequences fit in memory.
+// decode turns compute-bound, and how many sequences fit in memory. For a mixture of experts,
+// also the experts each step reads and the comparison with a dense model of the same total size.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -40,6 +41,31 @@ struct PhasePoint {
   double tok_s_per_seq = 0;     // decode: 1 / step; prefill: tokens / step
   double tok_s_total = 0;       // all sequences together
   bool fits = true;             // weights + this many sequences' KV fit in memory
+  // Mixture of experts only (0 when dense):
+  double experts_per_layer = 0;  // expected distinct experts read per layer in this step
+  double dense_step_s = 0;       // ceiling of the same step on a dense model of the same total size
+};
+
+// A mixture-of-experts model against a dense model of the same total size (every expert applied
+// to every token, every weight read every step).
+struct MoeComparison {
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;
+  double n_active_params = 0;
+  double active_weight_bytes = 0;
+  double expert_bytes_all_layers = 0;  // one expert in every layer
+  double dense_read_bytes = 0;         // the dense model's weights read per step
+  double dense_flops_per_token = 0;    // at the context
+  // Where the MoE stops being cheaper. Its weight reads grow with the batch towards the dense
+  // model's: weight_parity_batch is the first batch whose experts (E (1 - (1 - k/E)^B) per layer)
+  // bring them to kParityFraction of the dense model's. The decode step's ceiling (KV and
+  // arithmetic included) reaches that fraction of the dense step's at step_parity_batch (nullopt:
+  // not up to 65536 sequences), until step_parity_end_batch, where the dense model's arithmetic
+  // makes it slower again (nullopt: not up to 65536).
+  static constexpr double kParityFraction = 0.9;
+  std::optional<int64_t> weight_parity_batch;
+  std::optional<int64_t> step_parity_batch;
+  std::optional<int64_t> step_parity_end_batch;
 };
 
 struct RooflineResult {
@@ -63,6 +89,7 @@ struct RooflineResult {
   std::optional<int64_t> knee_batch;  // smallest compute-bound decode batch; nullopt: never
   int64_t max_sequences = -1;         // sequences of `context` that fit; -1: capacity unknown
   bool weights_fit = true;
+  std::optional<MoeComparison> moe;   // set for a mixture-of-experts model
 };
 
 // The precision a phase runs in: CPUs run f16/f32 weights in f32 FMA, bf16 in bf16 dot and

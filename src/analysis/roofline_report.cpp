@@ -37,8 +37,12 @@ nlohmann::json cost_json(const model::StepCost& c) {
           {"attention_flops", c.attention_flops}};
 }
 
-nlohmann::json phase_json(const PhasePoint& p) {
-  return {{"phase", p.phase},
+std::string params_str(double n) {
+  return n >= 1e9 ? fmt::format("{:.3g} B", n / 1e9) : fmt::format("{:.3g} M", n / 1e6);
+}
+
+nlohmann::json phase_json(const PhasePoint& p, bool moe) {
+  nlohmann::json j = {{"phase", p.phase},
           {"batch", p.batch},
           {"tokens", p.n_tokens},
           {"cost", cost_json(p.cost)},
@@ -51,7 +55,14 @@ nlohmann::json phase_json(const PhasePoint& p) {
           {"tok_s_per_sequence", p.tok_s_per_seq},
           {"tok_s_total", p.tok_s_total},
           {"fits_in_memory", p.fits}};
+  if (moe) {
+    j["experts_per_layer"] = p.experts_per_layer;
+    j["dense_equivalent_step_ms"] = p.dense_step_s * 1e3;
+    j["step_vs_dense"] = p.dense_step_s > 0 ? p.step_s / p.dense_step_s : 0.0;
+  }
+  return j;
 }
+
 
 }  // namespace
 
@@ -61,10 +72,16 @@ std::string format_roofline(const RooflineResult& r) {
       "FLOP/byte\n",
       r.model, r.weight_type, r.kv_type, r.context, r.hw.name, r.hw.description, r.hw.bandwidth_gbs,
       precision_name(r.precision), r.peak_flops / 1e12, r.ridge);
-  s += fmt::format("  weights {} stored, {} read per step · {} params\n", bytes_str(r.weight_file_bytes),
-                   bytes_str(r.weight_read_bytes),
-                   r.n_params >= 1e9 ? fmt::format("{:.3g} B", r.n_params / 1e9)
-                                     : fmt::format("{:.3g} M", r.n_params / 1e6));
+  s += fmt::format("  weights {} stored, {} read per step{} · {} params\n", bytes_str(r.weight_file_bytes),
+                   bytes_str(r.weight_read_bytes), r.moe ? " of one sequence" : "", params_str(r.n_params));
+  if (r.moe) {
+    const MoeComparison& m = *r.moe;
+    s += fmt::format("  experts: {} of {} per token and layer · {} params active of {} · {} active of {} "
+                     "stored · {} per expert (all layers)\n",
+                     m.n_expert_used, m.n_expert, params_str(m.n_active_params), params_str(r.n_params),
+                     bytes_str(m.active_weight_bytes), bytes_str(r.weight_file_bytes),
+                     bytes_str(m.expert_bytes_all_layers));
+  }
   s += fmt::format("  KV {} per token · {} per sequence at ctx {}\n", bytes_str(r.kv_bytes_per_token),
                    bytes_str(r.kv_bytes_at_context), r.context);
   s += fmt::format("  FLOPs per token {}FLOP at ctx {} (attention {:.1f}%)\n", flops_str(r.flops_per_token),
@@ -75,15 +92,23 @@ std::string format_roofline(const RooflineResult& r) {
                            r.hw.memory_gb, r.max_sequences, r.context)
              : fmt::format("  memory {:.0f} GB: the weights alone do not fit\n", r.hw.memory_gb);
   }
-  s += fmt::format("  {:<8} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}  {}\n", "phase",
+  // An MoE adds: the distinct experts read per layer, the weights read, and the step's ceiling
+  // against a dense model of the same total size.
+  const std::string moe_head =
+      r.moe ? fmt::format(" {:>8} {:>10} {:>8}", "experts", "weights", "x dense") : std::string();
+  s += fmt::format("  {:<8} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}{}  {}\n", "phase",
                    "batch", "FLOP/byte", "bound", "mem ms", "math ms", "step ms", "tok/s/seq",
-                   "tok/s total", "");
-  auto row = [&s](const PhasePoint& p) {
-    s += fmt::format("  {:<8} {:>6} {:>10.1f} {:>8} {:>10.3f} {:>10.3f} {:>10.3f} {:>10} {:>12}  {}\n",
+                   "tok/s total", moe_head, "");
+  auto row = [&s, &r](const PhasePoint& p) {
+    const std::string moe_cols =
+        r.moe ? fmt::format(" {:>8.1f} {:>10} {:>8.2f}", p.experts_per_layer, bytes_str(p.cost.weight_bytes),
+                            p.dense_step_s > 0 ? p.step_s / p.dense_step_s : 0.0)
+              : std::string();
+    s += fmt::format("  {:<8} {:>6} {:>10.1f} {:>8} {:>10.3f} {:>10.3f} {:>10.3f} {:>10} {:>12}{}  {}\n",
                      p.phase, p.phase == "prefill" ? p.n_tokens : p.batch, p.intensity,
                      p.compute_bound ? "compute" : "memory", p.t_memory_s * 1e3, p.t_compute_s * 1e3,
                      p.step_s * 1e3,
-                     p.phase == "prefill" ? "-" : tok_s_str(p.tok_s_per_seq), tok_s_str(p.tok_s_total),
+                     p.phase == "prefill" ? "-" : tok_s_str(p.tok_s_per_seq), tok_s_str(p.tok_s_total), moe_cols,
                      p.fits ? "" : "(does not fit)");
   };
   row(r.prefill);
@@ -94,6 +119,31 @@ std::string format_roofline(const RooflineResult& r) {
     s += fmt::format("  knee: none: at ctx {} each sequence's KV reads outweigh its arithmetic, so "
                      "decode stays memory-bound at any batch\n", r.context);
   }
+  if (r.moe) {
+    const MoeComparison& m = *r.moe;
+    s += fmt::format("  vs dense: a dense model of the same size ({} params) reads {} per step and computes "
+                     "{}FLOP per token at ctx {}.\n", params_str(r.n_params), bytes_str(m.dense_read_bytes),
+                     flops_str(m.dense_flops_per_token), r.context);
+    const int pct = static_cast<int>(std::lround(100 * MoeComparison::kParityFraction));
+    if (m.weight_parity_batch) {
+      s += fmt::format("  the MoE stops being cheaper in weight reads at batch {}: {:.0f} of {} experts per layer, "
+                       "{}% of the dense model's bytes\n", *m.weight_parity_batch,
+                       model::expected_distinct_experts(m.n_expert, m.n_expert_used,
+                                                        static_cast<double>(*m.weight_parity_batch)),
+                       m.n_expert, pct);
+    }
+    if (m.step_parity_batch) {
+      s += fmt::format("  its decode step (KV, arithmetic included) costs >= {}% of the dense model's from batch {}{}\n",
+                       pct, *m.step_parity_batch,
+                       m.step_parity_end_batch
+                           ? fmt::format(" to {}, where the dense model's arithmetic makes it slower again",
+                                         *m.step_parity_end_batch - 1)
+                           : std::string());
+    } else {
+      s += fmt::format("  its decode step (KV, arithmetic included) stays below {}% of the dense model's at every "
+                       "batch up to 65536 (column x dense)\n", pct);
+    }
+  }
   return s;
 }
 
@@ -101,7 +151,8 @@ nlohmann::json roofline_to_json(const std::vector<RooflineResult>& results) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& r : results) {
     nlohmann::json decode = nlohmann::json::array();
-    for (const auto& p : r.decode) decode.push_back(phase_json(p));
+    const bool moe = r.moe.has_value();
+    for (const auto& p : r.decode) decode.push_back(phase_json(p, moe));
     arr.push_back({
         {"model", r.model},
         {"weight_type", r.weight_type},
@@ -118,13 +169,28 @@ nlohmann::json roofline_to_json(const std::vector<RooflineResult>& results) {
         {"attention_flops_per_token", r.attention_flops_per_token},
         {"peak_flops_per_s", r.peak_flops},
         {"ridge_flop_per_byte", r.ridge},
-        {"prefill", phase_json(r.prefill)},
+        {"prefill", phase_json(r.prefill, moe)},
         {"decode", decode},
         {"knee_batch", r.knee_batch ? nlohmann::json(*r.knee_batch) : nlohmann::json(nullptr)},
         {"memory", {{"capacity_bytes", r.hw.memory_gb * 1e9},
                     {"weights_fit", r.weights_fit},
                     {"max_sequences", r.max_sequences}}},
     });
+    if (moe) {
+      const MoeComparison& m = *r.moe;
+      auto opt = [](const std::optional<int64_t>& b) { return b ? nlohmann::json(*b) : nlohmann::json(nullptr); };
+      arr.back()["moe"] = {{"n_expert", m.n_expert},
+                           {"n_expert_used", m.n_expert_used},
+                           {"n_active_params", m.n_active_params},
+                           {"active_weight_bytes", m.active_weight_bytes},
+                           {"expert_bytes_all_layers", m.expert_bytes_all_layers},
+                           {"dense_equivalent_read_bytes", m.dense_read_bytes},
+                           {"dense_equivalent_flops_per_token", m.dense_flops_per_token},
+                           {"parity_fraction", MoeComparison::kParityFraction},
+                           {"weight_parity_batch", opt(m.weight_parity_batch)},
+                           {"step_parity_batch", opt(m.step_parity_batch)},
+                           {"step_parity_end_batch", opt(m.step_parity_end_batch)}};
+    }
   }
   return {{"schema", "ridge.roofline/1"}, {"results", arr}};
 }

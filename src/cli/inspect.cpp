@@ -67,7 +67,18 @@ json cost_summary(const model::ModelCost& c) {
         c.kv_bytes_per_token / model::kv_bytes_per_element(c.kv_type) * model::kv_bytes_per_element(t);
   }
   j["kv_bytes_per_token"] = kv;
+  if (c.is_moe()) {  // total (every expert) against active (what one token uses)
+    j["n_expert"] = c.config.n_expert;
+    j["n_expert_used"] = c.config.n_expert_used;
+    j["n_active_params"] = c.n_active_params;
+    j["active_weight_bytes"] = c.active_weight_bytes;
+    j["expert_bytes_all_layers"] = c.expert_bytes_all_layers;
+  }
   return j;
+}
+
+std::string params_str(double n) {
+  return n >= 1e9 ? fmt::format("{:.3f} B", n / 1e9) : fmt::format("{:.3f} M", n / 1e6);
 }
 
 json build_report(const gguf::File& f, std::string* cost_error) {
@@ -112,6 +123,12 @@ json build_report(const gguf::File& f, std::string* cost_error) {
                  {"rms_eps", c.rms_eps},   {"rope_theta", c.rope_theta}, {"rope_dims", c.rope_dims},
                  {"rope_layout", c.rope_layout == model::RopeLayout::kNeox ? "neox" : "normal"},
                  {"tied_embeddings", c.tied_embeddings}, {"qkv_bias", c.qkv_bias}, {"qk_norm", c.qk_norm}};
+  if (c.is_moe()) {
+    r["config"]["n_expert"] = c.n_expert;
+    r["config"]["n_expert_used"] = c.n_expert_used;
+    r["config"]["n_ff_exp"] = c.n_ff_exp;
+    r["config"]["n_ff_shexp"] = c.n_ff_shexp;
+  }
   auto types = model::weight_types_from_gguf(f);
   if (!types.ok()) {
     *cost_error = types.status().message();
@@ -140,6 +157,10 @@ void print_text(const json& r, const std::string& cost_error) {
                c["rope_layout"].get<std::string>(), c["rope_theta"].get<double>(), c["rope_dims"].get<int64_t>(),
                c["rms_eps"].get<double>(), c["tied_embeddings"].get<bool>(), c["qkv_bias"].get<bool>(),
                c["qk_norm"].get<bool>());
+    if (c.contains("n_expert")) {
+      fmt::print("              experts {} ({} per token) of ff {}, shared expert ff {}\n", c["n_expert"].get<int64_t>(),
+                 c["n_expert_used"].get<int64_t>(), c["n_ff_exp"].get<int64_t>(), c["n_ff_shexp"].get<int64_t>());
+    }
   }
   const auto& t = r["tokenizer"];
   if (!t.empty()) {
@@ -154,10 +175,18 @@ void print_text(const json& r, const std::string& cost_error) {
   if (r.contains("cost")) {
     const auto& c = r["cost"];
     const double n_params = c["n_params"].get<double>();
-    fmt::print("\nparameters    {}   weights {}\n",
-               n_params >= 1e9 ? fmt::format("{:.3f} B", n_params / 1e9) : fmt::format("{:.3f} M", n_params / 1e6),
-               human_bytes(c["weight_bytes"].get<double>()));
-    fmt::print("per decoded token: reads {} of weights, {:.2f} GFLOP at context 1, {:.2f} GFLOP at 4096\n",
+    if (c.contains("n_active_params")) {
+      fmt::print("\nparameters    {} total, {} active ({} of {} experts per token)\n", params_str(n_params),
+                 params_str(c["n_active_params"].get<double>()), c["n_expert_used"].get<int64_t>(),
+                 c["n_expert"].get<int64_t>());
+      fmt::print("weights       {} total, {} active; one expert in every layer {}\n",
+                 human_bytes(c["weight_bytes"].get<double>()), human_bytes(c["active_weight_bytes"].get<double>()),
+                 human_bytes(c["expert_bytes_all_layers"].get<double>()));
+    } else {
+      fmt::print("\nparameters    {}   weights {}\n", params_str(n_params), human_bytes(c["weight_bytes"].get<double>()));
+    }
+    fmt::print("per decoded token{}: reads {} of weights, {:.2f} GFLOP at context 1, {:.2f} GFLOP at 4096\n",
+               c.contains("n_active_params") ? " (one sequence; a batch reads more experts)" : "",
                human_bytes(c["weight_bytes_read_per_token"].get<double>()),
                c["flops_per_token_ctx1"].get<double>() / 1e9, c["flops_per_token_ctx4096"].get<double>() / 1e9);
     fmt::print("KV cache per token of context:");

@@ -60,12 +60,13 @@ int cmd_roofline(int argc, char** argv) {
   CLI::App app("Roofline of a model on a machine: bytes and FLOPs per token, what bounds prefill "
                "and decode, ceilings per batch size, knee batch, memory fit",
                "ridge roofline");
-  std::string model_spec, hw_file, svg_path, compute = "auto";
+  std::string model_spec, preset, hw_file, svg_path, compute = "auto";
   std::vector<std::string> types, kv_types = {"f16"}, hws;
   std::vector<int64_t> contexts = {4096}, batches = {1, 8, 64};
   int64_t prefill = 0;
   bool json = false, list_hw = false;
-  app.add_option("model", model_spec, "a GGUF file or a named shape (qwen3-8b, llama-2-7b, ...)");
+  app.add_option("model", model_spec, "a GGUF file or a named shape (qwen3-8b, llama-2-7b, qwen3-30b-a3b, ...)");
+  app.add_option("--preset", preset, "a named shape, as MODEL");
   app.add_option("--type", types, "weight types: f16,bf16,q8_0,q4_K,q4_k_m,... (default: the "
                  "file's own types; bf16 for a named shape)")->delimiter(',');
   app.add_option("--kv-type", kv_types, "KV cache types: f32,f16,bf16,q8_0,fp8 (default f16)")->delimiter(',');
@@ -91,6 +92,10 @@ int cmd_roofline(int argc, char** argv) {
   if (list_hw) {
     fmt::print("{}", list_hardware(extra, probe));
     return 0;
+  }
+  if (!preset.empty()) {
+    if (!model_spec.empty()) return report(usage_error("ridge roofline: give MODEL or --preset, not both"));
+    model_spec = preset;
   }
   if (model_spec.empty()) return report(usage_error("ridge roofline: a model is required (see --help)"));
   std::optional<analysis::Precision> forced;
@@ -122,7 +127,7 @@ int cmd_roofline(int argc, char** argv) {
         auto hw = analysis::find_hardware(hw_name, extra, probe);
         if (!hw.ok()) return report(hw.status());
         for (int64_t ctx : contexts) {
-          analysis::RooflineQuery q{*cost, type, (*fn)(model::TensorRole::kFfnUp, 0), *hw, forced, ctx,
+          analysis::RooflineQuery q{*cost, type, (*fn)(model::bulk_role(model->cfg), 0), *hw, forced, ctx,
                                     batches, prefill};
           auto r = analysis::analyze(q);
           if (!r.ok()) return report(r.status());

@@ -1,8 +1,10 @@
 #include "model/cost.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <utility>
 #include <vector>
@@ -13,7 +15,7 @@
 namespace ridge::model {
 namespace {
 
-constexpr std::array<std::pair<TensorRole, std::string_view>, 17> kRoleNames = {{
+constexpr std::array<std::pair<TensorRole, std::string_view>, 25> kRoleNames = {{
     {TensorRole::kTokenEmbd, "token_embd"},   {TensorRole::kOutput, "output"},
     {TensorRole::kOutputNorm, "output_norm"}, {TensorRole::kAttnNorm, "attn_norm"},
     {TensorRole::kAttnQ, "attn_q"},           {TensorRole::kAttnK, "attn_k"},
@@ -23,16 +25,45 @@ constexpr std::array<std::pair<TensorRole, std::string_view>, 17> kRoleNames = {
     {TensorRole::kAttnVBias, "attn_v.bias"},  {TensorRole::kFfnNorm, "ffn_norm"},
     {TensorRole::kFfnGate, "ffn_gate"},       {TensorRole::kFfnUp, "ffn_up"},
     {TensorRole::kFfnDown, "ffn_down"},
+    {TensorRole::kFfnGateInp, "ffn_gate_inp"},       {TensorRole::kFfnGateExps, "ffn_gate_exps"},
+    {TensorRole::kFfnUpExps, "ffn_up_exps"},         {TensorRole::kFfnDownExps, "ffn_down_exps"},
+    {TensorRole::kFfnGateInpShexp, "ffn_gate_inp_shexp"}, {TensorRole::kFfnGateShexp, "ffn_gate_shexp"},
+    {TensorRole::kFfnUpShexp, "ffn_up_shexp"},       {TensorRole::kFfnDownShexp, "ffn_down_shexp"},
 }};
 
+// Weights stored in the weight type (as opposed to norms, biases and routers, kept f32).
 bool is_matrix(TensorRole r) {
   switch (r) {
     case TensorRole::kTokenEmbd: case TensorRole::kOutput: case TensorRole::kAttnQ:
     case TensorRole::kAttnK: case TensorRole::kAttnV: case TensorRole::kAttnO:
     case TensorRole::kFfnGate: case TensorRole::kFfnUp: case TensorRole::kFfnDown:
+    case TensorRole::kFfnGateExps: case TensorRole::kFfnUpExps: case TensorRole::kFfnDownExps:
+    case TensorRole::kFfnGateShexp: case TensorRole::kFfnUpShexp: case TensorRole::kFfnDownShexp:
       return true;
     default:
       return false;
+  }
+}
+
+// Weights multiplied with every token's activations (matrices and the f32 routers): 2 FLOPs per
+// element, f32 input and output traffic.
+bool is_applied(TensorRole r) {
+  return (is_matrix(r) && r != TensorRole::kTokenEmbd) || r == TensorRole::kFfnGateInp ||
+         r == TensorRole::kFfnGateInpShexp;
+}
+
+bool is_routed_expert(TensorRole r) {
+  return r == TensorRole::kFfnGateExps || r == TensorRole::kFfnUpExps || r == TensorRole::kFfnDownExps;
+}
+
+// Row length of a matrix role in the standard layout of cfg.
+int64_t cols_of(TensorRole role, const ModelConfig& cfg) {
+  switch (role) {
+    case TensorRole::kAttnO: return cfg.q_dim();
+    case TensorRole::kFfnDown: return cfg.n_ff;
+    case TensorRole::kFfnDownExps: return cfg.n_ff_exp;
+    case TensorRole::kFfnDownShexp: return cfg.n_ff_shexp;
+    default: return cfg.n_embd;
   }
 }
 
@@ -56,7 +87,7 @@ double tensor_bytes(GgmlType t, int64_t rows, int64_t cols) {
 TensorTypeFn mixture_types(QuantMix mix, const ModelConfig& cfg) {
   return [mix, cfg](TensorRole role, int64_t layer) {
     if (!is_matrix(role)) return GgmlType::kF32;
-    const int64_t cols = role == TensorRole::kAttnO ? cfg.q_dim() : role == TensorRole::kFfnDown ? cfg.n_ff : cfg.n_embd;
+    const int64_t cols = cols_of(role, cfg);
     const std::string stem(tensor_role_name(role));
     const std::string name = layer >= 0 ? fmt::format("blk.{}.{}.weight", layer, stem) : stem + ".weight";
     return standard_tensor_type(mix, cfg, name, static_cast<uint64_t>(cols));
@@ -65,8 +96,9 @@ TensorTypeFn mixture_types(QuantMix mix, const ModelConfig& cfg) {
 
 struct Shape {
   TensorRole role;
-  int64_t rows;
+  int64_t rows;  // of one expert for the routed experts' 3-D tensors
   int64_t cols;
+  int64_t n = 1;  // stacked matrices: n_expert for the routed experts
 };
 
 // Every per-layer tensor of the architecture with its [rows, cols] shape.
@@ -75,9 +107,24 @@ std::vector<Shape> layer_shapes(const ModelConfig& c) {
       {TensorRole::kAttnNorm, 1, c.n_embd},      {TensorRole::kAttnQ, c.q_dim(), c.n_embd},
       {TensorRole::kAttnK, c.kv_dim(), c.n_embd}, {TensorRole::kAttnV, c.kv_dim(), c.n_embd},
       {TensorRole::kAttnO, c.n_embd, c.q_dim()},  {TensorRole::kFfnNorm, 1, c.n_embd},
-      {TensorRole::kFfnGate, c.n_ff, c.n_embd},   {TensorRole::kFfnUp, c.n_ff, c.n_embd},
-      {TensorRole::kFfnDown, c.n_embd, c.n_ff},
   };
+  if (c.is_moe()) {
+    const int64_t e = c.n_expert, ff = c.n_ff_exp;
+    s.push_back({TensorRole::kFfnGateInp, e, c.n_embd});
+    s.push_back({TensorRole::kFfnGateExps, ff, c.n_embd, e});
+    s.push_back({TensorRole::kFfnUpExps, ff, c.n_embd, e});
+    s.push_back({TensorRole::kFfnDownExps, c.n_embd, ff, e});
+    if (c.n_ff_shexp > 0) {
+      s.push_back({TensorRole::kFfnGateInpShexp, 1, c.n_embd});
+      s.push_back({TensorRole::kFfnGateShexp, c.n_ff_shexp, c.n_embd});
+      s.push_back({TensorRole::kFfnUpShexp, c.n_ff_shexp, c.n_embd});
+      s.push_back({TensorRole::kFfnDownShexp, c.n_embd, c.n_ff_shexp});
+    }
+  } else {
+    s.push_back({TensorRole::kFfnGate, c.n_ff, c.n_embd});
+    s.push_back({TensorRole::kFfnUp, c.n_ff, c.n_embd});
+    s.push_back({TensorRole::kFfnDown, c.n_embd, c.n_ff});
+  }
   if (c.qk_norm) {
     s.push_back({TensorRole::kAttnQNorm, 1, c.head_dim});
     s.push_back({TensorRole::kAttnKNorm, 1, c.head_dim});
@@ -97,6 +144,10 @@ std::string_view tensor_role_name(TensorRole role) {
     if (r == role) return name;
   }
   return "?";
+}
+
+TensorRole bulk_role(const ModelConfig& cfg) {
+  return cfg.is_moe() ? TensorRole::kFfnUpExps : TensorRole::kFfnUp;
 }
 
 TensorTypeFn uniform_types(GgmlType type) {
@@ -137,9 +188,17 @@ Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file) {
     auto it = types.find({role, layer});
     if (it != types.end()) return it->second;
     if (role == TensorRole::kOutput) return types.at({TensorRole::kTokenEmbd, -1});  // tied
-    // A matrix missing from a layer is reported by the model loader; count it like layer 0.
-    auto first = types.find({role, 0});
-    return first != types.end() ? first->second : GgmlType::kF32;
+    // A mixture-of-experts file has experts instead of a dense FFN: answer with their type.
+    TensorRole alt = role;
+    if (role == TensorRole::kFfnGate) alt = TensorRole::kFfnGateExps;
+    if (role == TensorRole::kFfnUp) alt = TensorRole::kFfnUpExps;
+    if (role == TensorRole::kFfnDown) alt = TensorRole::kFfnDownExps;
+    for (TensorRole r : {role, alt}) {
+      if (auto in_layer = types.find({r, layer}); in_layer != types.end()) return in_layer->second;
+      // A matrix missing from a layer is reported by the model loader; count it like layer 0.
+      if (auto first = types.find({r, 0}); first != types.end()) return first->second;
+    }
+    return GgmlType::kF32;
   });
 }
 
@@ -183,12 +242,31 @@ double ModelCost::flops_per_token(int64_t context) const {
          attention_flops_per_position() * static_cast<double>(context);
 }
 
+double ModelCost::weight_bytes_for_experts(double experts_per_layer) const {
+  return dense_read_bytes + experts_per_layer * expert_bytes_all_layers;
+}
+
+double expected_distinct_experts(int64_t n_expert, int64_t n_used, double n_tokens) {
+  if (n_expert <= 0 || n_used <= 0 || n_tokens <= 0) return 0.0;
+  const double e = static_cast<double>(n_expert);
+  const double k = static_cast<double>(std::min(n_used, n_expert));
+  if (n_tokens <= 1) return k * n_tokens;  // one token reads exactly its k experts
+  if (k >= e) return e;
+  // 1 - (1 - k/E)^n without cancellation: -expm1(n * log1p(-k/E)).
+  return -e * std::expm1(n_tokens * std::log1p(-k / e));
+}
+
 Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, KvType kv_type) {
   if (cfg.n_layer <= 0 || cfg.n_embd <= 0 || cfg.n_vocab <= 0 || cfg.n_head <= 0 ||
-      cfg.n_head_kv <= 0 || cfg.head_dim <= 0 || cfg.n_ff <= 0) {
+      cfg.n_head_kv <= 0 || cfg.head_dim <= 0 || (cfg.n_ff <= 0 && !cfg.is_moe())) {
     return error("model '{}': incomplete shape (layers {}, embd {}, vocab {}, heads {}/{}, head_dim "
                  "{}, ff {})", cfg.name, cfg.n_layer, cfg.n_embd, cfg.n_vocab, cfg.n_head,
                  cfg.n_head_kv, cfg.head_dim, cfg.n_ff);
+  }
+  if (cfg.is_moe() && (cfg.n_expert_used <= 0 || cfg.n_expert_used > cfg.n_expert || cfg.n_ff_exp <= 0 ||
+                       cfg.n_ff_shexp < 0)) {
+    return error("model '{}': incomplete mixture of experts ({} experts, {} used per token, expert ff {}, "
+                 "shared ff {})", cfg.name, cfg.n_expert, cfg.n_expert_used, cfg.n_ff_exp, cfg.n_ff_shexp);
   }
   ModelCost m;
   m.config = cfg;
@@ -211,31 +289,48 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   double norm_bytes = tensor_bytes(types(TensorRole::kOutputNorm, -1), 1, cfg.n_embd);
   m.weight_file_bytes += norm_bytes;
   m.n_params += embd;
-  m.weight_read_bytes = head_bytes + norm_bytes;
+  m.dense_read_bytes = head_bytes + norm_bytes;
   m.head_flops_per_row = 2.0 * vocab * embd;
 
   const auto shapes = layer_shapes(cfg);
+  const double n_used = static_cast<double>(cfg.n_expert_used);
+  m.expert_bytes.assign(cfg.is_moe() ? static_cast<size_t>(cfg.n_layer) : 0, 0.0);
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
     for (const auto& s : shapes) {
-      double b = tensor_bytes(types(s.role, l), s.rows, s.cols);
-      double elems = static_cast<double>(s.rows) * static_cast<double>(s.cols);
-      m.weight_file_bytes += b;
-      m.weight_read_bytes += b;
-      m.n_params += elems;
-      if (is_matrix(s.role)) {
-        m.layer_flops_per_token += 2.0 * elems;
-        m.activation_bytes_per_token += 4.0 * static_cast<double>(s.rows + s.cols);
+      const double n = static_cast<double>(s.n);
+      const double one = tensor_bytes(types(s.role, l), s.rows, s.cols);  // one matrix (expert)
+      const double elems = static_cast<double>(s.rows) * static_cast<double>(s.cols);
+      m.weight_file_bytes += n * one;
+      m.n_params += n * elems;
+      // A routed expert's matrices count once per expert a token uses; every other tensor once.
+      const double per_token = is_routed_expert(s.role) ? n_used : 1.0;
+      if (is_routed_expert(s.role)) {
+        m.expert_bytes[static_cast<size_t>(l)] += one;
+        m.expert_params += elems;
+      } else {
+        m.dense_read_bytes += one;
+      }
+      if (is_applied(s.role)) {
+        m.layer_flops_per_token += per_token * 2.0 * elems;
+        m.activation_bytes_per_token += per_token * 4.0 * static_cast<double>(s.rows + s.cols);
       }
     }
   }
+  for (double b : m.expert_bytes) m.expert_bytes_all_layers += b;
+  const double idle = static_cast<double>(cfg.n_expert - cfg.n_expert_used);  // 0 when dense
+  m.weight_read_bytes = m.weight_bytes_for_experts(n_used);
+  m.n_active_params = m.n_params - (cfg.is_moe() ? idle * m.expert_params : 0.0);
+  m.active_weight_bytes = m.weight_file_bytes - (cfg.is_moe() ? idle * m.expert_bytes_all_layers : 0.0);
   m.head_activation_bytes = 4.0 * (embd + vocab);
   m.kv_bytes_per_token = 2.0 * static_cast<double>(cfg.n_layer) *
                          static_cast<double>(cfg.kv_dim()) * kv_bytes_per_element(kv_type);
   return m;
 }
 
-StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs) {
-  StepCost c;
+namespace {
+
+// The step's matmul, attention and KV figures; weight_bytes left 0. Returns the new tokens.
+double step_without_weights(const ModelCost& m, std::span<const SeqWork> seqs, StepCost& c) {
   double n_tokens = 0;
   for (const auto& s : seqs) {
     if (s.n_new <= 0) continue;
@@ -250,8 +345,34 @@ StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs) {
     c.flops += n_new * m.layer_flops_per_token + m.head_flops_per_row;
     c.activation_bytes += n_new * m.activation_bytes_per_token + m.head_activation_bytes;
   }
-  if (n_tokens > 0) c.weight_bytes = m.weight_read_bytes + n_tokens * m.embd_row_bytes;
   c.flops += c.attention_flops;
+  return n_tokens;
+}
+
+}  // namespace
+
+StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs) {
+  StepCost c;
+  const double n_tokens = step_without_weights(m, seqs, c);
+  if (n_tokens > 0) {
+    const double experts = expected_distinct_experts(m.config.n_expert, m.config.n_expert_used, n_tokens);
+    c.weight_bytes = m.weight_bytes_for_experts(experts) + n_tokens * m.embd_row_bytes;
+  }
+  return c;
+}
+
+StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs, std::span<const int64_t> experts_read) {
+  if (experts_read.empty() || !m.is_moe()) return cost_of_step(m, seqs);
+  StepCost c;
+  const double n_tokens = step_without_weights(m, seqs, c);
+  if (n_tokens > 0) {
+    c.weight_bytes = m.dense_read_bytes + n_tokens * m.embd_row_bytes;
+    RIDGE_CHECK(experts_read.size() == 1 || experts_read.size() == m.expert_bytes.size());
+    for (size_t l = 0; l < m.expert_bytes.size(); ++l) {
+      const int64_t n = experts_read[experts_read.size() == 1 ? 0 : l];
+      c.weight_bytes += static_cast<double>(std::clamp<int64_t>(n, 0, m.config.n_expert)) * m.expert_bytes[l];
+    }
+  }
   return c;
 }
 
@@ -260,8 +381,10 @@ StepCost cost_of_step(const ModelCost& m, int64_t batch, int64_t context) {
   SeqWork one{context > 0 ? context - 1 : 0, 1};
   StepCost s = cost_of_step(m, std::span<const SeqWork>(&one, 1));
   const double b = static_cast<double>(batch);
-  // Every sequence adds its own KV, activations and FLOPs; the weights are shared.
-  s.weight_bytes = m.weight_read_bytes + b * m.embd_row_bytes;
+  // Every sequence adds its own KV, activations and FLOPs; the weights are shared (an MoE reads
+  // the experts its batch's tokens reach).
+  s.weight_bytes = m.weight_bytes_for_experts(expected_distinct_experts(m.config.n_expert, m.config.n_expert_used, b)) +
+                   b * m.embd_row_bytes;
   s.kv_read_bytes *= b;
   s.kv_write_bytes *= b;
   s.activation_bytes *= b;
@@ -273,6 +396,31 @@ StepCost cost_of_step(const ModelCost& m, int64_t batch, int64_t context) {
 StepCost cost_of_prefill(const ModelCost& m, int64_t n_tokens) {
   SeqWork s{0, n_tokens};
   return cost_of_step(m, std::span<const SeqWork>(&s, 1));
+}
+
+namespace {
+
+// `s` (an MoE step of n_tokens new tokens) with every expert applied to every token and read.
+StepCost as_dense(const ModelCost& m, StepCost s, double n_tokens) {
+  if (!m.is_moe() || n_tokens <= 0) return s;
+  const auto& c = m.config;
+  const double idle = static_cast<double>(c.n_expert - c.n_expert_used);
+  const double read = expected_distinct_experts(c.n_expert, c.n_expert_used, n_tokens);
+  s.weight_bytes += (static_cast<double>(c.n_expert) - read) * m.expert_bytes_all_layers;
+  s.flops += n_tokens * idle * 2.0 * m.expert_params;
+  return s;
+}
+
+}  // namespace
+
+StepCost dense_equivalent_step(const ModelCost& m, std::span<const SeqWork> seqs) {
+  double n_tokens = 0;
+  for (const auto& s : seqs) n_tokens += static_cast<double>(std::max<int64_t>(s.n_new, 0));
+  return as_dense(m, cost_of_step(m, seqs), n_tokens);
+}
+
+StepCost dense_equivalent_step(const ModelCost& m, int64_t batch, int64_t context) {
+  return as_dense(m, cost_of_step(m, batch, context), static_cast<double>(std::max<int64_t>(batch, 0)));
 }
 
 }  // namespace ridge::model

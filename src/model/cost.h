@@ -9,6 +9,10 @@
 // - FLOPs: 2 per weight element applied to a token (multiply + add), plus attention:
 //   4 * n_layer * q_dim per attended position (QK^T and PV, 2 FLOPs each per q element).
 // - Bytes are "ideal": each byte moves once per step (no re-reads from cache misses).
+// - Mixture of experts: a step reads each layer's router, attention and shared expert once, and
+//   each *distinct* expert its tokens were routed to once. Under uniform routing the expected
+//   number of distinct experts for n tokens is E * (1 - (1 - k/E)^n) (k of E experts per token):
+//   k at one token, -> E as n grows. FLOPs per token count the k experts each token uses.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "model/config.h"
@@ -46,8 +51,21 @@ enum class TensorRole {
   kFfnGate,     // blk.N.ffn_gate [n_ff, n_embd]
   kFfnUp,       // blk.N.ffn_up   [n_ff, n_embd]
   kFfnDown,     // blk.N.ffn_down [n_embd, n_ff]
+  // Mixture of experts (cfg.is_moe()): a layer's FFN is a router and n_expert experts, each one
+  // slice of a 3-D tensor; qwen2moe adds a shared expert that every token uses. No ffn_gate/up/down.
+  kFfnGateInp,       // blk.N.ffn_gate_inp   [n_expert, n_embd]: the router (f32 in GGUF files)
+  kFfnGateExps,      // blk.N.ffn_gate_exps  n_expert x [n_ff_exp, n_embd]
+  kFfnUpExps,        // blk.N.ffn_up_exps    n_expert x [n_ff_exp, n_embd]
+  kFfnDownExps,      // blk.N.ffn_down_exps  n_expert x [n_embd, n_ff_exp]
+  kFfnGateInpShexp,  // blk.N.ffn_gate_inp_shexp [n_embd]: the shared expert's gate (f32)
+  kFfnGateShexp,     // blk.N.ffn_gate_shexp [n_ff_shexp, n_embd]
+  kFfnUpShexp,       // blk.N.ffn_up_shexp   [n_ff_shexp, n_embd]
+  kFfnDownShexp,     // blk.N.ffn_down_shexp [n_embd, n_ff_shexp]
 };
 std::string_view tensor_role_name(TensorRole role);
+// The role whose type stands for the bulk of the weights (it picks the roofline's precision):
+// ffn_up, or ffn_up_exps in a mixture-of-experts config.
+TensorRole bulk_role(const ModelConfig& cfg);
 
 // Storage type of the tensor with `role` in layer `layer` (-1 for tensors outside the layers).
 using TensorTypeFn = std::function<GgmlType(TensorRole role, int64_t layer)>;
@@ -57,7 +75,9 @@ TensorTypeFn uniform_types(GgmlType type);
 // A type name as `--type` takes it: a ggml type ("f16", "q8_0", "q4_K") or a llama.cpp mixture
 // ("q4_k_m", "q5_k_m") approximated with llama.cpp's per-tensor rule (see docs/roofline.md).
 Result<TensorTypeFn> weight_types_by_name(std::string_view name, const ModelConfig& cfg);
-// The types of a real file's tensor table. A missing output head means tied embeddings.
+// The types of a real file's tensor table. A missing output head means tied embeddings. Asked for
+// ffn_gate / ffn_up / ffn_down of a mixture-of-experts file (which has none), it answers with the
+// experts' type, so that a caller picking a precision from the FFN gets the bulk of the weights.
 Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file);
 
 // Storage of the KV cache: one K and one V row of kv_dim per token and layer.
@@ -85,18 +105,39 @@ struct ModelCost {
   KvType kv_type = KvType::kF16;
   double n_params = 0;             // every weight element (embedding counted once when tied)
   double weight_file_bytes = 0;    // all weights as stored: memory they occupy
-  double weight_read_bytes = 0;    // streamed per decode step (layers, output head, norms)
+  double weight_read_bytes = 0;    // streamed per decode step of one sequence (layers, output head,
+                                   // norms; an MoE's n_expert_used experts per layer)
   double embd_row_bytes = 0;       // one token_embd row (read per token, not per step)
-  double layer_flops_per_token = 0;   // 2 * layer matrix elements
+  double layer_flops_per_token = 0;   // 2 * layer matrix elements applied to a token
   double head_flops_per_row = 0;      // 2 * n_vocab * n_embd, per row that needs logits
   double activation_bytes_per_token = 0;  // layer matmuls' f32 inputs and outputs
   double head_activation_bytes = 0;       // head input + logits, per row that needs logits
   double kv_bytes_per_token = 0;   // K + V, all layers, per token of context
 
+  // Mixture of experts. For a dense model: active = total, dense_read_bytes = weight_read_bytes,
+  // no experts.
+  double n_active_params = 0;      // what one token uses: n_expert_used experts per layer, the
+                                   // shared expert, routers, attention, norms, embedding and head
+  double active_weight_bytes = 0;  // the bytes of those parameters
+  double dense_read_bytes = 0;     // read every step whatever the routing: weight_read_bytes
+                                   // without the routed experts
+  std::vector<double> expert_bytes;   // per layer: one routed expert (its gate, up, down slices)
+  double expert_bytes_all_layers = 0;  // sum of expert_bytes: one expert in every layer
+  double expert_params = 0;            // elements of one expert in every layer
+
+  bool is_moe() const { return config.n_expert > 0; }
   // FLOPs to decode one token at context c (matmuls + head + attention over c positions).
   double flops_per_token(int64_t context) const;
   double attention_flops_per_position() const;  // 4 * n_layer * q_dim
+  // Weights read by a step whose tokens reach `experts_per_layer` distinct experts in every
+  // layer (the per-token embedding rows not included). Dense: weight_read_bytes.
+  double weight_bytes_for_experts(double experts_per_layer) const;
 };
+
+// The expected number of distinct experts one layer reads for n_tokens tokens, each routed to
+// n_used of n_expert experts uniformly at random: E * (1 - (1 - k/E)^n). Exactly k at one token
+// (0 at none), below min(n*k, E), -> E as n grows.
+double expected_distinct_experts(int64_t n_expert, int64_t n_used, double n_tokens);
 
 // Builds the per-model figures; fails when a type cannot store a row of the model (a block
 // size that does not divide the row) and no fallback applies.
@@ -110,12 +151,23 @@ struct SeqWork {
 };
 
 // A general step: weights once (if any token), each sequence's KV read once per step,
-// per-token matmul and attention FLOPs.
+// per-token matmul and attention FLOPs. An MoE reads the expected number of distinct experts for
+// the step's tokens (all sequences' new tokens together) in every layer.
 StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs);
+// The same with the experts the router really chose: experts_read[l] distinct experts were read
+// in layer l during this step (the union over its tokens); one value stands for every layer.
+// Empty, or a dense model: as above.
+StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs, std::span<const int64_t> experts_read);
 // `batch` sequences each decoding one token at context `context` (new token included):
 // bytes = weights + batch * KV(context); FLOPs = batch * flops_per_token(context).
 StepCost cost_of_step(const ModelCost& m, int64_t batch, int64_t context);
 // One prompt of n_tokens processed in one step (prefill).
 StepCost cost_of_prefill(const ModelCost& m, int64_t n_tokens);
+// The same step on a dense model of the same total size as `m` (each token applies every expert;
+// every weight is read every step): what an MoE's step is compared with. Weights and FLOPs
+// differ; KV and the activation estimate are the MoE's (so that the comparison shows what the
+// experts change). For a dense `m`, cost_of_step itself.
+StepCost dense_equivalent_step(const ModelCost& m, std::span<const SeqWork> seqs);
+StepCost dense_equivalent_step(const ModelCost& m, int64_t batch, int64_t context);
 
 }  // namespace ridge::model

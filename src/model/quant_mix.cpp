@@ -39,7 +39,11 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-enum class Category { kTokenEmbd, kOutput, kAttnV, kAttnOutput, kFfnDown, kOther };
+// llama.cpp's tensor categories (llama-quant.cpp, tensor_get_category), tested in its order. The
+// expert tensors fall into the FFN categories by substring: ffn_gate_exps / ffn_gate_shexp are
+// ffn_gate, ffn_up_exps / ffn_up_shexp ffn_up, ffn_down_exps / ffn_down_shexp ffn_down (the router
+// ffn_gate_inp never gets here: it is not quantizable).
+enum class Category { kTokenEmbd, kOutput, kAttnV, kAttnK, kAttnQ, kAttnOutput, kFfnUp, kFfnGate, kFfnDown, kOther };
 
 Category category_of(std::string_view name) {
   if (name == "output.weight") return Category::kOutput;
@@ -47,9 +51,11 @@ Category category_of(std::string_view name) {
   auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
   // attn_qkv and attn_kv_b carry the values too: llama.cpp gives them attn_v's rules.
   if (has("attn_qkv.weight") || has("attn_kv_b.weight") || has("attn_v.weight")) return Category::kAttnV;
-  if (has("attn_k.weight") || has("attn_q.weight")) return Category::kOther;
+  if (has("attn_k.weight")) return Category::kAttnK;
+  if (has("attn_q.weight")) return Category::kAttnQ;
   if (has("attn_output.weight")) return Category::kAttnOutput;
-  if (has("ffn_up") || has("ffn_gate")) return Category::kOther;
+  if (has("ffn_up")) return Category::kFfnUp;
+  if (has("ffn_gate")) return Category::kFfnGate;
   if (has("ffn_down")) return Category::kFfnDown;
   return Category::kOther;
 }
@@ -69,6 +75,7 @@ struct RuleInput {
   bool llama_70b = false;  // 8 query heads share each attn_v: cheap to give it more bits
   int64_t n_gqa = 1;
   bool tied = false;       // no output.weight: the embedding is the output head
+  int64_t n_expert = 0;    // 8 (Mixtral) has rules of its own
   int64_t i_attn_v = 0, n_attn_v = 0;
   int64_t i_ffn_down = 0, n_ffn_down = 0;
 };
@@ -90,8 +97,13 @@ GgmlType attn_v_rule(const RuleInput& in, GgmlType t) {
   else if ((m == QuantMix::kQ4_K_M || m == QuantMix::kQ5_K_M) && use_more_bits(in.i_attn_v, in.n_attn_v)) t = T::kQ6_K;
   else if (m == QuantMix::kQ4_K_S && in.i_attn_v < 4) t = T::kQ5_K;
   if (in.llama_70b && (t == T::kQ3_K || t == T::kQ4_K)) t = T::kQ5_K;
+  // llama.cpp: "for the 8-expert model, bumping this to Q8_0 trades just ~128MB", in every mixture.
+  if (in.n_expert == 8) t = T::kQ8_0;
   return t;
 }
+
+// attn_k has a rule only in 8-expert models (and in the iq mixtures ridge does not write).
+GgmlType attn_k_rule(const RuleInput& in, GgmlType t) { return in.n_expert == 8 ? T::kQ8_0 : t; }
 
 GgmlType ffn_down_rule(const RuleInput& in, GgmlType t) {
   const auto m = in.mix;
@@ -113,6 +125,12 @@ GgmlType ffn_down_rule(const RuleInput& in, GgmlType t) {
 GgmlType attn_output_rule(const RuleInput& in, GgmlType t) {
   const auto m = in.mix;
   if (in.falcon) return m == QuantMix::kQ3_K_L ? T::kQ4_K : t;
+  if (in.n_expert == 8) {
+    // In 8-expert models the low mixtures (not q3_K_L, q5_K_*) raise attn_output to q5_K instead.
+    const bool low = m == QuantMix::kQ2_K || m == QuantMix::kQ3_K_S || m == QuantMix::kQ3_K_M ||
+                     m == QuantMix::kQ4_K_S || m == QuantMix::kQ4_K_M;
+    return low ? T::kQ5_K : t;
+  }
   if (m == QuantMix::kQ2_K) return T::kQ3_K;
   if (m == QuantMix::kQ3_K_M) return T::kQ4_K;
   if (m == QuantMix::kQ3_K_L) return T::kQ5_K;
@@ -125,6 +143,7 @@ GgmlType rule_type(const RuleInput& in, Category cat, uint64_t cols) {
   if (cat == Category::kOutput || (in.tied && cat == Category::kTokenEmbd)) return output_rule(in, base, cols);
   switch (cat) {
     case Category::kAttnV: return attn_v_rule(in, base);
+    case Category::kAttnK: return attn_k_rule(in, base);
     case Category::kFfnDown: return ffn_down_rule(in, base);
     case Category::kAttnOutput: return attn_output_rule(in, base);
     default: return base;
@@ -133,6 +152,17 @@ GgmlType rule_type(const RuleInput& in, Category cat, uint64_t cols) {
 
 bool is_quantized(GgmlType t) { return t != T::kF32 && t != T::kF16 && t != T::kBF16; }
 
+bool is_ffn(Category c) { return c == Category::kFfnDown || c == Category::kFfnGate || c == Category::kFfnUp; }
+
+// The layer of an FFN tensor of a mixture-of-experts model, which llama.cpp requires to be named
+// blk.N.* with N below the block count (it stops otherwise).
+Result<int64_t> moe_ffn_layer(std::string_view name, int64_t n_layer) {
+  const int64_t l = layer_of(name);
+  if (l < 0) return error("tensor '{}': no layer number (blk.N.) in the name of an FFN tensor of a mixture-of-experts model", name);
+  if (l >= n_layer) return error("tensor '{}': layer {} is not below the block count {}", name, l, n_layer);
+  return l;
+}
+
 RuleInput rule_input(QuantMix mix, const MixModel& m, bool tied) {
   RuleInput in;
   in.mix = mix;
@@ -140,6 +170,7 @@ RuleInput rule_input(QuantMix mix, const MixModel& m, bool tied) {
   in.llama_70b = m.arch == "llama" && m.n_layer == 80 && m.n_head != m.n_head_kv;
   in.n_gqa = m.n_head_kv > 0 ? m.n_head / m.n_head_kv : 1;
   in.tied = tied;
+  in.n_expert = m.n_expert;
   in.n_ffn_down = m.n_layer;
   return in;
 }
@@ -252,7 +283,7 @@ GgmlType fallback_type(GgmlType type, uint64_t cols) {
 }
 
 MixModel mix_model_of(const ModelConfig& cfg) {
-  return MixModel{cfg.arch, cfg.n_layer, cfg.n_head, cfg.n_head_kv, 0};
+  return MixModel{cfg.arch, cfg.n_layer, cfg.n_head, cfg.n_head_kv, cfg.n_expert};
 }
 
 Result<TensorTypeOverride> parse_tensor_type_override(std::string_view spec) {
@@ -290,10 +321,6 @@ bool is_writable_type(GgmlType t) {
 
 Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc> tensors, const MixModel& model,
                                                        const MixOptions& opt) {
-  if (model.n_expert > 1) {
-    return error("mixture-of-experts models ({} experts) are not supported: their per-tensor rules are not "
-                 "implemented", model.n_expert);
-  }
   std::vector<Matcher> matchers;
   for (const auto& o : opt.overrides) {
     RIDGE_ASSIGN_OR_RETURN(Matcher m, Matcher::make(o));
@@ -337,7 +364,14 @@ Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc
     const uint64_t cols = t.shape.empty() ? 1 : t.shape[0];
     if (!c.overridden && !opt.pure && is_quantized(base)) {
       const Category cat = category_of(t.name);
-      c.wanted = rule_type(in, cat, cols);
+      RuleInput r = in;
+      if (model.n_expert > 1 && is_ffn(cat)) {
+        // llama.cpp (layer_info): in a mixture-of-experts model the FFN rules take the layer from
+        // the name, since a layer holds several ffn_down (experts, shared expert) and old Mixtral
+        // files store one tensor per expert, not in layer order.
+        RIDGE_ASSIGN_OR_RETURN(r.i_ffn_down, moe_ffn_layer(t.name, model.n_layer));
+      }
+      c.wanted = rule_type(r, cat, cols);
       // The n-th attn_v / ffn_down counts only tensors the rules were asked about (llama.cpp).
       if (cat == Category::kAttnV) ++in.i_attn_v;
       if (cat == Category::kFfnDown) ++in.i_ffn_down;
@@ -348,6 +382,10 @@ Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc
 }
 
 GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_view name, uint64_t cols) {
+  // Routers (ffn_gate_inp), norms and the other tensors llama.cpp never converts stay f32, and so
+  // does the shared expert's gate ffn_gate_inp_shexp, a vector [n_embd] in the standard layout.
+  const uint64_t shape[] = {cols, 2};
+  if (!tensor_is_quantizable(name, shape) || name.find("ffn_gate_inp_shexp") != std::string_view::npos) return T::kF32;
   const GgmlType base = quant_mix_info(mix).base;
   if (!is_quantized(base)) return base;
   RuleInput in = rule_input(mix, mix_model_of(cfg), cfg.tied_embeddings);

@@ -1,7 +1,7 @@
 // Named quantization mixtures (llama.cpp's file types: q4_k_m, q3_k_s, q8_0, ...) and the
 // per-tensor rules that pick each tensor's storage type in them, compatible with llama.cpp's
-// llama-quant.cpp: the same name gives the same type for every tensor of a dense model
-// (docs/quantize.md lists the rules and the differences).
+// llama-quant.cpp: the same name gives the same type for every tensor of a dense or
+// mixture-of-experts model (docs/quantize.md lists the rules and the differences).
 //
 // This is the one implementation of those rules: `ridge quantize` (model/quantize.h), `ridge synth
 // --type q4_k_m` (model/synth.cpp) and the roofline's byte counts (model/cost.cpp) all call it.
@@ -45,7 +45,8 @@ Result<QuantMix> quant_mix_from_name(std::string_view name);
 bool is_mixture_only_name(std::string_view name);
 
 // Whether llama.cpp would convert this tensor at all: weights of two or more dimensions whose
-// name ends in "weight", except norms and a few small special tensors. Others are copied as is.
+// name ends in "weight" (3-D expert stacks included), except norms, MoE routers (ffn_gate_inp) and
+// a few small special tensors. Others are copied as is.
 bool tensor_is_quantizable(std::string_view name, std::span<const uint64_t> shape);
 
 // The types ridge can write: f32, f16, bf16 and the quantizers of kernels/quant (q4_0 ... q6_K).
@@ -63,7 +64,8 @@ struct MixModel {
   int64_t n_layer = 0;     // <arch>.block_count
   int64_t n_head = 0;
   int64_t n_head_kv = 0;   // n_head / n_head_kv >= 4 gives attn_v more bits in q2_k
-  int64_t n_expert = 0;    // > 1 is refused (the mixture-of-experts rules are not implemented)
+  int64_t n_expert = 0;    // <arch>.expert_count: > 1 takes the FFN rules' layer from the tensor
+                           // name; exactly 8 (Mixtral) raises attn_v, attn_k, attn_output
 };
 MixModel mix_model_of(const ModelConfig& cfg);
 
@@ -102,10 +104,11 @@ struct TensorChoice {
 Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc> tensors,
                                                        const MixModel& model, const MixOptions& opt);
 
-// The type of one 2-D weight `name` ("blk.3.attn_v.weight", "output.weight") with rows of `cols`
-// elements in the standard layout of `cfg` (one attn_v and one ffn_down per layer; the embedding
-// doubles as the output head when cfg.tied_embeddings): the same answer choose_tensor_types gives
-// for that tensor of a whole file.
+// The type of one weight `name` ("blk.3.attn_v.weight", "output.weight", "blk.3.ffn_down_exps.weight")
+// with rows of `cols` elements in the standard layout of `cfg` (one attn_v per layer; one ffn_down
+// per layer, or the experts' and the shared expert's in an MoE config; the embedding doubles as the
+// output head when cfg.tied_embeddings): the same answer choose_tensor_types gives for that tensor
+// of a whole file. Names llama.cpp never converts (the router ffn_gate_inp, norms) answer f32.
 GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_view name, uint64_t cols);
 
 }  // namespace ridge::model

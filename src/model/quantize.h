@@ -48,8 +48,10 @@ struct QuantizePlan {
   }
 };
 
-// The type and size of every tensor. Errors: an input that is already quantized, a tensor type
-// that cannot be converted, a split or mixture-of-experts file, a bad override pattern.
+// The type and size of every tensor. A 3-D tensor (a stack of experts [cols, rows, n_expert]) is
+// converted row by row like a matrix of shape[1] * shape[2] rows. Errors: an input that is already
+// quantized, a tensor type that cannot be converted, a split file, a bad override pattern, an FFN
+// tensor of a mixture-of-experts model without a valid layer number (llama.cpp stops there too).
 Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptions& opt);
 
 // Fills `w` with the input's metadata (general.file_type, general.quantization_version updated)

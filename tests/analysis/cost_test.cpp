@@ -2,7 +2,9 @@
 // a real GGUF tensor table, and the closed forms of the accounting rules.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "gguf/reader.h"
 #include "gguf/writer.h"
@@ -170,6 +172,188 @@ TEST(CostTest, GgufTensorTableGivesTheFileBytes) {
   const auto* embd = file->find_tensor("token_embd.weight");
   ASSERT_NE(embd, nullptr);
   EXPECT_DOUBLE_EQ(m.weight_read_bytes, file_bytes - static_cast<double>(embd->n_bytes));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mixture of experts.
+
+TEST(CostMoeTest, ExpectedDistinctExperts) {
+  // One token reads exactly its k experts.
+  EXPECT_EQ(expected_distinct_experts(128, 8, 1), 8.0);
+  EXPECT_EQ(expected_distinct_experts(60, 4, 1), 4.0);
+  EXPECT_EQ(expected_distinct_experts(128, 8, 0), 0.0);
+  // Two tokens: 2k - k^2/E (the second token repeats each of the first one's k experts with
+  // probability k/E): 16 - 64/128 = 15.5.
+  EXPECT_NEAR(expected_distinct_experts(128, 8, 2), 15.5, 1e-12);
+  // Eight tokens, by hand: (15/16)^2 = 0.87890625, ^4 = 0.7724761962890625,
+  // ^8 = 0.59671900...; 128 * (1 - 0.596719) = 51.6199.
+  EXPECT_NEAR(expected_distinct_experts(128, 8, 8), 51.6199, 1e-4);
+  // Many tokens: every expert. 32 tokens already reach 111.8 of 128.
+  EXPECT_NEAR(expected_distinct_experts(128, 8, 32), 111.771, 1e-3);
+  EXPECT_NEAR(expected_distinct_experts(128, 8, 4096), 128.0, 1e-9);
+  EXPECT_EQ(expected_distinct_experts(8, 8, 3), 8.0);  // k = E: every expert from the first token
+  // Never above min(n * k, E), and increasing.
+  double prev = 0;
+  for (int n = 1; n <= 200; ++n) {
+    const double x = expected_distinct_experts(128, 8, n);
+    EXPECT_LE(x, std::min(8.0 * n, 128.0) + 1e-9) << n;
+    EXPECT_GT(x, prev) << n;
+    prev = x;
+  }
+}
+
+// Qwen3-30B-A3B's model card: "Number of Parameters: 30.5B in total and 3.3B activated".
+// Total: 2 x 151936 x 2048 (embedding, head) + 48 x (attention 18.87M + router 0.26M + 128
+// experts x 4.72M) + norms = 30.532 B. Active: the same with 8 experts per layer = 3.353 B. The
+// card's 3.3B is that figure rounded down: it counts the embedding table and the head (without
+// the embedding, a lookup, 3.04 B would be the matmul parameters).
+TEST(CostMoeTest, Qwen3_30B_A3B_TotalAndActiveParameters) {
+  ModelCost m = cost_of("qwen3-30b-a3b", "bf16");
+  EXPECT_NEAR(m.n_params / 1e9, 30.5, 0.05);
+  EXPECT_NEAR(m.n_active_params / 1e9, 3.3, 0.06);
+  const double expert = 3.0 * 768 * 2048;  // gate, up, down of one expert in one layer
+  EXPECT_DOUBLE_EQ(m.expert_params, 48 * expert);
+  EXPECT_DOUBLE_EQ(m.n_params - m.n_active_params, 48 * 120 * expert);
+  // bf16 matrices, f32 routers and norms: one expert is 2 bytes per weight.
+  EXPECT_DOUBLE_EQ(m.expert_bytes_all_layers, 2 * 48 * expert);
+  ASSERT_EQ(m.expert_bytes.size(), 48u);
+  EXPECT_DOUBLE_EQ(m.active_weight_bytes, m.weight_file_bytes - 120 * m.expert_bytes_all_layers);
+  // FLOPs per token use 8 experts: attention matrices, router (f32, 128 x 2048) and 8 experts.
+  const double attn = 2.0 * (4096.0 * 2048 + 2 * 512.0 * 2048 + 2048.0 * 4096);
+  EXPECT_DOUBLE_EQ(m.layer_flops_per_token, 48 * (attn + 2.0 * 128 * 2048 + 8 * 2.0 * expert));
+}
+
+TEST(CostMoeTest, WeightBytesGrowWithBatchAsPredicted) {
+  ModelCost m = cost_of("qwen3-30b-a3b", "q4_k_m");
+  const double x = m.expert_bytes_all_layers;
+  // Batch 1: the k = 8 experts, exactly.
+  StepCost one = cost_of_step(m, 1, 1024);
+  EXPECT_DOUBLE_EQ(one.weight_bytes, m.dense_read_bytes + 8 * x + m.embd_row_bytes);
+  EXPECT_DOUBLE_EQ(m.weight_read_bytes, m.dense_read_bytes + 8 * x);
+  // Batch 8 and 32: E (1 - (1 - k/E)^B) experts per layer.
+  for (int64_t b : {8, 32}) {
+    StepCost s = cost_of_step(m, b, 1024);
+    const double experts = 128.0 * (1.0 - std::pow(1.0 - 8.0 / 128, static_cast<double>(b)));
+    EXPECT_NEAR(s.weight_bytes, m.dense_read_bytes + experts * x + b * m.embd_row_bytes, 1.0) << b;
+    EXPECT_DOUBLE_EQ(s.flops, b * one.flops) << b;  // FLOPs: k experts per token, linear in B
+  }
+  // A large batch reads every expert: everything but the embedding table (not tied).
+  const double embd = 151936.0 * 2048 * 144 / 256;  // token_embd in q4_K: 144 bytes per 256
+  EXPECT_NEAR(cost_of_step(m, 4096, 1024).weight_bytes - 4096 * m.embd_row_bytes, m.weight_file_bytes - embd, 1.0);
+  // A prefill of n tokens reads the experts of n tokens.
+  StepCost p = cost_of_prefill(m, 16);
+  EXPECT_NEAR(p.weight_bytes, m.dense_read_bytes + expected_distinct_experts(128, 8, 16) * x + 16 * m.embd_row_bytes, 1.0);
+  // The general form: all sequences' new tokens together.
+  std::vector<SeqWork> seqs = {{100, 1}, {0, 7}};
+  EXPECT_NEAR(cost_of_step(m, seqs).weight_bytes, m.weight_bytes_for_experts(expected_distinct_experts(128, 8, 8)) +
+                                                       8 * m.embd_row_bytes, 1.0);
+}
+
+TEST(CostMoeTest, MeasuredExpertsReplaceThePrediction) {
+  ModelCost m = cost_of("qwen3-30b-a3b", "q4_k_m");
+  std::vector<SeqWork> seqs(4, SeqWork{10, 1});
+  // The router's union per layer: 20 experts in every layer but layer 0 (6 more).
+  std::vector<int64_t> read(48, 20);
+  read[0] = 26;
+  StepCost s = cost_of_step(m, seqs, read);
+  double want = m.dense_read_bytes + 4 * m.embd_row_bytes;
+  for (size_t l = 0; l < 48; ++l) want += static_cast<double>(read[l]) * m.expert_bytes[l];
+  EXPECT_DOUBLE_EQ(s.weight_bytes, want);
+  // Per-layer bytes differ (q6_K ffn_down in the more-bits layers): layer 0 > layer 6.
+  EXPECT_GT(m.expert_bytes[0], m.expert_bytes[6]);
+  // Everything but the weights is the predicted step's.
+  StepCost pred = cost_of_step(m, seqs);
+  EXPECT_DOUBLE_EQ(s.flops, pred.flops);
+  EXPECT_DOUBLE_EQ(s.kv_read_bytes, pred.kv_read_bytes);
+  // One value for every layer; 8 at batch 1 is the prediction.
+  const int64_t eight = 8;
+  SeqWork single{10, 1};
+  EXPECT_NEAR(cost_of_step(m, std::span(&single, 1), std::span(&eight, 1)).weight_bytes,
+              cost_of_step(m, std::span(&single, 1)).weight_bytes, 1e-3);
+  // No measurement: the prediction.
+  EXPECT_DOUBLE_EQ(cost_of_step(m, seqs, {}).weight_bytes, pred.weight_bytes);
+}
+
+TEST(CostMoeTest, SharedExpertIsReadEveryStep) {
+  ModelCost m = cost_of("tiny-qwen2moe", "f32");  // 2 layers, 4 experts of 32, 2 used, shared 96
+  const double d = 64;
+  EXPECT_DOUBLE_EQ(m.expert_params, 2 * 3 * 32 * d);
+  // Active: 2 of 4 experts; the shared expert (3 x 96 x 64 + its 64-gate) always.
+  EXPECT_DOUBLE_EQ(m.n_params - m.n_active_params, 2 * 2 * 3 * 32 * d);
+  const double shared_bytes = 4.0 * (3 * 96 * d + d);
+  const double router_bytes = 4.0 * 4 * d;
+  // Dense reads: the head (untied), norms, attention, routers and shared experts.
+  const double attn = 4.0 * (64 * d + 2 * 32 * d + d * 64 + 64 + 2 * 32);  // q, k, v, o, biases
+  const double norms = 4.0 * (2 * d);
+  const double head = 4.0 * (512 * d + d);
+  EXPECT_DOUBLE_EQ(m.dense_read_bytes, head + 2 * (attn + norms + router_bytes + shared_bytes));
+  // The dense equivalent applies all 4 experts: 2 more per token and layer.
+  StepCost moe = cost_of_step(m, 3, 16), dense = dense_equivalent_step(m, 3, 16);
+  EXPECT_DOUBLE_EQ(dense.flops - moe.flops, 3 * 2 * 2.0 * m.expert_params);
+  EXPECT_NEAR(dense.weight_bytes, m.dense_read_bytes + 4 * m.expert_bytes_all_layers + 3 * m.embd_row_bytes, 1e-6);
+}
+
+TEST(CostMoeTest, DenseModelsAreUnchanged) {
+  ModelCost m = cost_of("qwen3-8b", "bf16");
+  EXPECT_FALSE(m.is_moe());
+  EXPECT_EQ(m.n_active_params, m.n_params);
+  EXPECT_EQ(m.active_weight_bytes, m.weight_file_bytes);
+  EXPECT_EQ(m.dense_read_bytes, m.weight_read_bytes);
+  EXPECT_TRUE(m.expert_bytes.empty());
+  const int64_t three[] = {3};
+  std::vector<SeqWork> seqs(5, SeqWork{100, 1});
+  EXPECT_EQ(cost_of_step(m, seqs, three).bytes(), cost_of_step(m, seqs).bytes());
+  EXPECT_EQ(dense_equivalent_step(m, 5, 101).bytes(), cost_of_step(m, 5, 101).bytes());
+}
+
+// An MoE file's tensor table: the 3-D stacks' bytes counted exactly; ffn_gate/up asked of it give
+// the experts' type (what picks the precision).
+TEST(CostMoeTest, GgufTensorTableOfAnMoeFile) {
+  auto cfg = *preset_config("tiny-qwen3moe");  // 64 wide, 8 experts of 64, tied
+  gguf::Writer w;
+  auto fill = [](std::span<uint8_t> d) {
+    std::memset(d.data(), 0, d.size());
+    return ok_status();
+  };
+  auto add = [&](const std::string& name, GgmlType t, std::vector<uint64_t> shape) {
+    ASSERT_TRUE(w.add_tensor(name, t, std::move(shape), fill).ok()) << name;
+  };
+  const uint64_t e = 64, v = 512, q = 128, kv = 64, hd = 32, ne = 8, ff = 64;
+  add("token_embd.weight", GgmlType::kQ8_0, {e, v});
+  add("output_norm.weight", GgmlType::kF32, {e});
+  for (int l = 0; l < 2; ++l) {
+    std::string p = "blk." + std::to_string(l) + ".";
+    add(p + "attn_norm.weight", GgmlType::kF32, {e});
+    add(p + "attn_q.weight", GgmlType::kQ8_0, {e, q});
+    add(p + "attn_k.weight", GgmlType::kQ8_0, {e, kv});
+    add(p + "attn_v.weight", GgmlType::kQ8_0, {e, kv});
+    add(p + "attn_q_norm.weight", GgmlType::kF32, {hd});
+    add(p + "attn_k_norm.weight", GgmlType::kF32, {hd});
+    add(p + "attn_output.weight", GgmlType::kQ8_0, {q, e});
+    add(p + "ffn_norm.weight", GgmlType::kF32, {e});
+    add(p + "ffn_gate_inp.weight", GgmlType::kF32, {e, ne});
+    add(p + "ffn_gate_exps.weight", GgmlType::kQ5_0, {e, ff, ne});
+    add(p + "ffn_up_exps.weight", GgmlType::kQ5_0, {e, ff, ne});
+    add(p + "ffn_down_exps.weight", l == 0 ? GgmlType::kQ8_0 : GgmlType::kQ5_0, {ff, e, ne});
+  }
+  auto bytes = w.write_to_memory();
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto file = gguf::File::parse(*bytes, "tiny-moe.gguf");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  double file_bytes = 0;
+  for (const auto& t : file->tensors()) file_bytes += static_cast<double>(t.n_bytes);
+  auto fn = weight_types_from_gguf(*file);
+  ASSERT_TRUE(fn.ok()) << fn.status().message();
+  EXPECT_EQ((*fn)(TensorRole::kFfnDownExps, 0), GgmlType::kQ8_0);
+  EXPECT_EQ((*fn)(TensorRole::kFfnGateInp, 1), GgmlType::kF32);
+  EXPECT_EQ((*fn)(TensorRole::kFfnUp, 0), GgmlType::kQ5_0);  // no ffn_up: the experts' type
+  EXPECT_EQ((*fn)(bulk_role(cfg), 0), GgmlType::kQ5_0);
+  ModelCost m = *model_cost(cfg, *fn, KvType::kF16);
+  EXPECT_DOUBLE_EQ(m.weight_file_bytes, file_bytes);
+  // One expert: 64 rows of q5_0 gate and up (44 bytes per 64), 64 rows of down (q8_0 68 / q5_0 44).
+  EXPECT_DOUBLE_EQ(m.expert_bytes[0], 64.0 * (44 + 44 + 68));
+  EXPECT_DOUBLE_EQ(m.expert_bytes[1], 64.0 * (44 + 44 + 44));
+  EXPECT_DOUBLE_EQ(m.active_weight_bytes, file_bytes - 6 * m.expert_bytes_all_layers);
 }
 
 }  // namespace

@@ -110,6 +110,87 @@ TEST(RooflineTest, JsonAndSvg) {
   EXPECT_NE(text.find("decode"), std::string::npos);
 }
 
+// Qwen3-30B-A3B: the bytes of a decode step grow with the batch as E (1 - (1 - k/E)^B) experts
+// per layer; the MoE is about 8x cheaper than a dense model of its size at batch 1 and loses
+// that as soon as its batch touches most experts.
+TEST(RooflineTest, MixtureOfExpertsReadsMoreExpertsWithBatch) {
+  RooflineQuery q{cost_of("qwen3-30b-a3b", "q4_k_m"), "q4_k_m", GgmlType::kQ4_K, hw("h100"), std::nullopt, 256,
+                  {1, 8, 32}, 0};
+  RooflineResult r = *analyze(q);
+  ASSERT_TRUE(r.moe.has_value());
+  const auto& m = q.cost;
+  const double expected[] = {8.0, 51.6199, 111.771};
+  for (size_t i = 0; i < 3; ++i) {
+    const PhasePoint& p = r.decode[i];
+    EXPECT_NEAR(p.experts_per_layer, expected[i], 1e-3) << p.batch;
+    EXPECT_NEAR(p.cost.weight_bytes, m.dense_read_bytes + p.experts_per_layer * m.expert_bytes_all_layers +
+                                         static_cast<double>(p.batch) * m.embd_row_bytes, 1.0);
+    EXPECT_LT(p.step_s, p.dense_step_s) << p.batch;
+  }
+  EXPECT_LT(r.decode[0].step_s / r.decode[0].dense_step_s, 0.2);  // ~1/8 of the weight bytes at batch 1
+  EXPECT_GT(r.decode[2].step_s / r.decode[2].dense_step_s, 0.8);
+  // Weight parity: the first B with dense + n(B) X >= 0.9 (dense + E X). The dense part (attention,
+  // routers, head: 0.83 GB) is 6 experts' worth, so n(B) >= 0.9 E - 0.6 = 114.6: B = 35
+  // ((15/16)^35 = 0.1045 <= 1 - 114.6/128 = 0.1047 < (15/16)^34 = 0.1114).
+  ASSERT_TRUE(r.moe->weight_parity_batch.has_value());
+  EXPECT_EQ(*r.moe->weight_parity_batch, 35);
+  auto reads = [&](int64_t b) {
+    return m.weight_bytes_for_experts(model::expected_distinct_experts(128, 8, static_cast<double>(b)));
+  };
+  EXPECT_LT(reads(34), 0.9 * r.moe->dense_read_bytes);
+  EXPECT_GE(reads(35), 0.9 * r.moe->dense_read_bytes);
+  EXPECT_DOUBLE_EQ(r.moe->dense_read_bytes, m.weight_bytes_for_experts(128));
+  // Step parity (>= 90% of the dense step) starts near the weight parity and ends where the dense
+  // model's 10x FLOPs make it compute-bound (at ctx 256: about 5.5 ms of weights over 50 us per
+  // sequence of compute beyond its memory time, B ~ 110-130).
+  ASSERT_TRUE(r.moe->step_parity_batch.has_value());
+  ASSERT_TRUE(r.moe->step_parity_end_batch.has_value());
+  const int64_t from = *r.moe->step_parity_batch, to = *r.moe->step_parity_end_batch;
+  EXPECT_GT(from, 16);
+  EXPECT_LT(from, 64);
+  EXPECT_GT(to, 64);
+  EXPECT_LT(to, 256);
+  RooflineQuery at = q;
+  at.batches = {from - 1, from, to - 1, to};
+  RooflineResult r2 = *analyze(at);
+  EXPECT_LT(r2.decode[0].step_s, 0.9 * r2.decode[0].dense_step_s);
+  EXPECT_GE(r2.decode[1].step_s, 0.9 * r2.decode[1].dense_step_s);
+  EXPECT_GE(r2.decode[2].step_s, 0.9 * r2.decode[2].dense_step_s);
+  EXPECT_LT(r2.decode[3].step_s, 0.9 * r2.decode[3].dense_step_s);
+  // With the model's own 10x fewer FLOPs it is memory-bound at every batch here (per sequence its
+  // KV and activations outweigh 6 GFLOP); give it a short context and fp8 KV to see a knee found
+  // on the nonlinear byte curve.
+  EXPECT_FALSE(r.knee_batch.has_value());
+  auto cfg = *model::preset_config("qwen3-30b-a3b");
+  RooflineQuery k{*model::model_cost(cfg, *model::weight_types_by_name("q4_k_m", cfg), model::KvType::kFP8),
+                  "q4_k_m", GgmlType::kQ4_K, hw("h100"), std::nullopt, 16, {1}, 0};
+  RooflineResult rk = *analyze(k);
+  ASSERT_TRUE(rk.knee_batch.has_value());
+  k.batches = {*rk.knee_batch - 1, *rk.knee_batch};
+  RooflineResult r3 = *analyze(k);
+  EXPECT_FALSE(r3.decode[0].compute_bound);
+  EXPECT_TRUE(r3.decode[1].compute_bound);
+  // Total and active figures reach the report.
+  EXPECT_NEAR(r.n_params / 1e9, 30.5, 0.05);
+  EXPECT_NEAR(r.moe->n_active_params / 1e9, 3.35, 0.01);
+  nlohmann::json j = roofline_to_json({r});
+  const auto& jr = j["results"][0];
+  EXPECT_EQ(jr["moe"]["n_expert"], 128);
+  EXPECT_EQ(jr["moe"]["weight_parity_batch"], 35);
+  EXPECT_EQ(jr["moe"]["step_parity_batch"], from);
+  EXPECT_NEAR(jr["decode"][1]["experts_per_layer"].get<double>(), 51.6199, 1e-3);
+  EXPECT_TRUE(jr["decode"][2].contains("step_vs_dense"));
+  const std::string text = format_roofline(r);
+  EXPECT_NE(text.find("experts: 8 of 128 per token"), std::string::npos) << text;
+  EXPECT_NE(text.find("stops being cheaper in weight reads at batch 35"), std::string::npos) << text;
+  // A dense model has none of it.
+  RooflineQuery dq{cost_of("qwen3-8b", "q4_k_m"), "q4_k_m", GgmlType::kQ4_K, hw("h100"), std::nullopt, 4096, {1}, 0};
+  RooflineResult d = *analyze(dq);
+  EXPECT_FALSE(d.moe.has_value());
+  EXPECT_FALSE(roofline_to_json({d})["results"][0].contains("moe"));
+  EXPECT_EQ(format_roofline(d).find("experts"), std::string::npos);
+}
+
 TEST(RooflineTest, CliJsonEndToEnd) {
   if (!std::filesystem::exists(RIDGE_BINARY)) GTEST_SKIP() << "ridge binary not built";
   auto out = (std::filesystem::temp_directory_path() / "ridge_roofline_cli.json").string();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "gguf/reader.h"
+#include "model/quantize_test_util.h"
 
 namespace {
 
@@ -102,6 +104,59 @@ TEST_F(SynthInspect, InspectJsonAgreesWithTheFile) {
   EXPECT_LE(j["cost"]["weight_bytes_read_per_token"].get<double>(), static_cast<double>(total));
   EXPECT_GT(j["cost"]["kv_bytes_per_token"]["f16"].get<double>(), 0.0);
   EXPECT_EQ(j["totals_by_type"]["q8_0"]["count"], 2 * 7 + 2);  // 7 matrices per layer, embd, output
+}
+
+// A mixture-of-experts file (a qwen3moe F32 model built in memory, quantized by `ridge quantize`):
+// inspect tells total from active parameters and bytes, the roofline predicts the experts read.
+TEST_F(SynthInspect, InspectAndRooflineOfAMixtureOfExpertsFile) {
+  const ridge::model::ModelConfig cfg = ridge::model::quantize_testing::wide_moe_config("qwen3moe");
+  const auto s = ridge::model::quantize_testing::synth_moe_f32(cfg, 3);
+  ASSERT_TRUE(s.file);
+  std::ofstream(path("moe-f32.gguf"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(s.bytes->data()), static_cast<std::streamsize>(s.bytes->size()));
+  CmdResult q = run("quantize " + path("moe-f32.gguf") + " " + path("moe.gguf") + " q4_k_m");
+  ASSERT_EQ(q.code, 0) << q.out;
+  CmdResult r = run("inspect --json " + path("moe.gguf") + " 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["n_expert"], 8);
+  EXPECT_EQ(j["config"]["n_expert_used"], 2);
+  const auto& c = j["cost"];
+  // 4 layers of 8 experts of 3 x 256 x 256: 6 idle experts per layer per token.
+  const double expert = 3.0 * 256 * 256;
+  EXPECT_DOUBLE_EQ(c["n_params"].get<double>() - c["n_active_params"].get<double>(), 4 * 6 * expert);
+  auto f = ridge::gguf::File::open(path("moe.gguf"));
+  ASSERT_TRUE(f.ok());
+  double stacks = 0, total = 0;
+  for (const auto& t : f->tensors()) {
+    total += static_cast<double>(t.n_bytes);
+    if (t.name.find("_exps.") != std::string::npos) stacks += static_cast<double>(t.n_bytes);
+  }
+  EXPECT_DOUBLE_EQ(c["weight_bytes"].get<double>(), total);
+  EXPECT_DOUBLE_EQ(c["active_weight_bytes"].get<double>(), total - stacks * 6 / 8);
+  CmdResult text = run("inspect " + path("moe.gguf"));
+  ASSERT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find(" active (2 of 8 experts per token)"), std::string::npos) << text.out;
+
+  CmdResult rf = run("roofline " + path("moe.gguf") + " --hw h100 --ctx 256 --batch 1,4 --json 2>/dev/null");
+  ASSERT_EQ(rf.code, 0) << rf.out;
+  auto rj = nlohmann::json::parse(rf.out);
+  const auto& res = rj["results"][0];
+  EXPECT_EQ(res["moe"]["n_expert"], 8);
+  EXPECT_DOUBLE_EQ(res["decode"][0]["experts_per_layer"].get<double>(), 2.0);
+  EXPECT_NEAR(res["decode"][1]["experts_per_layer"].get<double>(), 8 * (1 - std::pow(0.75, 4)), 1e-9);
+  EXPECT_GT(res["decode"][1]["cost"]["weight_bytes"].get<double>(), res["decode"][0]["cost"]["weight_bytes"].get<double>());
+}
+
+// A preset: `ridge roofline --preset` shows the experts read and where the MoE stops being cheaper.
+TEST_F(SynthInspect, RooflineOfAnMoePreset) {
+  CmdResult r = run("roofline --preset qwen3-30b-a3b --type q4_k_m --hw h100 --batch 1,8,32");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("experts: 8 of 128 per token"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stops being cheaper in weight reads at batch 35"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x dense"), std::string::npos) << r.out;
+  CmdResult both = run("roofline qwen3-8b --preset qwen3-30b-a3b");
+  EXPECT_EQ(both.code, 2) << both.out;
 }
 
 TEST_F(SynthInspect, ErrorsAreOneLineWithExitCodes) {

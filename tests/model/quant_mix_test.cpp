@@ -304,5 +304,298 @@ TEST(QuantMix, CostModelUsesTheRules) {
   EXPECT_EQ((*uniform)(TensorRole::kAttnV, 0), T::kQ4_K);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Mixture-of-experts files. The rules, from /tmp/llama-src/src/llama-quant.cpp (llama.cpp as of
+// this commit), line numbers of that file:
+// - tensor_get_category (119-153): by substring, in order: output, token_embd, attn_qkv, attn_kv_b,
+//   attn_v, attn_k, attn_q, attn_output, ffn_up, ffn_gate, ffn_down. So ffn_gate_exps and
+//   ffn_gate_shexp are FFN_GATE, ffn_up_exps / ffn_up_shexp FFN_UP, ffn_down_exps /
+//   ffn_down_shexp FFN_DOWN.
+// - tensor_allows_quantization (287-306): 2-D and 3-D tensors only (ggml_n_dims < 2: copied), and
+//   never "ffn_gate_inp.weight" (the router). ffn_gate_inp_shexp is 1-D: copied too.
+// - layer_info (438-452): when n_expert > 1 the FFN rules (ffn_down 591, ffn_gate 663, ffn_up 671)
+//   take the layer from the name ("blk.%d."), not from the running counter, with n = n_layer
+//   (906); a name without a layer, or a layer >= n_layer, stops the quantization.
+// - n_expert == 8: attn_v -> q8_0 in every mixture (565-569, after the other attn_v rules);
+//   attn_k -> q8_0 (571-575); attn_output -> q5_K for Q2_K, Q3_K_S, Q3_K_M, Q4_K_S, Q4_K_M (and
+//   iq mixtures), left at the base type for the others (637-643).
+// - quantization rows: ne[1] * ne[2] rows of ne[0] (1281); sizes: nrows * row_size (1211).
+// ---------------------------------------------------------------------------------------------
+
+// The tensors of a mixture-of-experts file with cfg's shapes: 3-D expert stacks (qwen2moe,
+// qwen3moe, Mixtral converted today), or one 2-D tensor per expert "blk.N.ffn_down.E.weight" (old
+// Mixtral files) when per_expert.
+std::vector<TensorDesc> moe_tensors(const ModelConfig& c, bool per_expert = false) {
+  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
+  std::vector<TensorDesc> t;
+  t.push_back({"token_embd.weight", {u(c.n_embd), u(c.n_vocab)}, T::kF16});
+  t.push_back({"output_norm.weight", {u(c.n_embd)}, T::kF32});
+  if (!c.tied_embeddings) t.push_back({"output.weight", {u(c.n_embd), u(c.n_vocab)}, T::kF16});
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    t.push_back({p + "attn_norm.weight", {u(c.n_embd)}, T::kF32});
+    t.push_back({p + "attn_q.weight", {u(c.n_embd), u(c.q_dim())}, T::kF16});
+    t.push_back({p + "attn_k.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
+    t.push_back({p + "attn_v.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
+    if (c.qk_norm) t.push_back({p + "attn_k_norm.weight", {u(c.head_dim)}, T::kF32});
+    t.push_back({p + "attn_output.weight", {u(c.q_dim()), u(c.n_embd)}, T::kF16});
+    t.push_back({p + "ffn_norm.weight", {u(c.n_embd)}, T::kF32});
+    t.push_back({p + "ffn_gate_inp.weight", {u(c.n_embd), u(c.n_expert)}, T::kF32});
+    if (per_expert) {
+      for (int64_t e = 0; e < c.n_expert; ++e) {
+        const std::string x = "." + std::to_string(e) + ".weight";
+        t.push_back({p + "ffn_gate" + x, {u(c.n_embd), u(c.n_ff_exp)}, T::kF16});
+        t.push_back({p + "ffn_up" + x, {u(c.n_embd), u(c.n_ff_exp)}, T::kF16});
+        t.push_back({p + "ffn_down" + x, {u(c.n_ff_exp), u(c.n_embd)}, T::kF16});
+      }
+    } else {
+      t.push_back({p + "ffn_gate_exps.weight", {u(c.n_embd), u(c.n_ff_exp), u(c.n_expert)}, T::kBF16});
+      t.push_back({p + "ffn_up_exps.weight", {u(c.n_embd), u(c.n_ff_exp), u(c.n_expert)}, T::kBF16});
+      t.push_back({p + "ffn_down_exps.weight", {u(c.n_ff_exp), u(c.n_embd), u(c.n_expert)}, T::kBF16});
+    }
+    if (c.n_ff_shexp > 0) {
+      t.push_back({p + "ffn_gate_inp_shexp.weight", {u(c.n_embd)}, T::kF32});
+      t.push_back({p + "ffn_gate_shexp.weight", {u(c.n_embd), u(c.n_ff_shexp)}, T::kBF16});
+      t.push_back({p + "ffn_up_shexp.weight", {u(c.n_embd), u(c.n_ff_shexp)}, T::kBF16});
+      t.push_back({p + "ffn_down_shexp.weight", {u(c.n_ff_shexp), u(c.n_embd)}, T::kBF16});
+    }
+  }
+  return t;
+}
+
+Result<std::map<std::string, TensorChoice>> choose_moe(const ModelConfig& cfg, QuantMix mix, bool per_expert = false,
+                                                       std::vector<TensorDesc> descs = {}) {
+  if (descs.empty()) descs = moe_tensors(cfg, per_expert);
+  MixOptions opt;
+  opt.mix = mix;
+  RIDGE_ASSIGN_OR_RETURN(auto r, choose_tensor_types(descs, mix_model_of(cfg), opt));
+  std::map<std::string, TensorChoice> out;
+  for (size_t i = 0; i < descs.size(); ++i) out[descs[i].name] = r[i];
+  return out;
+}
+
+// Mixtral-8x7B's shape (a llama with 8 experts of 14336 rows, 2 per token).
+ModelConfig mixtral() {
+  ModelConfig c = preset("llama-2-7b");
+  c.name = "mixtral-8x7b";
+  c.n_head_kv = 8;
+  c.n_vocab = 32000;
+  c.n_expert = 8;
+  c.n_expert_used = 2;
+  c.n_ff_exp = 14336;
+  return c;
+}
+
+// A qwen2moe shape with 16 layers whose rows fill 256-blocks, to tell the layer rule from the
+// counter: two ffn_down per layer (experts and shared expert).
+ModelConfig qwen2moe_16() {
+  ModelConfig c = preset("tiny-qwen2moe");
+  c.n_embd = 256;
+  c.n_layer = 16;
+  c.head_dim = 64;
+  c.rope_dims = 64;
+  c.n_ff_exp = 256;
+  c.n_ff_shexp = 512;
+  return c;
+}
+
+TEST(QuantMixMoe, Q4KMOnQwen3_30B_A3B) {
+  const ModelConfig cfg = preset("qwen3-30b-a3b");  // 48 layers, 128 experts of 768 rows, 32/4 heads
+  auto r = choose_moe(cfg, QuantMix::kQ4_K_M);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto& t = *r;
+  // use_more_bits(i, 48) (434-436): i < 6, i >= 42, or (i - 6) % 3 == 2: 8, 11, ..., 41.
+  std::set<int64_t> more = {0, 1, 2, 3, 4, 5, 42, 43, 44, 45, 46, 47};
+  for (int64_t i = 8; i < 42; i += 3) more.insert(i);
+  EXPECT_EQ(more.size(), 24u);
+  EXPECT_EQ(t["output.weight"].type, T::kQ6_K);      // 456-474: the head
+  EXPECT_EQ(t["token_embd.weight"].type, T::kQ4_K);  // not tied: the base type
+  for (int64_t l = 0; l < 48; ++l) {
+    SCOPED_TRACE(l);
+    const T hi = more.count(l) ? T::kQ6_K : T::kQ4_K;
+    EXPECT_EQ(t[blk(l, "attn_v")].type, hi);          // 556-557, counter = layer (one per layer)
+    EXPECT_EQ(t[blk(l, "ffn_down_exps")].type, hi);   // 590-633 with the layer from the name
+    EXPECT_TRUE(t[blk(l, "ffn_down_exps")].convert);  // 3-D: quantized (292)
+    for (const char* s : {"attn_q", "attn_k", "attn_output", "ffn_gate_exps", "ffn_up_exps"}) {
+      EXPECT_EQ(t[blk(l, s)].type, T::kQ4_K) << s;  // 128 experts: no 8-expert rule
+    }
+    EXPECT_FALSE(t[blk(l, "ffn_gate_inp")].convert);  // the router stays f32 (306)
+    EXPECT_EQ(t[blk(l, "ffn_gate_inp")].type, T::kF32);
+  }
+}
+
+TEST(QuantMixMoe, OtherMixturesOnQwen3_30B_A3B) {
+  const ModelConfig cfg = preset("qwen3-30b-a3b");
+  auto q3m = *choose_moe(cfg, QuantMix::kQ3_K_M), q2 = *choose_moe(cfg, QuantMix::kQ2_K),
+       q4s = *choose_moe(cfg, QuantMix::kQ4_K_S), q80 = *choose_moe(cfg, QuantMix::kQ8_0);
+  for (int64_t l = 0; l < 48; ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(q3m[blk(l, "ffn_down_exps")].type, l < 3 ? T::kQ5_K : T::kQ4_K);  // 600-603: 48 / 16 = 3
+    EXPECT_EQ(q3m[blk(l, "attn_v")].type, l < 2 ? T::kQ5_K : T::kQ4_K);         // 549-550
+    EXPECT_EQ(q3m[blk(l, "attn_output")].type, T::kQ4_K);                      // 647
+    EXPECT_EQ(q3m[blk(l, "ffn_up_exps")].type, T::kQ3_K);
+    EXPECT_EQ(q2[blk(l, "attn_v")].type, T::kQ4_K);  // 534-535: n_gqa = 32 / 4 = 8 >= 4
+    EXPECT_EQ(q2[blk(l, "ffn_down_exps")].type, T::kQ3_K);  // 593
+    EXPECT_EQ(q2[blk(l, "attn_output")].type, T::kQ3_K);    // 645
+    EXPECT_EQ(q2[blk(l, "ffn_gate_exps")].type, T::kQ2_K);
+    EXPECT_EQ(q4s[blk(l, "ffn_down_exps")].type, l < 6 ? T::kQ5_K : T::kQ4_K);  // 624-626: 48 / 8
+    EXPECT_EQ(q80[blk(l, "ffn_down_exps")].type, T::kQ8_0);
+    EXPECT_FALSE(q80[blk(l, "ffn_gate_inp")].convert);
+  }
+}
+
+// qwen2moe: the experts' and the shared expert's ffn_down both follow their layer's rule. The
+// running counter (what a dense file gets) would count 32 ffn_down over 16 layers: layer l's
+// tensors would be the (2l)-th and (2l+1)-th, and every one from layer 7 on (i >= 14) more-bits.
+TEST(QuantMixMoe, SharedExpertFollowsItsLayer) {
+  const ModelConfig cfg = qwen2moe_16();
+  auto r = choose_moe(cfg, QuantMix::kQ4_K_M);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto& t = *r;
+  // use_more_bits(i, 16): i < 2, i >= 14, (i - 2) % 3 == 2: 4, 7, 10, 13.
+  const std::set<int64_t> more = {0, 1, 4, 7, 10, 13, 14, 15};
+  for (int64_t l = 0; l < 16; ++l) {
+    SCOPED_TRACE(l);
+    const T hi = more.count(l) ? T::kQ6_K : T::kQ4_K;
+    EXPECT_EQ(t[blk(l, "ffn_down_exps")].type, hi);
+    EXPECT_EQ(t[blk(l, "ffn_down_shexp")].type, hi);
+    EXPECT_EQ(t[blk(l, "attn_v")].type, hi);
+    EXPECT_EQ(t[blk(l, "ffn_gate_shexp")].type, T::kQ4_K);
+    EXPECT_EQ(t[blk(l, "ffn_up_shexp")].type, T::kQ4_K);
+    EXPECT_FALSE(t[blk(l, "ffn_gate_inp_shexp")].convert);  // 1-D
+    EXPECT_FALSE(t[blk(l, "ffn_gate_inp")].convert);
+  }
+  // The same tensors in a file without expert_count (n_expert = 0): llama.cpp's counter decides.
+  ModelConfig dense_counted = cfg;
+  dense_counted.n_expert = 0;
+  auto c = choose_moe(dense_counted, QuantMix::kQ4_K_M, false, moe_tensors(cfg));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)[blk(1, "ffn_down_exps")].type, T::kQ4_K);   // i = 2: (2 - 2) % 3 = 0
+  EXPECT_EQ((*c)[blk(1, "ffn_down_shexp")].type, T::kQ4_K);  // i = 3
+  EXPECT_EQ((*c)[blk(2, "ffn_down_exps")].type, T::kQ6_K);   // i = 4: (4 - 2) % 3 = 2
+  EXPECT_EQ((*c)[blk(8, "ffn_down_shexp")].type, T::kQ6_K);  // i = 17 >= 14
+  EXPECT_EQ(t[blk(8, "ffn_down_shexp")].type, T::kQ4_K);     // layer 8: (8 - 2) % 3 = 0
+}
+
+// Mixtral (8 experts): attn_v and attn_k q8_0 in every mixture; attn_output q5_K in the low ones.
+TEST(QuantMixMoe, EightExpertRules) {
+  const ModelConfig cfg = mixtral();  // 32 layers, 32 / 8 heads
+  // use_more_bits(i, 32): 0-3, 6, 9, ..., 27, 28-31 (as Llama-2-7B above).
+  const std::set<int64_t> more = {0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31};
+  struct Want {
+    QuantMix mix;
+    T attn_output;  // 637-643: q5_K for Q2_K, Q3_K_S, Q3_K_M, Q4_K_S, Q4_K_M; else untouched
+    T ffn_up;       // the base type
+  };
+  const Want wants[] = {{QuantMix::kQ2_K, T::kQ5_K, T::kQ2_K},   {QuantMix::kQ3_K_S, T::kQ5_K, T::kQ3_K},
+                        {QuantMix::kQ3_K_M, T::kQ5_K, T::kQ3_K}, {QuantMix::kQ3_K_L, T::kQ3_K, T::kQ3_K},
+                        {QuantMix::kQ4_K_S, T::kQ5_K, T::kQ4_K}, {QuantMix::kQ4_K_M, T::kQ5_K, T::kQ4_K},
+                        {QuantMix::kQ5_K_M, T::kQ5_K, T::kQ5_K}, {QuantMix::kQ6_K, T::kQ6_K, T::kQ6_K},
+                        {QuantMix::kQ4_0, T::kQ4_0, T::kQ4_0},   {QuantMix::kQ8_0, T::kQ8_0, T::kQ8_0}};
+  for (bool per_expert : {false, true}) {
+    for (const auto& w : wants) {
+      SCOPED_TRACE(std::string(quant_mix_info(w.mix).name) + (per_expert ? " per-expert tensors" : " 3-D"));
+      auto r = choose_moe(cfg, w.mix, per_expert);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      auto& t = *r;
+      for (int64_t l : {0, 5, 6, 17, 31}) {
+        SCOPED_TRACE(l);
+        EXPECT_EQ(t[blk(l, "attn_v")].type, T::kQ8_0);  // 565-569
+        EXPECT_EQ(t[blk(l, "attn_k")].type, T::kQ8_0);  // 571-575
+        EXPECT_EQ(t[blk(l, "attn_output")].type, w.attn_output);
+        EXPECT_EQ(t[blk(l, "attn_q")].type, w.ffn_up);
+        const std::string up = per_expert ? "blk." + std::to_string(l) + ".ffn_up.3.weight" : blk(l, "ffn_up_exps");
+        EXPECT_EQ(t[up].type, w.ffn_up);
+        // ffn_down by layer (590-633), also for old files with one tensor per expert: the
+        // counter would pass 32 (all more-bits, i >= 28) after 4 layers of 8 experts.
+        const std::string down =
+            per_expert ? "blk." + std::to_string(l) + ".ffn_down.5.weight" : blk(l, "ffn_down_exps");
+        T want_down = w.ffn_up;
+        if (w.mix == QuantMix::kQ2_K) want_down = T::kQ3_K;
+        if (w.mix == QuantMix::kQ3_K_M) want_down = l < 2 ? T::kQ5_K : T::kQ4_K;
+        if (w.mix == QuantMix::kQ3_K_L) want_down = T::kQ5_K;
+        if (w.mix == QuantMix::kQ4_K_S) want_down = l < 4 ? T::kQ5_K : T::kQ4_K;
+        if ((w.mix == QuantMix::kQ4_K_M || w.mix == QuantMix::kQ5_K_M) && more.count(l)) want_down = T::kQ6_K;
+        EXPECT_EQ(t[down].type, want_down);
+      }
+      EXPECT_EQ(t["output.weight"].type, w.mix == QuantMix::kQ8_0 ? T::kQ8_0 : T::kQ6_K);
+    }
+  }
+}
+
+// llama.cpp stops on an FFN tensor of an MoE model whose layer it cannot read (444-450).
+TEST(QuantMixMoe, FfnTensorWithoutValidLayerIsAnError) {
+  const ModelConfig cfg = preset("tiny-qwen3moe");
+  auto descs = moe_tensors(cfg);
+  descs.push_back({"ffn_down_exps.weight", {64, 64, 8}, T::kF32});
+  auto r = choose_moe(cfg, QuantMix::kQ4_K_M, false, descs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("ffn_down_exps.weight"), std::string::npos) << r.status().message();
+  descs.back().name = "blk.7.ffn_up_exps.weight";  // 2 layers
+  r = choose_moe(cfg, QuantMix::kQ4_K_M, false, descs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("layer 7"), std::string::npos) << r.status().message();
+  // Rules off (--pure, float mixtures): nothing asks for the layer, as in llama.cpp.
+  MixOptions opt;
+  opt.mix = QuantMix::kQ4_K_M;
+  opt.pure = true;
+  EXPECT_TRUE(choose_tensor_types(descs, mix_model_of(cfg), opt).ok());
+  opt.pure = false;
+  opt.mix = QuantMix::kF16;
+  EXPECT_TRUE(choose_tensor_types(descs, mix_model_of(cfg), opt).ok());
+}
+
+TEST(QuantMixMoe, ExpertStacksAreQuantizableRoutersAreNot) {
+  const uint64_t stack[] = {2048, 768, 128}, router[] = {2048, 128}, vec[] = {2048};
+  EXPECT_TRUE(tensor_is_quantizable("blk.0.ffn_gate_exps.weight", stack));
+  EXPECT_TRUE(tensor_is_quantizable("blk.0.ffn_down_exps.weight", stack));
+  EXPECT_FALSE(tensor_is_quantizable("blk.0.ffn_gate_inp.weight", router));
+  EXPECT_FALSE(tensor_is_quantizable("blk.0.ffn_gate_inp_shexp.weight", vec));
+  // Row length 64 (tiny-qwen3moe): q4_K falls back to q5_0, like any other tensor (tensor_type_fallback).
+  auto t = *choose_moe(preset("tiny-qwen3moe"), QuantMix::kQ4_K_M);
+  EXPECT_EQ(t[blk(0, "ffn_gate_exps")].wanted, T::kQ4_K);
+  EXPECT_EQ(t[blk(0, "ffn_gate_exps")].type, T::kQ5_0);
+  // 2 layers: use_more_bits(1, 2) (1 >= 7 * 2 / 8), not layer 0: q6_K -> q8_0 and q4_K -> q5_0.
+  EXPECT_EQ(t[blk(1, "ffn_down_exps")].type, T::kQ8_0);
+  EXPECT_EQ(t[blk(0, "ffn_down_exps")].type, T::kQ5_0);
+}
+
+// The single-tensor entry (synth, roofline) answers for every MoE tensor what the whole-file plan
+// gives, routers and 1-D tensors included (f32: llama.cpp leaves them as converted).
+TEST(QuantMixMoe, StandardTensorTypeAgreesWithWholeFilePlan) {
+  std::vector<ModelConfig> cfgs = {preset("tiny-qwen3moe"), preset("tiny-qwen2moe"), preset("qwen3-30b-a3b"),
+                                   qwen2moe_16(), mixtral()};
+  for (const auto& cfg : cfgs) {
+    for (const auto& info : quant_mixes()) {
+      const auto descs = moe_tensors(cfg);
+      auto t = choose_moe(cfg, info.mix);
+      ASSERT_TRUE(t.ok()) << t.status().message();
+      for (const auto& d : descs) {
+        const T want = (*t)[d.name].convert ? (*t)[d.name].type : T::kF32;
+        EXPECT_EQ(standard_tensor_type(info.mix, cfg, d.name, d.shape[0]), want)
+            << cfg.name << " " << info.name << " " << d.name;
+      }
+    }
+  }
+}
+
+// The roofline's per-role types of an MoE config come from the same rules.
+TEST(QuantMixMoe, CostModelUsesTheRules) {
+  const ModelConfig cfg = preset("qwen3-30b-a3b");
+  auto km = weight_types_by_name("q4_k_m", cfg);
+  ASSERT_TRUE(km.ok());
+  EXPECT_EQ((*km)(TensorRole::kFfnDownExps, 5), T::kQ6_K);  // first eighth
+  EXPECT_EQ((*km)(TensorRole::kFfnDownExps, 6), T::kQ4_K);
+  EXPECT_EQ((*km)(TensorRole::kFfnDownExps, 8), T::kQ6_K);  // (8 - 6) % 3 == 2
+  EXPECT_EQ((*km)(TensorRole::kFfnGateExps, 8), T::kQ4_K);
+  EXPECT_EQ((*km)(TensorRole::kFfnGateInp, 8), T::kF32);
+  EXPECT_EQ((*km)(TensorRole::kOutput, -1), T::kQ6_K);
+  auto mx = weight_types_by_name("q4_k_m", mixtral());
+  ASSERT_TRUE(mx.ok());
+  EXPECT_EQ((*mx)(TensorRole::kAttnV, 7), T::kQ8_0);
+  EXPECT_EQ((*mx)(TensorRole::kAttnK, 7), T::kQ8_0);
+  EXPECT_EQ((*mx)(TensorRole::kAttnO, 7), T::kQ5_K);
+}
+
 }  // namespace
 }  // namespace ridge::model

@@ -107,5 +107,36 @@ TEST_F(QuantizeCli, ErrorsAreOneLine) {
   expect_one_error_line(ridge(out + " " + (dir_ / "o2.gguf").string() + " q4_k_m"), 1, "already quantized");
 }
 
+// A mixture-of-experts file (qwen2moe: 3-D expert stacks, a shared expert): the plan printed and
+// the file written agree, expert stacks keep their 3-D shape.
+TEST_F(QuantizeCli, MixtureOfExpertsFile) {
+  const std::string moe_in = (dir_ / "moe-f32.gguf").string(), out = (dir_ / "moe-q4_k_m.gguf").string();
+  const Synth s = synth_moe_f32(wide_moe_config("qwen2moe"), 5);
+  ASSERT_TRUE(s.file);
+  std::ofstream(moe_in, std::ios::binary).write(reinterpret_cast<const char*>(s.bytes->data()),
+                                                static_cast<std::streamsize>(s.bytes->size()));
+  CliRun dry = ridge(moe_in + " q4_k_m --dry-run");
+  ASSERT_EQ(dry.rc, 0) << dry.err;
+  EXPECT_NE(dry.out.find("blk.3.ffn_down_exps.weight"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("[256, 256, 4]"), std::string::npos) << dry.out;
+  CliRun r = ridge(moe_in + " " + out + " q4_k_m -t 2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto q = gguf::File::open(out);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  QuantizeOptions opt;
+  opt.mix.mix = QuantMix::kQ4_K_M;
+  auto plan = plan_quantization(*s.file, opt);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < q->tensors().size(); ++i) {
+    EXPECT_EQ(q->tensors()[i].type, plan->tensors[i].choice.type) << q->tensors()[i].name;
+    EXPECT_EQ(q->tensors()[i].shape, s.file->tensors()[i].shape) << q->tensors()[i].name;
+    bytes += q->tensors()[i].n_bytes;
+  }
+  EXPECT_EQ(bytes, plan->bytes_out);
+  EXPECT_EQ(q->find_tensor("blk.2.ffn_down_exps.weight")->type, GgmlType::kQ6_K);  // a more-bits layer
+  EXPECT_EQ(q->find_tensor("blk.2.ffn_gate_inp.weight")->type, GgmlType::kF32);
+}
+
 }  // namespace
 }  // namespace ridge::model

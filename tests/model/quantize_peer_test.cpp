@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,11 @@ class QuantizePeer : public ::testing::Test {
     const std::string out = (dir_ / "probs.jsonl").string();
     const std::string cmd = "node " + peer_ + " probs --model " + path + " --tokens " + ids + " --top 10 >" + out +
                             " 2>" + (dir_ / "peer_err.txt").string();
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << "llama.cpp could not load or run " << path;
+    if (std::system(cmd.c_str()) != 0) {
+      std::ifstream err(dir_ / "peer_err.txt");
+      std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+      FAIL() << "llama.cpp could not load or run " << path << ": " << text.substr(0, 2000);
+    }
     std::ifstream pin(out);
     std::vector<nlohmann::json> rows;
     for (std::string line; std::getline(pin, line);) {
@@ -133,6 +138,19 @@ TEST_F(QuantizePeer, WideSyntheticModelsInEveryKMixture) {
     const Synth in = synth_f32(wide_config(arch), 7);
     ASSERT_TRUE(in.file);
     for (QuantMix mix : mixes) {
+      compare(*in.file, mix, sequence(64, 512), std::string(arch) + "-" + std::string(quant_mix_info(mix).name));
+    }
+  }
+}
+
+// Mixture-of-experts files (3-D expert stacks quantized row by row, the router kept f32, the
+// 8-expert rules in qwen3moe, qwen2moe's shared expert): llama.cpp loads them and its
+// probabilities match ridge's on the same file.
+TEST_F(QuantizePeer, MixtureOfExpertsModels) {
+  for (const char* arch : {"qwen3moe", "qwen2moe"}) {
+    const Synth in = synth_moe_f32(wide_moe_config(arch), 17);
+    ASSERT_TRUE(in.file);
+    for (QuantMix mix : {QuantMix::kQ4_K_M, QuantMix::kQ3_K_M, QuantMix::kQ8_0}) {
       compare(*in.file, mix, sequence(64, 512), std::string(arch) + "-" + std::string(quant_mix_info(mix).name));
     }
   }

@@ -152,29 +152,33 @@ TEST(Quantize, OutputDoesNotDependOnThreads) {
 // `ridge synth --type q4_k_m` and `ridge quantize` of the same model in F32 agree byte for byte
 // in every tensor: one set of rules, one quantizer.
 TEST(Quantize, SynthMixtureEqualsQuantizedF32) {
-  const ModelConfig cfg = wide_config("qwen3");
-  const Synth f32 = synth_f32(cfg, 11);
-  for (QuantMix mix : {QuantMix::kQ4_K_M, QuantMix::kQ3_K_S}) {
-    const Quantized q = quantize(*f32.file, mix);
-    SynthOptions so;
-    so.mix = mix;
-    so.seed = 11;
-    so.n_threads = 1;
-    const Synth direct = synth_with(cfg, so);
-    ASSERT_EQ(direct.file->tensors().size(), q.file->tensors().size());
-    for (size_t i = 0; i < q.file->tensors().size(); ++i) {
-      const auto& a = direct.file->tensors()[i];
-      const auto& b = q.file->tensors()[i];
-      ASSERT_EQ(a.name, b.name);
-      EXPECT_EQ(a.type, b.type) << a.name;
-      ASSERT_EQ(a.n_bytes, b.n_bytes) << a.name;
-      EXPECT_EQ(0, std::memcmp(a.data, b.data, a.n_bytes)) << a.name;
+  std::vector<ModelConfig> cfgs = {wide_config("qwen3")};
+  for (const char* p : {"tiny-qwen3moe", "tiny-qwen2moe"}) cfgs.push_back(*preset_config(p));  // 3-D experts
+  for (const ModelConfig& cfg : cfgs) {
+    SCOPED_TRACE(cfg.name);
+    const Synth f32 = synth_f32(cfg, 11);
+    for (QuantMix mix : {QuantMix::kQ4_K_M, QuantMix::kQ3_K_S}) {
+      const Quantized q = quantize(*f32.file, mix);
+      SynthOptions so;
+      so.mix = mix;
+      so.seed = 11;
+      so.n_threads = 1;
+      const Synth direct = synth_with(cfg, so);
+      ASSERT_EQ(direct.file->tensors().size(), q.file->tensors().size());
+      for (size_t i = 0; i < q.file->tensors().size(); ++i) {
+        const auto& a = direct.file->tensors()[i];
+        const auto& b = q.file->tensors()[i];
+        ASSERT_EQ(a.name, b.name);
+        EXPECT_EQ(a.type, b.type) << a.name;
+        ASSERT_EQ(a.n_bytes, b.n_bytes) << a.name;
+        EXPECT_EQ(0, std::memcmp(a.data, b.data, a.n_bytes)) << a.name;
+      }
+      EXPECT_EQ(*direct.file->get_uint("general.file_type"), quant_mix_info(mix).file_type);
     }
-    EXPECT_EQ(*direct.file->get_uint("general.file_type"), quant_mix_info(mix).file_type);
   }
 }
 
-TEST(Quantize, RefusesQuantizedInputAndMixtureOfExperts) {
+TEST(Quantize, RefusesQuantizedInput) {
   const Synth in = synth_f32(wide_config("llama"), 1);
   const Quantized q = quantize(*in.file, QuantMix::kQ8_0);
   ASSERT_TRUE(q.file);
@@ -183,20 +187,82 @@ TEST(Quantize, RefusesQuantizedInputAndMixtureOfExperts) {
   auto again = plan_quantization(*q.file, opt);
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.status().message().find("already quantized"), std::string::npos) << again.status().message();
+}
 
+// Mixture-of-experts files: every 3-D expert stack converted row by row (shape[1] * shape[2] rows
+// of shape[0]), decoding close to the input; the routers and 1-D tensors copied; the types those of
+// the MoE rules (tests/model/quant_mix_test.cpp derives them from llama-quant.cpp).
+TEST(Quantize, MixtureOfExpertsDecodesClose) {
+  for (const char* arch : {"qwen3moe", "qwen2moe"}) {
+    const ModelConfig cfg = wide_moe_config(arch);
+    const Synth in = synth_moe_f32(cfg, 13);
+    ASSERT_TRUE(in.file) << arch;
+    const auto* stack = in.file->find_tensor("blk.1.ffn_down_exps.weight");
+    ASSERT_NE(stack, nullptr);
+    EXPECT_EQ(stack->shape, (std::vector<uint64_t>{256, 256, static_cast<uint64_t>(cfg.n_expert)}));
+    for (const auto& info : quant_mixes()) {
+      const Quantized q = quantize(*in.file, info.mix);
+      ASSERT_TRUE(q.file) << arch << " " << info.name;
+      expect_decodes_close(*in.file, q, std::string(arch) + " " + std::string(info.name));
+      EXPECT_EQ(q.plan.n_fallback, 0) << info.name;
+      const auto* router = q.file->find_tensor("blk.0.ffn_gate_inp.weight");
+      ASSERT_NE(router, nullptr);
+      EXPECT_EQ(router->type, GgmlType::kF32);
+      for (const char* name : {"blk.0.ffn_gate_exps.weight", "blk.3.ffn_down_exps.weight"}) {
+        const auto* t = q.file->find_tensor(name);
+        ASSERT_NE(t, nullptr) << name;
+        EXPECT_EQ(t->shape.size(), 3u) << name;
+        EXPECT_EQ(t->n_bytes, *ggml_row_bytes(t->type, t->shape[0]) * t->shape[1] * t->shape[2]) << name;
+      }
+    }
+    const Quantized km = quantize(*in.file, QuantMix::kQ4_K_M);
+    ASSERT_TRUE(km.file);
+    // 4 layers: use_more_bits(i, 4) for i = 0 (< 4/8 = 0? no), i >= 7*4/8 = 3, (i - 0) % 3 == 2:
+    // layers 2 and 3; the experts' (and shared expert's) ffn_down by their layer.
+    for (int l = 0; l < 4; ++l) {
+      const GgmlType hi = l >= 2 ? GgmlType::kQ6_K : GgmlType::kQ4_K;
+      const std::string p = "blk." + std::to_string(l) + ".";
+      EXPECT_EQ(km.file->find_tensor(p + "ffn_down_exps.weight")->type, hi) << l;
+      EXPECT_EQ(km.file->find_tensor(p + "ffn_up_exps.weight")->type, GgmlType::kQ4_K) << l;
+      if (cfg.n_ff_shexp > 0) {
+        EXPECT_EQ(km.file->find_tensor(p + "ffn_down_shexp.weight")->type, hi) << l;
+        EXPECT_EQ(km.file->find_tensor(p + "ffn_gate_inp_shexp.weight")->type, GgmlType::kF32) << l;
+      }
+      // 8 experts (qwen3moe): llama.cpp's 8-expert rules give attn_v and attn_k q8_0, attn_output q5_K.
+      if (cfg.n_expert == 8) {
+        EXPECT_EQ(km.file->find_tensor(p + "attn_v.weight")->type, GgmlType::kQ8_0) << l;
+        EXPECT_EQ(km.file->find_tensor(p + "attn_k.weight")->type, GgmlType::kQ8_0) << l;
+        EXPECT_EQ(km.file->find_tensor(p + "attn_output.weight")->type, GgmlType::kQ5_K) << l;
+      }
+    }
+    EXPECT_EQ(*km.file->get_string("general.architecture"), arch);
+    EXPECT_EQ(*km.file->get_int(std::string(arch) + ".expert_count"), cfg.n_expert);
+  }
+}
+
+// An FFN tensor of an MoE file without a layer number stops the plan, as in llama.cpp.
+TEST(Quantize, MixtureOfExpertsFfnTensorWithoutLayerIsAnError) {
   gguf::Writer w;
   w.set("general.architecture", gguf::make_string("llama"));
+  w.set("llama.block_count", gguf::make_u32(1));
   w.set("llama.expert_count", gguf::make_u32(8));
-  std::vector<float> data(256 * 4, 0.5f);
-  ASSERT_TRUE(w.add_tensor_data("blk.0.ffn_down.weight", GgmlType::kF32, {256, 4},
+  std::vector<float> data(256 * 4 * 8, 0.5f);
+  ASSERT_TRUE(w.add_tensor_data("ffn_down_exps.weight", GgmlType::kF32, {256, 4, 8},
                                 std::span(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 4)).ok());
   auto bytes = w.write_to_memory();
   ASSERT_TRUE(bytes.ok());
   auto moe = gguf::File::parse(*bytes, "moe.gguf");
   ASSERT_TRUE(moe.ok());
+  QuantizeOptions opt;
+  opt.mix.mix = QuantMix::kQ4_K_M;
   auto r = plan_quantization(*moe, opt);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("experts"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("ffn_down_exps.weight"), std::string::npos) << r.status().message();
+  opt.mix.mix = QuantMix::kQ8_0;
+  opt.mix.pure = true;  // --pure: no rule asks for the layer
+  auto p = plan_quantization(*moe, opt);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->tensors[0].bytes_out, 8u * 4 * 34 * 256 / 32);  // 32 rows of 256 in q8_0
 }
 
 }  // namespace

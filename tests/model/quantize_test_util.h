@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,6 +64,93 @@ inline ModelConfig wide_config(const std::string& arch) {
   c.n_ff = 512;
   c.n_ctx_train = 2048;
   c.tied_embeddings = arch != "llama";
+  EXPECT_TRUE(apply_arch_defaults(c).ok());
+  return c;
+}
+
+// A mixture-of-experts F32 model (qwen3moe / qwen2moe): the dense synthetic model of the same
+// attention shape (synth_f32 of the dense architecture), its metadata under the MoE architecture's
+// keys plus the expert keys, and each layer's ffn_gate / ffn_up / ffn_down replaced by the router
+// ffn_gate_inp [n_embd, n_expert] (f32), the 3-D expert stacks ffn_{gate,up}_exps
+// [n_embd, n_ff_exp, n_expert] and ffn_down_exps [n_ff_exp, n_embd, n_expert], and for
+// cfg.n_ff_shexp > 0 the shared expert (ffn_gate_inp_shexp [n_embd], ffn_{gate,up,down}_shexp).
+// Expert weights are uniform with the variance 1/fan_in, deterministic in `seed`.
+inline Synth synth_moe_f32(const ModelConfig& moe, uint64_t seed) {
+  const std::string moe_arch = moe.arch;
+  const std::string dense_arch = moe_arch == "qwen2moe" ? "qwen2" : "qwen3";
+  ModelConfig dense = moe;
+  dense.arch = dense_arch;
+  dense.n_expert = dense.n_expert_used = dense.n_ff_exp = dense.n_ff_shexp = 0;
+  EXPECT_TRUE(apply_arch_defaults(dense).ok());
+  const Synth base = synth_f32(dense, seed);
+  if (!base.file) return base;
+
+  gguf::Writer w(base.file->alignment());
+  for (const auto& [key, value] : base.file->metadata()) {
+    std::string k = key;
+    if (k.starts_with(dense_arch + ".")) k = moe_arch + k.substr(dense_arch.size());
+    w.set(k, value);
+  }
+  w.set("general.architecture", gguf::make_string(moe_arch));
+  w.set(moe_arch + ".expert_count", gguf::make_u32(static_cast<uint32_t>(moe.n_expert)));
+  w.set(moe_arch + ".expert_used_count", gguf::make_u32(static_cast<uint32_t>(moe.n_expert_used)));
+  w.set(moe_arch + ".expert_feed_forward_length", gguf::make_u32(static_cast<uint32_t>(moe.n_ff_exp)));
+  if (moe.n_ff_shexp > 0) {
+    w.set(moe_arch + ".expert_shared_feed_forward_length", gguf::make_u32(static_cast<uint32_t>(moe.n_ff_shexp)));
+  }
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto add_random = [&](const std::string& name, std::vector<uint64_t> shape, double fan_in) {
+    uint64_t n = 1;
+    for (uint64_t d : shape) n *= d;
+    std::vector<float> v(n);
+    const double a = std::sqrt(3.0 / fan_in);  // uniform [-a, a]: variance 1 / fan_in
+    for (auto& x : v) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      x = static_cast<float>(a * (2.0 * static_cast<double>(state >> 11) / 9007199254740992.0 - 1.0));
+    }
+    EXPECT_TRUE(w.add_tensor_data(name, GgmlType::kF32, std::move(shape),
+                                  std::span(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float)))
+                    .ok()) << name;
+  };
+  const auto d = static_cast<uint64_t>(moe.n_embd), e = static_cast<uint64_t>(moe.n_expert);
+  const auto ff = static_cast<uint64_t>(moe.n_ff_exp), sff = static_cast<uint64_t>(moe.n_ff_shexp);
+  for (const auto& t : base.file->tensors()) {
+    if (t.name.ends_with(".ffn_gate.weight") || t.name.ends_with(".ffn_up.weight") ||
+        t.name.ends_with(".ffn_down.weight")) {
+      continue;
+    }
+    EXPECT_TRUE(w.add_tensor_data(t.name, t.type, t.shape, std::span(t.data, t.n_bytes)).ok()) << t.name;
+    if (!t.name.ends_with(".ffn_norm.weight")) continue;
+    const std::string p = t.name.substr(0, t.name.size() - std::string("ffn_norm.weight").size());
+    add_random(p + "ffn_gate_inp.weight", {d, e}, static_cast<double>(d) / 16);  // a decisive router
+    add_random(p + "ffn_gate_exps.weight", {d, ff, e}, static_cast<double>(d));
+    add_random(p + "ffn_up_exps.weight", {d, ff, e}, static_cast<double>(d));
+    add_random(p + "ffn_down_exps.weight", {ff, d, e}, static_cast<double>(ff));
+    if (sff > 0) {
+      add_random(p + "ffn_gate_inp_shexp.weight", {d}, static_cast<double>(d));
+      add_random(p + "ffn_gate_shexp.weight", {d, sff}, static_cast<double>(d));
+      add_random(p + "ffn_up_shexp.weight", {d, sff}, static_cast<double>(d));
+      add_random(p + "ffn_down_shexp.weight", {sff, d}, static_cast<double>(sff));
+    }
+  }
+  auto bytes = w.write_to_memory();
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  return parse_bytes(bytes.ok() ? std::move(bytes).value() : std::vector<uint8_t>{}, moe.name + ".gguf");
+}
+
+// A small mixture-of-experts shape with 256-wide rows (every K format without fallback): 4 layers,
+// experts of 256 rows, 2 per token; qwen3moe has 8 experts (so llama.cpp's 8-expert rules apply),
+// qwen2moe 4, a shared expert of 512 rows and its own output head.
+inline ModelConfig wide_moe_config(const std::string& arch) {
+  ModelConfig c = wide_config(arch == "qwen2moe" ? "qwen2" : "qwen3");
+  c.arch = arch;
+  c.name = "wide-" + arch;
+  c.n_layer = 4;
+  c.n_expert = arch == "qwen2moe" ? 4 : 8;
+  c.n_expert_used = 2;
+  c.n_ff_exp = 256;
+  c.n_ff_shexp = arch == "qwen2moe" ? 512 : 0;
+  c.tied_embeddings = arch != "qwen2moe";  // llama.cpp's qwen2moe needs output.weight
   EXPECT_TRUE(apply_arch_defaults(c).ok());
   return c;
 }
