@@ -23,6 +23,26 @@ constexpr const char* kGpt2 =
 constexpr const char* kLlama3 = RIDGE_LLAMA3_LIKE("{1,3}");
 constexpr const char* kQwen2 = RIDGE_LLAMA3_LIKE("");
 #undef RIDGE_LLAMA3_LIKE
+// o200k ("gpt-4o": gpt-oss, GPT-4o; also llama4, kanana2, talkie, minimax-m2): llama.cpp's
+// rewrite of the tokenizer.json regex, which it runs through std::regex on text whose non-ASCII
+// code points are collapsed to one stand-in per category. Hence, as here: an "upper" letter is
+// any letter but a-z and a "lower" letter any letter but A-Z (a non-ASCII letter counts as both,
+// whatever its case), marks (\p{M}) are not letters (tokenizer.json folds them into words;
+// llama.cpp does not), and the contractions are ASCII, any case, and only directly after a word.
+// llama.cpp spells the two classes ((?=[\p{L}])([^a-z])) and ((?=[\p{L}])([^A-Z])); as plain
+// classes ("not a non-letter and not a-z") PCRE2 repeats them without a backtracking frame per
+// character, ten times faster on long words.
+#define RIDGE_UPPER "[^\\P{L}a-z]"
+#define RIDGE_LOWER "[^\\P{L}A-Z]"
+#define RIDGE_CONTRACTION "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+constexpr const char* kGpt4o =
+    "[^\\r\\n\\p{L}\\p{N}]?" RIDGE_UPPER "*" RIDGE_LOWER "+" RIDGE_CONTRACTION
+    "|[^\\r\\n\\p{L}\\p{N}]?" RIDGE_UPPER "+" RIDGE_LOWER "*" RIDGE_CONTRACTION
+    "|\\p{N}{1,3}| ?[^" RIDGE_WS "\\p{L}\\p{N}]+[\\r\\n/]*|[" RIDGE_WS "]*[\\r\\n]+|[" RIDGE_WS
+    "]+(?![^" RIDGE_WS "])|[" RIDGE_WS "]+";
+#undef RIDGE_CONTRACTION
+#undef RIDGE_LOWER
+#undef RIDGE_UPPER
 #undef RIDGE_WS
 
 std::vector<const char*> patterns_for(PreType type) {
@@ -32,6 +52,7 @@ std::vector<const char*> patterns_for(PreType type) {
     case PreType::kQwen2: return {kQwen2};
     case PreType::kStarcoder: return {"\\p{N}", kGpt2};
     case PreType::kFalcon: return {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2, "[0-9][0-9][0-9]"};
+    case PreType::kGpt4o: return {kGpt4o};
     case PreType::kDefault: break;
   }
   return {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2, "\\p{N}+", "[0-9][0-9][0-9]"};

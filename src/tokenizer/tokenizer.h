@@ -73,7 +73,7 @@ class Tokenizer {
   bool is_eog(TokenId id) const;      // end of generation (eos, eot, <|im_end|>, ...)
   bool is_special(TokenId id) const;  // control / user-defined tokens
   std::string_view model_name() const;  // "llama" or "gpt2"
-  std::string_view pre_name() const;    // "qwen2", "llama-bpe", "gpt-2", "default"
+  std::string_view pre_name() const;    // "qwen2", "llama-bpe", "gpt-2", "gpt-4o", "default"
   // The token's text as stored in the vocabulary.
   std::string_view token_text(TokenId id) const;
   // Token id of an exact vocabulary string (special tokens included), or -1.

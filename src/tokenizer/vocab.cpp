@@ -27,6 +27,9 @@ std::optional<PreInfo> lookup_pre(std::string_view pre) {
                                                 "stablelm2", "hunyuan"};
   static constexpr std::string_view kStarcoder[] = {"starcoder", "refact", "command-r", "smollm",
                                                     "codeshell", "exaone", "minerva-7b"};
+  // o200k (gpt-oss, GPT-4o) and the vocabularies llama.cpp gives the very same regex.
+  static constexpr std::string_view kGpt4o[] = {"gpt-4o", "llama4", "kanana2", "talkie",
+                                                "minimax-m2"};
   auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), pre) != std::end(list); };
   if (pre.empty() || pre == "default") return PreInfo{PreType::kDefault, false, false};
   if (in(kLlama3)) return PreInfo{PreType::kLlama3, true, true};
@@ -34,6 +37,7 @@ std::optional<PreInfo> lookup_pre(std::string_view pre) {
   if (in(kQwen2)) return PreInfo{PreType::kQwen2, false, false};
   if (in(kStarcoder)) return PreInfo{PreType::kStarcoder, false, false};
   if (pre == "falcon") return PreInfo{PreType::kFalcon, false, false};
+  if (in(kGpt4o)) return PreInfo{PreType::kGpt4o, false, false};
   return std::nullopt;
 }
 

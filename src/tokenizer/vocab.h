@@ -33,7 +33,7 @@ enum TokenAttr : uint32_t {
 
 enum class VocabType { kSpm, kBpe };
 // Pre-tokenizer regex sets (see pretokenizer.cpp).
-enum class PreType { kDefault, kGpt2, kLlama3, kQwen2, kStarcoder, kFalcon };
+enum class PreType { kDefault, kGpt2, kLlama3, kQwen2, kStarcoder, kFalcon, kGpt4o };
 
 // Everything read from the file, before interpretation. Optional ids are absent keys.
 struct VocabData {
@@ -74,7 +74,7 @@ class Vocab {
   VocabType type = VocabType::kSpm;
   PreType pre_type = PreType::kDefault;
   std::string model_name;  // "llama" or "gpt2"
-  std::string pre_name;    // normalised: "default", "gpt-2", "llama-bpe", "qwen2", ...
+  std::string pre_name;    // normalised: "default", "gpt-2", "llama-bpe", "qwen2", "gpt-4o", ...
 
   std::vector<std::string> text;  // as stored (byte-level text for BPE, "▁" for SPM)
   std::vector<float> score;
