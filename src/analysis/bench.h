@@ -58,6 +58,10 @@ struct BenchPoint {
   // With a paired probe (bench_point's `paired`): a read pass ran after every timed step.
   double paired_read_bytes_per_s = 0;  // median of those passes (0: not run)
   double paired_fraction = 0;  // median over steps of the step's bytes/s over its pass's
+  // Mixture of experts: distinct experts read per layer and decode step, as the router chose
+  // them (the step's bytes count these) and as uniform routing predicts; 0 for dense models.
+  double experts_measured = 0;
+  double experts_predicted = 0;
 };
 
 // Fills the fractions of `p` from its verdict and the roof, and flags a miscount (never a

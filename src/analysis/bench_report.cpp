@@ -95,6 +95,14 @@ std::string format_bench_table(const BenchReport& r) {
                                                : "");
     }
   }
+  if (!r.points.empty() && r.points.front().experts_predicted > 0) {
+    s += "experts read per layer and decode step (weights above count the measured ones):\n";
+    for (const BenchPoint& p : r.points) {
+      s += fmt::format("  batch {:>4} ctx {:>6}: {:.1f} measured (the router's union), {:.1f} "
+                       "predicted for uniform routing\n",
+                       p.batch, p.context, p.experts_measured, p.experts_predicted);
+    }
+  }
   s += "verdicts:\n";
   for (const BenchPoint& p : r.points) {
     s += fmt::format("  batch {:>4} ctx {:>6}: {}\n", p.batch, p.context,
@@ -161,6 +169,10 @@ nlohmann::json bench_to_json(const std::vector<BenchReport>& reports,
           {"bound", bound_name(p.verdict.bound)}, {"dominant", p.verdict.dominant},
           {"verdict", p.verdict.text}, {"miscount", p.miscount},
           {"miscount_reason", p.miscount_reason},
+          {"experts_per_layer", p.experts_predicted > 0
+                                    ? nlohmann::json{{"measured", p.experts_measured},
+                                                     {"predicted", p.experts_predicted}}
+                                    : nlohmann::json(nullptr)},
           {"paired_probe", r.paired_loop.empty()
                                ? nlohmann::json(nullptr)
                                : nlohmann::json{{"read_bytes_per_s", p.paired_read_bytes_per_s},

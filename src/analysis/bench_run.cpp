@@ -139,6 +139,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   std::vector<double> times, passes, fractions;
   std::vector<model::SeqWork> work(static_cast<size_t>(batch));
   model::StepCost total;
+  double experts_run = 0;  // summed over timed steps and layers
   for (int64_t step = 0; step <= opt.n_decode; ++step) {
     const int64_t pos = context + step;
     b.clear();
@@ -156,7 +157,9 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     }
     if (step == 0) continue;
     times.push_back(seconds);
-    const model::StepCost c = model::cost_of_step(cost, work);
+    // An MoE step counts the experts its router really chose, layer by layer.
+    const model::StepCost c = model::cost_of_step(cost, work, ws.moe.experts_run);
+    for (int64_t e : ws.moe.experts_run) experts_run += static_cast<double>(e);
     if (paired != nullptr) {
       passes.push_back(paired->run(pool));
       fractions.push_back(passes.back() > 0 ? c.bytes() / seconds / passes.back() : 0);
@@ -174,6 +177,11 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   p.step = {total.weight_bytes / n,      total.kv_read_bytes / n, total.kv_write_bytes / n,
             total.activation_bytes / n, total.flops / n,         total.attention_flops / n};
   p.step_s = decode_s / n;
+  if (cfg.is_moe()) {
+    p.experts_measured = experts_run / (n * static_cast<double>(cfg.n_layer));
+    p.experts_predicted = model::expected_distinct_experts(cfg.n_expert, cfg.n_expert_used,
+                                                           static_cast<double>(batch));
+  }
   p.decode_tok_s = static_cast<double>(batch) * n / decode_s;
   p.decode_tok_s_per_seq = n / decode_s;
   p.paired_read_bytes_per_s = probe_median(passes);

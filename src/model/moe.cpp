@@ -37,8 +37,8 @@ void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, fl
   }
 }
 
-void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kernels& k, int64_t m,
-             Workspace& ws, float* out, ThreadPool& pool) {
+void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const kernels::Kernels& k,
+             int64_t m, Workspace& ws, float* out, ThreadPool& pool) {
   const int64_t d = cfg.n_embd, n_exp = cfg.n_expert, top = cfg.n_expert_used;
   MoeWorkspace& w = ws.moe;
   // Router: probabilities of every expert, then each token's top-k.
@@ -80,7 +80,7 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kerne
     gated_ffn(k, ffn, w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(),
               w.y.data() + r0 * d, d, pool);
   }
-  w.experts_run += run;
+  w.experts_run[static_cast<size_t>(il)] = run;
   // The shared expert (qwen2moe) into x, which the routed experts no longer need.
   const bool shared = l.w_gate.data != nullptr;
   if (shared) {

@@ -19,9 +19,9 @@
 namespace ridge::model {
 
 // out[m, n_embd] = the MoE FFN (shared expert included) of xn[m, n_embd] (ws.xn), for layer l.
-// Uses ws.moe, ws.gate and ws.up; records the experts it ran in ws.moe.experts_run.
-void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, const kernels::Kernels& k, int64_t m,
-             Workspace& ws, float* out, ThreadPool& pool);
+// Uses ws.moe, ws.gate and ws.up; records how many experts it ran in ws.moe.experts_run[il].
+void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const kernels::Kernels& k,
+             int64_t m, Workspace& ws, float* out, ThreadPool& pool);
 
 // Routing of one token: picks the k largest of probs (n_expert softmax probabilities, or raw
 // logits with cfg.moe_softmax_after_topk) in descending order (ties: lower expert id first)

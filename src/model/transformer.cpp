@@ -1,5 +1,6 @@
 // The forward pass shared by every architecture (what differs is bound in arch/*.cpp: optional
 // biases and Q/K norms are applied when present; a mixture-of-experts FFN is model/moe.cpp).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -127,7 +128,7 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) co
     rms_norm(ws.x.data() + t * d, l.ffn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });
   if (cfg_.is_moe()) {
-    moe_ffn(cfg_, l, *kernels_, m, ws, ws.proj.data(), pool);  // [m, n_embd]
+    moe_ffn(cfg_, l, il, *kernels_, m, ws, ws.proj.data(), pool);  // [m, n_embd]
   } else {
     gated_ffn(*kernels_, GatedFfn{&l.w_gate, &l.w_up, &l.w_down}, ws.xn.data(), d, m,
               ws.gate.data(), ws.up.data(), ws.proj.data(), d, pool);  // [m, n_embd]
@@ -159,7 +160,7 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
   const int64_t n = batch.n_tokens();
   if (n == 0) return std::span<const float>();
   const int64_t d = cfg_.n_embd;
-  ws.moe.experts_run = 0;
+  std::fill(ws.moe.experts_run.begin(), ws.moe.experts_run.end(), 0);
   embed(batch, ws, pool);  // x: [n, n_embd]
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
     attention_block(il, batch, kv, ws, pool);

@@ -44,6 +44,7 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
     w.moe.offsets.resize(static_cast<size_t>(cfg.n_expert) + 1);
     w.moe.x.resize(routed * static_cast<size_t>(cfg.n_embd));
     w.moe.y.resize(routed * static_cast<size_t>(cfg.n_embd));
+    w.moe.experts_run.resize(static_cast<size_t>(cfg.n_layer));
   }
   w.rope_cos.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   w.rope_sin.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));

@@ -28,7 +28,7 @@ struct MoeWorkspace {
   std::vector<int32_t> offsets;  // [n_expert + 1] first grouped row of each expert
   std::vector<float> x;          // [max_tokens * k, n_embd] inputs, grouped by expert
   std::vector<float> y;          // [max_tokens * k, n_embd] expert outputs, same rows
-  int64_t experts_run = 0;       // distinct experts run in the last step, summed over layers
+  std::vector<int64_t> experts_run;  // [n_layer] distinct experts each layer ran in the last step
 };
 
 class Workspace {

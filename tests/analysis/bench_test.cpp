@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -87,6 +88,53 @@ TEST_F(BenchTest, TinySweepGivesJsonWithEveryFieldAndNoFractionAboveOne) {
     EXPECT_LE(p["compute_fraction"].get<double>(), 1.0);
   }
   EXPECT_EQ(format_bench_table(r).find("MISCOUNT"), std::string::npos);
+}
+
+// An MoE model: the step's weights count the experts the router really chose in each layer, and
+// the report puts that union next to the uniform-routing prediction.
+TEST(BenchMoe, StepCountsTheRoutersExperts) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("ridge-bench-moe-" + std::to_string(getpid()) + ".gguf")).string();
+  ASSERT_TRUE(write_synthetic_model("tiny-qwen3moe:f32", path, 2).ok());
+  auto m = model::Model::load(path, kernels::kernels_for(kernels::best_isa()));
+  std::filesystem::remove(path);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto types = model::weight_types_from_gguf(m->file());
+  ASSERT_TRUE(types.ok());
+  auto cost = model::model_cost(m->config(), *types, model::KvType::kF16);
+  ASSERT_TRUE(cost.ok());
+  ThreadPool pool(2);
+  BenchOptions opt;
+  opt.n_decode = 4;
+  const BenchRoof roof{1e12, 1e13, "test"};
+  BenchReport r;
+  r.model = "tiny-qwen3moe";
+  r.roof = roof;
+  const model::ModelConfig& cfg = m->config();  // 2 of 8 experts per token
+  for (int64_t b : {1, 4}) {
+    auto p = bench_point(*m, *cost, b, 8, opt, roof, pool);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    r.points.push_back(*p);
+  }
+  const BenchPoint& p1 = r.points[0];
+  const BenchPoint& p4 = r.points[1];
+  // One token reads exactly its k experts per layer; four read between k and min(4k, E).
+  EXPECT_DOUBLE_EQ(p1.experts_measured, static_cast<double>(cfg.n_expert_used));
+  EXPECT_DOUBLE_EQ(p1.experts_predicted, static_cast<double>(cfg.n_expert_used));
+  EXPECT_GE(p4.experts_measured, static_cast<double>(cfg.n_expert_used));
+  EXPECT_LE(p4.experts_measured, static_cast<double>(cfg.n_expert));
+  EXPECT_NEAR(p4.experts_predicted, 8.0 * (1.0 - std::pow(0.75, 4)), 1e-9);
+  // Batch 1 reads the same bytes as the cost model's single-token step.
+  EXPECT_DOUBLE_EQ(p1.step.weight_bytes, cost->weight_read_bytes + cost->embd_row_bytes);
+  // Every layer holds experts of the same size here: the mean count times one expert per layer.
+  EXPECT_NEAR(p4.step.weight_bytes - p1.step.weight_bytes,
+              (p4.experts_measured - p1.experts_measured) * cost->expert_bytes_all_layers +
+                  3 * cost->embd_row_bytes,
+              1e-6 * p4.step.weight_bytes);
+  const nlohmann::json j = nlohmann::json::parse(bench_to_json({r}, {}).dump());
+  EXPECT_DOUBLE_EQ(j["results"][0]["points"][1]["experts_per_layer"]["measured"].get<double>(),
+                   p4.experts_measured);
+  EXPECT_NE(format_bench_table(r).find("measured (the router's union)"), std::string::npos);
 }
 
 // A roof far below what the run achieved: the bench must say miscount, never print >100%.
