@@ -13,7 +13,7 @@ namespace {
 
 using T = GgmlType;
 
-constexpr std::array<QuantMixInfo, 17> kMixes = {{
+constexpr std::array<QuantMixInfo, 18> kMixes = {{
     {QuantMix::kF32, "f32", T::kF32, 0, "32-bit float, unquantized"},
     {QuantMix::kF16, "f16", T::kF16, 1, "16-bit float"},
     {QuantMix::kBF16, "bf16", T::kBF16, 32, "bfloat16"},
@@ -31,6 +31,7 @@ constexpr std::array<QuantMixInfo, 17> kMixes = {{
     {QuantMix::kQ5_K_S, "q5_k_s", T::kQ5_K, 16, "q5_K everywhere but the output head"},
     {QuantMix::kQ5_K_M, "q5_k_m", T::kQ5_K, 17, "q5_K; half of attn_v and ffn_down q6_K"},
     {QuantMix::kQ6_K, "q6_k", T::kQ6_K, 18, "q6_K"},
+    {QuantMix::kMXFP4_MOE, "mxfp4_moe", T::kQ8_0, 38, "mixture of experts: expert stacks mxfp4, the rest q8_0"},
 }};
 
 std::string lower(std::string_view s) {
@@ -313,6 +314,7 @@ bool is_writable_type(GgmlType t) {
   switch (t) {
     case T::kF32: case T::kF16: case T::kBF16: case T::kQ4_0: case T::kQ4_1: case T::kQ5_0: case T::kQ5_1:
     case T::kQ8_0: case T::kQ2_K: case T::kQ3_K: case T::kQ4_K: case T::kQ5_K: case T::kQ6_K:
+    case T::kMXFP4:
       return true;
     default:
       return false;
@@ -362,7 +364,11 @@ Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc
       }
     }
     const uint64_t cols = t.shape.empty() ? 1 : t.shape[0];
-    if (!c.overridden && !opt.pure && is_quantized(base)) {
+    if (!c.overridden && opt.mix == QuantMix::kMXFP4_MOE) {
+      // llama.cpp's MXFP4_MOE: 3-D tensors (expert stacks) mxfp4, everything else q8_0, the
+      // output head and embeddings included; --pure changes nothing.
+      c.wanted = t.shape.size() >= 3 && t.shape[2] > 1 ? T::kMXFP4 : T::kQ8_0;
+    } else if (!c.overridden && !opt.pure && is_quantized(base)) {
       const Category cat = category_of(t.name);
       RuleInput r = in;
       if (model.n_expert > 1 && is_ffn(cat)) {
@@ -388,6 +394,9 @@ GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_
   if (!tensor_is_quantizable(name, shape) || name.find("ffn_gate_inp_shexp") != std::string_view::npos) return T::kF32;
   const GgmlType base = quant_mix_info(mix).base;
   if (!is_quantized(base)) return base;
+  if (mix == QuantMix::kMXFP4_MOE) {
+    return fallback_type(name.find("_exps.") != std::string_view::npos ? T::kMXFP4 : T::kQ8_0, cols);
+  }
   RuleInput in = rule_input(mix, mix_model_of(cfg), cfg.tied_embeddings);
   in.n_attn_v = cfg.n_layer;
   in.i_attn_v = in.i_ffn_down = std::max<int64_t>(layer_of(name), 0);

@@ -23,6 +23,7 @@ enum class QuantMix {
   kF32, kF16, kBF16,
   kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0,
   kQ2_K, kQ3_K_S, kQ3_K_M, kQ3_K_L, kQ4_K_S, kQ4_K_M, kQ5_K_S, kQ5_K_M, kQ6_K,
+  kMXFP4_MOE,  // gpt-oss's: expert stacks mxfp4, every other matrix q8_0
 };
 
 struct QuantMixInfo {

@@ -424,6 +424,33 @@ TEST(QuantMixMoe, Q4KMOnQwen3_30B_A3B) {
   }
 }
 
+// llama-quant.cpp 478-490 (MXFP4_MOE): 3-D tensors mxfp4, every other quantizable tensor q8_0,
+// the output head too (463-464); routers and norms untouched.
+TEST(QuantMixMoe, Mxfp4MoeOnGptOss20B) {
+  const ModelConfig cfg = preset("gpt-oss-20b");
+  auto r = choose_moe(cfg, QuantMix::kMXFP4_MOE);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto& t = *r;
+  EXPECT_EQ(t["output.weight"].type, T::kQ8_0);
+  EXPECT_EQ(t["token_embd.weight"].type, T::kQ8_0);
+  for (int64_t l : {0, 1, 23}) {
+    SCOPED_TRACE(l);
+    for (const char* s : {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"}) {
+      EXPECT_EQ(t[blk(l, s)].type, T::kMXFP4) << s;
+      EXPECT_EQ(standard_tensor_type(QuantMix::kMXFP4_MOE, cfg, blk(l, s), 2880), T::kMXFP4) << s;
+    }
+    for (const char* s : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
+      EXPECT_EQ(t[blk(l, s)].type, T::kQ8_0) << s;
+      EXPECT_EQ(standard_tensor_type(QuantMix::kMXFP4_MOE, cfg, blk(l, s), 2880), T::kQ8_0) << s;
+    }
+    EXPECT_EQ(t[blk(l, "ffn_gate_inp")].type, T::kF32);
+  }
+  auto m = quant_mix_from_name("MXFP4_MOE");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(quant_mix_info(*m).file_type, 38u);  // LLAMA_FTYPE_MOSTLY_MXFP4_MOE
+  EXPECT_TRUE(is_writable_type(T::kMXFP4));
+}
+
 TEST(QuantMixMoe, OtherMixturesOnQwen3_30B_A3B) {
   const ModelConfig cfg = preset("qwen3-30b-a3b");
   auto q3m = *choose_moe(cfg, QuantMix::kQ3_K_M), q2 = *choose_moe(cfg, QuantMix::kQ2_K),
