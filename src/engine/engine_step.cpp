@@ -196,7 +196,8 @@ bool Engine::step() {
     std::vector<model::SeqWork> work;
     work.reserve(out.chunks.size());
     for (const ScheduledChunk& c : out.chunks) work.push_back({c.start, c.n_new});
-    stats_.bytes_moved += model::cost_of_step(*cost_, work).bytes();
+    // An MoE step counts the experts its router really chose (empty for dense models).
+    stats_.bytes_moved += model::cost_of_step(*cost_, work, runner_->experts_run()).bytes();
   }
   if (batch_.output_hidden) {
     process_embeddings(out, *logits);

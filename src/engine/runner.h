@@ -27,6 +27,8 @@ class Runner {
   virtual int32_t block_size() const = 0;
   // Width of a hidden-state row (Batch::output_hidden); 0 when the runner cannot return them.
   virtual int32_t n_embd() const { return 0; }
+  // Mixture of experts: the distinct experts each layer ran in the last run(); empty otherwise.
+  virtual std::span<const int64_t> experts_run() const { return {}; }
 };
 
 struct ModelRunnerOptions {
@@ -49,6 +51,7 @@ class ModelRunner final : public Runner {
   int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }
   int32_t block_size() const override { return static_cast<int32_t>(kv_.block_size()); }
   int32_t n_embd() const override { return static_cast<int32_t>(model_->config().n_embd); }
+  std::span<const int64_t> experts_run() const override { return ws_.moe.experts_run; }
   const kv::KvCache& kv() const { return kv_; }
 
  private:
