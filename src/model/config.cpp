@@ -63,7 +63,7 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
 
 // Mixture-of-experts keys. An MoE architecture needs them; a dense one must not carry experts.
 Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  const bool moe_arch = a == "qwen2moe" || a == "qwen3moe" || a == "gpt-oss";
+  const bool moe_arch = is_moe_arch(a);
   RIDGE_ASSIGN_OR_RETURN(c.n_expert, f.get_int_or(a + ".expert_count", 0));
   if (!moe_arch) {
     if (c.n_expert > 1) {
@@ -115,6 +115,10 @@ Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfi
 
 }  // namespace
 
+bool is_moe_arch(std::string_view arch) {
+  return arch == "qwen2moe" || arch == "qwen3moe" || arch == "gpt-oss";
+}
+
 std::string_view pooling_name(Pooling p) {
   switch (p) {
     case Pooling::kNone: return "none";
@@ -161,8 +165,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   if (!(s = get("block_count", &c.n_layer)).ok()) return prefix(s);
   // A mixture-of-experts file need not carry a dense FFN size (llama.cpp reads it as optional):
   // the experts' own size stands in for it.
-  const bool moe_arch = c.arch == "qwen2moe" || c.arch == "qwen3moe" || c.arch == "gpt-oss";
-  if (moe_arch) {
+  if (is_moe_arch(c.arch)) {
     RIDGE_ASSIGN_OR_RETURN(int64_t ff_exp, f.get_int_or(a + ".expert_feed_forward_length", 0));
     if (!(s = get_or("feed_forward_length", ff_exp, &c.n_ff)).ok()) return prefix(s);
   } else if (!(s = get("feed_forward_length", &c.n_ff)).ok()) {

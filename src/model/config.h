@@ -95,6 +95,9 @@ struct ModelConfig {
   int64_t kv_dim() const { return n_head_kv * head_dim; }
 };
 
+// Whether an architecture's FFN is a mixture of experts (qwen2moe, qwen3moe, gpt-oss).
+bool is_moe_arch(std::string_view arch);
+
 // Architecture defaults (rope layout, biases, qk-norm) for a known architecture name.
 Status apply_arch_defaults(ModelConfig& cfg);
 

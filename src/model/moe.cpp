@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <vector>
 
 #include "model/ffn.h"
 #include "model/for_rows.h"
@@ -53,10 +52,12 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
   std::fill(w.offsets.begin(), w.offsets.end(), 0);
   for (int64_t i = 0; i < m * top; ++i) ++w.offsets[static_cast<size_t>(w.expert[static_cast<size_t>(i)]) + 1];
   for (int64_t e = 0; e < n_exp; ++e) w.offsets[static_cast<size_t>(e) + 1] += w.offsets[static_cast<size_t>(e)];
-  std::vector<int32_t> cursor(w.offsets.begin(), w.offsets.end() - 1);
+  // offsets[e] serves as expert e's cursor (ending at e + 1's start), then shifts back one place.
   for (int64_t i = 0; i < m * top; ++i) {
-    w.row_of[static_cast<size_t>(i)] = cursor[static_cast<size_t>(w.expert[static_cast<size_t>(i)])]++;
+    w.row_of[static_cast<size_t>(i)] = w.offsets[static_cast<size_t>(w.expert[static_cast<size_t>(i)])]++;
   }
+  std::copy_backward(w.offsets.begin(), w.offsets.end() - 1, w.offsets.end());
+  w.offsets[0] = 0;
   for_rows(pool, m, top * d, [&](int64_t t) {
     for (int64_t s = 0; s < top; ++s) {
       const int64_t row = w.row_of[static_cast<size_t>(t * top + s)];

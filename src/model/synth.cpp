@@ -12,6 +12,7 @@
 #include "tensor/fp16_row.h"
 #include "model/quant_mix.h"
 #include "model/synth_vocab.h"
+#include "model/weights.h"
 #include "tokenizer/gguf_vocab.h"
 
 namespace ridge::model {
@@ -269,8 +270,7 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_output.bias", f32, c.n_embd, 1, Init{0.0f, 0.5f}, opt));
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_sinks.weight", f32, c.n_head, 1, Init{1.0f, 1.0f}, opt));
     }
-    const char* ffn_norm = c.arch == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight";
-    RIDGE_RETURN_IF_ERROR(add_random(w, p + ffn_norm, f32, c.n_embd, 1, norm, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + std::string(ffn_norm_tensor(c)), f32, c.n_embd, 1, norm, opt));
     if (c.is_moe()) {
       RIDGE_RETURN_IF_ERROR(add_experts(w, c, p, opt, add_matrix));
       continue;

@@ -34,6 +34,10 @@ Status check_shape(const gguf::TensorInfo& t, std::vector<uint64_t> expect) {
 
 }  // namespace
 
+std::string_view ffn_norm_tensor(const ModelConfig& cfg) {
+  return cfg.arch == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight";
+}
+
 std::string layer_tensor(int64_t il, std::string_view suffix) {
   return fmt::format("blk.{}.{}", il, suffix);
 }
@@ -174,9 +178,7 @@ Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), cfg.kv_dim(), d));
     RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), cfg.kv_dim(), d));
     RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, cfg.q_dim()));
-    // gpt-oss names the norm before its FFN the post-attention norm.
-    const char* ffn_norm = cfg.arch == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight";
-    RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm), d));
+    RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm_tensor(cfg)), d));
     if (cfg.is_moe()) {
       RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));
       continue;

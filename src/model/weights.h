@@ -105,6 +105,10 @@ class WeightBinder {
   std::vector<const void*> converted_;  // tensors already converted (a tied matrix is bound twice)
 };
 
+// The stem of the norm before a layer's FFN: "ffn_norm.weight", gpt-oss's
+// "post_attention_norm.weight".
+std::string_view ffn_norm_tensor(const ModelConfig& cfg);
+
 // Name of tensor `suffix` ("attn_q.weight") of layer `il`: "blk.<il>.attn_q.weight".
 std::string layer_tensor(int64_t il, std::string_view suffix);
 
