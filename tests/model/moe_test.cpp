@@ -99,6 +99,37 @@ TEST(MoeLoad, RefusesAnExpertCountTheTensorsDoNotHave) {
   EXPECT_NE(e.find("ffn_gate_inp.weight"), std::string::npos) << e;
 }
 
+TEST(MoeLoad, RefusesASlidingWindowOutsideGptOss) {
+  const std::string e = load_error([](gguf::Writer& w) {
+    w.set("qwen3moe.attention.sliding_window", gguf::make_u32(128));
+  });
+  EXPECT_NE(e.find("not supported yet: sliding-window attention in a 'qwen3moe' model"), std::string::npos) << e;
+}
+
+TEST(MoeLoad, RefusesInvalidYarnParameters) {
+  const std::string e = load_error([](gguf::Writer& w) {
+    w.set("qwen3moe.rope.scaling.type", gguf::make_string("yarn"));
+    w.set("qwen3moe.rope.scaling.factor", gguf::make_f32(4.0f));
+    w.set("qwen3moe.rope.scaling.original_context_length", gguf::make_u32(0));
+  });
+  EXPECT_NE(e.find("invalid yarn parameters"), std::string::npos) << e;
+}
+
+TEST(MoeLoad, GptOssNeedsItsSlidingWindow) {
+  gguf::Writer writer;
+  ASSERT_TRUE(testing::build_synthetic("tiny-gpt-oss", "f32", 3, writer).ok());
+  EXPECT_TRUE(writer.erase("gpt-oss.attention.sliding_window"));
+  auto bytes = writer.write_to_memory();
+  ASSERT_TRUE(bytes.ok());
+  auto file = gguf::File::parse(*bytes, "oss.gguf");
+  ASSERT_TRUE(file.ok());
+  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
+                            testing::test_kernels());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("missing metadata 'gpt-oss.attention.sliding_window'"),
+            std::string::npos) << m.status().message();
+}
+
 TEST(MoeLoad, RefusesExpertsInADenseArchitecture) {
   gguf::Writer writer;
   ASSERT_TRUE(testing::build_synthetic("tiny-qwen3", "f32", 3, writer).ok());
