@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side speed on synthetic Qwen3-shaped models: ridge bench vs llama.cpp (peer `bench`), same
 # files, same thread count, in one run, alternating the two engines REPEATS times (medians).
-#   usage: bench/compare_peer.sh [PRESETS] [TYPES] [THREADS]      (comma-separated lists)
+#   usage: [LAYERS=N] bench/compare_peer.sh [PRESETS] [TYPES] [THREADS]   (comma-separated lists)
 # Prompt: 512 tokens in one sequence. Decode: 128 tokens after a 4-token prompt (ridge) / a
 # 1-token prompt (llama.cpp's harness), so neither pays for a long KV cache. GB/s = the bytes a
 # decode step must read (weights + KV, ridge's cost model, the same for both engines on the same

@@ -10,9 +10,10 @@ mkdir -p "$models"
 # The median of the numbers on stdin (space-separated; the mean of the middle two when even).
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
-# The file of PRESET in TYPE, written by `ridge synth` the first time.
+# The file of PRESET in TYPE, written by `ridge synth` the first time; LAYERS=N keeps the first N
+# layers only (a shape too large for the machine's memory or disk, e.g. MoE presets).
 model_file() {
-  local f="$models/$1-$2.gguf"
-  [ -f "$f" ] || build/ridge synth --preset "$1" --type "$2" -o "$f" >/dev/null 2>&1
+  local f="$models/$1-$2${LAYERS:+-${LAYERS}l}.gguf"
+  [ -f "$f" ] || build/ridge synth --preset "$1" --type "$2" ${LAYERS:+--layers "$LAYERS"} -o "$f" >/dev/null 2>&1
   echo "$f"
 }

@@ -16,7 +16,7 @@ namespace {
 struct Move {
   int in;
   int out;
-  int len;  // 2 or 4
+  int len;  // 1, 2 or 4
   uint32_t flip;
 };
 
@@ -86,6 +86,13 @@ const Panels16Format* panels16_format(GgmlType type) {
   static const Panels16Format q4_1 = legacy(20, 4, -1, true);
   static const Panels16Format q5_0 = legacy(22, 6, 2, false);
   static const Panels16Format q5_1 = legacy(24, 8, 4, true);
+  // MXFP4: qs dwords (4), then the exponent byte.
+  static const Panels16Format mxfp4 = [] {
+    Panels16Format f{17, 32, {}};
+    for (int k = 0; k < 4; ++k) f.moves.push_back({1 + 4 * k, 64 * k, 4, 0});
+    f.moves.push_back({0, 256, 1, 0});
+    return f;
+  }();
   switch (type) {
     case GgmlType::kQ8_0: return &q8_0;
     case GgmlType::kQ2_K: return &q2_k;
@@ -97,14 +104,17 @@ const Panels16Format* panels16_format(GgmlType type) {
     case GgmlType::kQ4_1: return &q4_1;
     case GgmlType::kQ5_0: return &q5_0;
     case GgmlType::kQ5_1: return &q5_1;
+    case GgmlType::kMXFP4: return &mxfp4;
     default: return nullptr;
   }
 }
 
-// Copies a field of `len` (2 or 4) bytes XORed with `flip`; constant-size copies, so that the
+// Copies a field of `len` (1, 2 or 4) bytes XORed with `flip`; constant-size copies, so that the
 // compiler emits plain moves instead of a memmove call per field.
 inline void move_field(uint8_t* dst, const uint8_t* src, int len, uint32_t flip) {
-  if (len == 4) {
+  if (len == 1) {
+    *dst = static_cast<uint8_t>(*src ^ flip);
+  } else if (len == 4) {
     uint32_t v;
     std::memcpy(&v, src, 4);
     v ^= flip;

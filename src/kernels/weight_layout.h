@@ -1,7 +1,7 @@
 // Weight layouts other than GGUF's row order (WeightLayout in kernels.h): what their bytes
 // mean, the in-place conversion from kRows, and reading one row back.
 //
-// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and every K format). Rows 16p .. 16p + 15 form panel
+// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, every K format and MXFP4). Rows 16p .. 16p + 15 form panel
 // p, which keeps the bytes those rows occupy in kRows order (16 * row_bytes), so a matrix
 // converts in place. Within a panel, block b
 // (the b-th block of every row: 32 elements for Q8_0, 256 for Q4_K) takes 16 * block-bytes at
@@ -27,6 +27,8 @@
 //   Q3_K (110 bytes: 32 hmask bytes, 64 qs bytes, 12 scale bytes, d): byte 64 g + 4 r + k =
 //        qs[4 g + k] (g < 16), then 1024 + 64 t + 4 r + k = hmask[4 t + k] (t < 8),
 //        1536 + 64 q + 4 r + k = scale byte 4 q + k (q < 3), and 1728 + 2 r = d.
+//   MXFP4 (17 bytes: exponent e, 16 qs bytes): byte 64 k + 4 r + j = qs[4 k + j] (k < 4), then
+//        256 + r = e.
 // A panel then reads as one sequential stream and needs no transposes. The last rows % 16 rows
 // stay in kRows order after the panels.
 #pragma once

@@ -17,6 +17,8 @@
 #include "kernels/matmul_driver.h"
 #include "kernels/quant/quant_rows.h"
 #include "kernels/quant/quants.h"
+#include "kernels/weight_layout.h"
+#include "kernels/x86_avx512/avx512.h"
 #include "tensor/fp16.h"
 
 namespace ridge::kernels {
@@ -236,7 +238,7 @@ std::vector<float> gaussian(size_t n, uint32_t seed) {
 MatmulRowsFn rows_of(Isa isa) {
   switch (isa) {
     case Isa::kAvx2: return quant_avx2::rows_mxfp4;
-    case Isa::kAvx512: return quant_avx512::rows_mxfp4;
+    case Isa::kAvx512: return avx512::rows_mxfp4;
     default: return quant_ref::rows_mxfp4;
   }
 }
@@ -303,6 +305,50 @@ TEST(Mxfp4, EveryIsaRowsBitIdenticalToReference) {
                   ASSERT_EQ(bits(got[at]), bits(want[at])) << "x " << i << " row " << j << ": " << got[at] << " vs " << want[at];
                 }
               }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// AVX-512 reads MXFP4 in the kPanels16 layout (weight_layout.h): converted in place, the rows
+// routine on every [j0, j1) the driver can hand it (j0 a multiple of 16) gives ref's bits on the
+// GGUF rows, subnormal exponents included, for decode and prefill m.
+TEST(Mxfp4, PanelLayoutBitIdenticalToReference) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  ASSERT_EQ(kernels_for(Isa::kAvx512).layout_for(GgmlType::kMXFP4), WeightLayout::kPanels16);
+  uint32_t seed = 500;
+  for (int64_t rows : {16, 17, 40, 64}) {
+    for (int64_t nb : {1, 3, 90}) {
+      const int64_t cols = nb * 32;
+      const auto signs = random_signs(cols, ++seed);
+      const auto w = random_rows(rows, nb, ++seed, signs);
+      const WeightView view{GgmlType::kMXFP4, w.data(), rows, cols, static_cast<uint64_t>(nb * kBlockBytes)};
+      auto panels = w;
+      convert_layout(GgmlType::kMXFP4, WeightLayout::kPanels16, panels.data(), rows, cols);
+      ASSERT_NE(panels, w);
+      WeightView pview = view;
+      pview.data = panels.data();
+      pview.layout = WeightLayout::kPanels16;
+      const int64_t m_max = 21;
+      const auto x = aligned(m_max, signs, ++seed);
+      const Q8Acts all(x, m_max, cols);
+      std::vector<float> want(static_cast<size_t>(m_max * rows));
+      quant_ref::rows_mxfp4(view, all.acts, 0, rows, want.data(), rows);
+      for (int64_t m : {1, 2, 5, 8, 9, 21}) {
+        Acts a = all.acts;
+        a.m = m;
+        for (int64_t step : {rows, int64_t{16}, int64_t{32}}) {
+          SCOPED_TRACE("rows=" + std::to_string(rows) + " nb=" + std::to_string(nb) + " m=" + std::to_string(m) +
+                       " step=" + std::to_string(step));
+          std::vector<float> got(want.size(), NAN);
+          for (int64_t j0 = 0; j0 < rows; j0 += step) avx512::rows_mxfp4(pview, a, j0, std::min(rows, j0 + step), got.data(), rows);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < rows; ++j) {
+              const size_t at = static_cast<size_t>(i * rows + j);
+              ASSERT_EQ(bits(got[at]), bits(want[at])) << "x " << i << " row " << j;
             }
           }
         }

@@ -144,7 +144,8 @@ TEST_F(QuantizePeer, WideSyntheticModelsInEveryKMixture) {
 }
 
 // Mixture-of-experts files (3-D expert stacks quantized row by row, the router kept f32, the
-// 8-expert rules in qwen3moe, qwen2moe's shared expert): llama.cpp loads them and its
+// 8-expert rules in qwen3moe, qwen2moe's shared expert, gpt-oss's MXFP4 experts and biases):
+// llama.cpp loads them and its
 // probabilities match ridge's on the same file.
 TEST_F(QuantizePeer, MixtureOfExpertsModels) {
   for (const char* arch : {"qwen3moe", "qwen2moe"}) {
@@ -153,6 +154,12 @@ TEST_F(QuantizePeer, MixtureOfExpertsModels) {
     for (QuantMix mix : {QuantMix::kQ4_K_M, QuantMix::kQ3_K_M, QuantMix::kQ8_0}) {
       compare(*in.file, mix, sequence(64, 512), std::string(arch) + "-" + std::string(quant_mix_info(mix).name));
     }
+  }
+  // gpt-oss: the MXFP4 mixture llama.cpp ships it in, and the K mixture users make of it.
+  const Synth oss = synth_f32(wide_gpt_oss_config(), 17);
+  ASSERT_TRUE(oss.file);
+  for (QuantMix mix : {QuantMix::kMXFP4_MOE, QuantMix::kQ4_K_M}) {
+    compare(*oss.file, mix, sequence(64, 512), "gpt-oss-" + std::string(quant_mix_info(mix).name));
   }
 }
 

@@ -155,6 +155,22 @@ inline ModelConfig wide_moe_config(const std::string& arch) {
   return c;
 }
 
+// gpt-oss in small with rows of 256 (tiny-gpt-oss's window, sinks, biases and YaRN; 8 experts,
+// 4 per token), written by the synthesizer itself (its MoE and gpt-oss tensors).
+inline ModelConfig wide_gpt_oss_config() {
+  ModelConfig c;
+  for (const Preset& p : presets()) {
+    if (p.name == "tiny-gpt-oss") c = p.config;
+  }
+  EXPECT_EQ(c.arch, "gpt-oss");
+  c.name = "wide-gpt-oss";
+  c.n_embd = 256;
+  c.n_head = 4;
+  c.head_dim = c.rope_dims = 64;
+  c.n_ff = c.n_ff_exp = 256;
+  return c;
+}
+
 struct Quantized {
   QuantizePlan plan;
   std::vector<uint8_t> bytes;

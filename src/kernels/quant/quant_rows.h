@@ -39,8 +39,6 @@ inline constexpr int64_t kMxfp4Grain = 8;
 namespace quant_avx512 {  // x86_avx512/quant_*.cpp, kquant_*.cpp (call only when isa_supported(Isa::kAvx512))
 QuantRows rows_q4_k, rows_q5_k, rows_q6_k;  // kquant_q45k.cpp, kquant_q6k.cpp
 QuantRows rows_q2_k, rows_q3_k;  // quant_dot_low_bits.cpp
-QuantRows rows_mxfp4;  // mxfp4.cpp: bit-identical to quant_ref::rows_mxfp4; row grain kMxfp4Grain
-inline constexpr int64_t kMxfp4Grain = 16;
 }  // namespace quant_avx512
 
 }  // namespace ridge::kernels

@@ -42,7 +42,7 @@ void add_quant_rows_avx512(TypeTable& t) {
   t.set(GgmlType::kQ4_K, {quant_avx512::rows_q4_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ5_K, {quant_avx512::rows_q5_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ6_K, {quant_avx512::rows_q6_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
-  t.set(GgmlType::kMXFP4, {quant_avx512::rows_mxfp4, ActFormat::kQ8_0, quant_avx512::kMxfp4Grain});
+  t.set(GgmlType::kMXFP4, {avx512::rows_mxfp4, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
 }
 
 }  // namespace ridge::kernels

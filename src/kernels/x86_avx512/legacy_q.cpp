@@ -1,5 +1,5 @@
-// AVX-512 VNNI matmul for the legacy 32-element formats Q4_0, Q4_1, Q5_0, Q5_1: their block
-// loaders for the shared panel kernel (panel_q8.h: layout, f32 accumulation, decode / prefill).
+// AVX-512 VNNI matmul for the legacy 32-element formats Q4_0, Q4_1, Q5_0, Q5_1 and for MXFP4:
+// their block loaders for the shared panel kernel (panel_q8.h: layout, f32 accumulation, decode / prefill).
 //
 // Per block, ggml's rule (what llama.cpp's x86 dot products compute, up to f32 summation order):
 //   Q4_0 / Q5_0: d_w d_x * sum (q - 8 | q - 16) x            (Q8_0 activations)
@@ -7,6 +7,7 @@
 // The loaders give the unsigned quants q (0..15, or 0..31 with bit 4 from qh); the kernel starts
 // the integer sum at -8 (-16) * sum(x_b) for the symmetric formats (kOffset), so isum_b is the
 // exact signed dot, then adds fma(isum, d_w d_x) and, with a min, fma(m_w, s_x) per lane.
+//   MXFP4: acc + (d_w d_x) * isum with ggml's table values (see Mxfp4Format).
 //
 // GCC 12's _mm512_undefined_*() self-initializes a local, which -Wuninitialized reports when
 // intrinsics such as _mm512_cvtph_ps are inlined at -O3 (a known false positive).
@@ -14,12 +15,34 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <array>
+
+#include "kernels/quant/blocks.h"
 #include "kernels/x86_avx512/avx512.h"
 #include "kernels/x86_avx512/panel_q8.h"
 #include "kernels/x86_avx512/quant_simd.h"
 
 namespace ridge::kernels::avx512 {
 namespace {
+
+// The 16 bytes at `at` of each row's block, transposed: t[k] lane r = dword k (bytes 4k..4k+3)
+// of row r.
+RIDGE_PANEL_INLINE void transpose_qs(const uint8_t* const* row, int64_t at, __m512i t[4]) {
+  // z[q], 128-bit lane L = the 16 bytes (4 dwords) of row q + 4L.
+  __m512i z[4];
+  for (int q = 0; q < 4; ++q) {
+    z[q] = quant_avx512::load_4x128(row[q] + at, row[q + 4] + at, row[q + 8] + at, row[q + 12] + at);
+  }
+  // 4 x 4 dword transpose in each 128-bit lane.
+  const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]);
+  const __m512i a1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]);
+  const __m512i a3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  t[0] = _mm512_unpacklo_epi64(a0, a2);
+  t[1] = _mm512_unpackhi_epi64(a0, a2);
+  t[2] = _mm512_unpacklo_epi64(a1, a3);
+  t[3] = _mm512_unpackhi_epi64(a1, a3);
+}
 
 // Block layouts (kernels/quant/blocks.h): d at 0; m at 2 (formats with a min); qh (5-bit formats)
 // at kQh; the 16 qs bytes at kQs, element j < 16 in the low nibble of qs[j], j + 16 in the high.
@@ -38,7 +61,7 @@ struct LegacyFormat {
   RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off,
                                       PanelBlock<kMin>* out) {
     __m512i t[4];
-    transpose_qs(row, off, t);
+    transpose_qs(row, off + kQsAt, t);
     const __m512i qh = kFive ? load_dwords(row, off + kQhAt) : _mm512_setzero_si512();
     if constexpr (kMin) {  // d and m are the two halves of the block's first dword
       finish(t, qh, load_dwords(row, off), out);
@@ -62,26 +85,6 @@ struct LegacyFormat {
       finish(t, qh, _mm512_setzero_si512(), out);
       out->d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + kLayoutScales)));
     }
-  }
-
-  // t[k] lane r = dword k (qs 4k..4k+3) of row r.
-  RIDGE_PANEL_INLINE static void transpose_qs(const uint8_t* const* row, int64_t off, __m512i t[4]) {
-    // z[q], 128-bit lane L = the 16 qs bytes (4 dwords) of row q + 4L.
-    __m512i z[4];
-    for (int q = 0; q < 4; ++q) {
-      const int64_t at = off + kQsAt;
-      z[q] = quant_avx512::load_4x128(row[q] + at, row[q + 4] + at, row[q + 8] + at,
-                                      row[q + 12] + at);
-    }
-    // 4 x 4 dword transpose in each 128-bit lane: t[k] lane r = dword k (qs 4k..4k+3) of row r.
-    const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]);
-    const __m512i a1 = _mm512_unpackhi_epi32(z[0], z[1]);
-    const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]);
-    const __m512i a3 = _mm512_unpackhi_epi32(z[2], z[3]);
-    t[0] = _mm512_unpacklo_epi64(a0, a2);
-    t[1] = _mm512_unpackhi_epi64(a0, a2);
-    t[2] = _mm512_unpacklo_epi64(a1, a3);
-    t[3] = _mm512_unpackhi_epi64(a1, a3);
   }
 
   // The block from its transposed fields: quants (with qh's bit 4) and, with a min, d and m
@@ -121,6 +124,63 @@ struct LegacyFormat {
   }
 };
 
+// MXFP4 (17 bytes: the exponent e, then 16 qs bytes with element j < 16 in the low nibble of
+// qs[j], j + 16 in the high; blocks.h): the nibble q is looked up (vpshufb) in ggml's doubled
+// E2M1 table shifted to unsigned, u = kMxfp4Values[q] + 12, so the integer sum started at
+// -12 * sum(x_b) ends at the exact dot; the scale is the halved 2^(e - 128). The f32 step rounds
+// the product before the add, as ggml (and quant_ref::rows_mxfp4, which this matches bit for
+// bit) computes it.
+constexpr std::array<uint8_t, 16> mxfp4_table_u() {
+  std::array<uint8_t, 16> t{};
+  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(kMxfp4Values[q] + 12);
+  return t;
+}
+alignas(16) constexpr std::array<uint8_t, 16> kTableU = mxfp4_table_u();
+
+struct Mxfp4Format {
+  static constexpr int64_t kBlockBytes = 17;
+  static constexpr bool kMin = false;
+  static constexpr bool kRoundedStep = true;
+  static constexpr int32_t kOffset = 12;
+  static constexpr int64_t kPrefetchEvery = 64 / kBlockBytes;
+  static constexpr int64_t kL2PrefetchStride = 64;
+  static constexpr int64_t kL2PrefetchBytes = 8192;
+
+  RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off, PanelBlock<false>* out) {
+    __m512i t[4];
+    transpose_qs(row, off + 1, t);
+    uint64_t q[4];  // (e, qs[0]) of each row; e is the low byte
+    gather_halves(row, off, q);
+    const __m256i eq = _mm256_set_epi64x(static_cast<long long>(q[3]), static_cast<long long>(q[2]),
+                                         static_cast<long long>(q[1]), static_cast<long long>(q[0]));
+    finish(t, _mm512_and_si512(_mm512_cvtepu16_epi32(eq), _mm512_set1_epi32(0xff)), out);
+  }
+
+  // kPanels16 (weight_layout.h): t[0..3], then the 16 exponent bytes at 256.
+  static constexpr int64_t kLayoutExponents = 256;
+  RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<false>* out) {
+    const __m512i t[4] = {_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
+                          _mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192)};
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kLayoutExponents));
+    finish(t, _mm512_cvtepu8_epi32(e), out);
+  }
+
+  // The block from its transposed qs and the 16 exponents (one per 32-bit lane).
+  RIDGE_PANEL_INLINE static void finish(const __m512i t[4], __m512i e, PanelBlock<false>* out) {
+    const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kTableU.data())));
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int k = 0; k < 4; ++k) {
+      out->w[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(t[k], low4));
+      out->w[k + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4));
+    }
+    // 2^(e - 128) as f32 bits: (e - 1) << 23 for e >= 2, the subnormal 2^21 << e below.
+    const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+    const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+    const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+    out->d = _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+  }
+};
+
 using Q4_0Format = LegacyFormat<18, 2, -1, false>;
 using Q4_1Format = LegacyFormat<20, 4, -1, true>;
 using Q5_0Format = LegacyFormat<22, 6, 2, false>;
@@ -139,6 +199,9 @@ void rows_q5_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 }
 void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   panel_matmul_rows<Q5_1Format>(w, a, j0, j1, y, ldy);
+}
+void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  panel_matmul_rows<Mxfp4Format>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::avx512

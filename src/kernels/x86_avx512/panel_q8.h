@@ -13,6 +13,7 @@
 // The f32 accumulation, one lane per output row, block after block from 0:
 //   acc = fma(float(isum_b), dw_b * dx_b, acc)            (ggml's d_w d_x isum)
 //   acc = fma(mw_b, sx_b, acc)           formats with a min (ggml's m_w * s_x, s the Q8_1 term)
+//   acc = acc + (dw_b * dx_b) * isum_b    MXFP4 (kRoundedStep: ggml's rule, product rounded)
 // For Q8_0 this is the specification of kernels/ref/ref_q8_0.cpp exactly (bit-identical to ref);
 // for the others it is ggml's per-block rule with the terms summed in this order. Either way
 // each output depends only on its weight row and activation row: independent of m, tiling and
@@ -146,13 +147,34 @@ inline __m512i dpbusd_bcst(__m512i acc, __m512i w, const int8_t* p) {
   return acc;
 }
 
+// v as an opaque value: what reaches the next operation is the rounded product, not a multiply
+// the compiler may fuse into a following add (GCC contracts by default where FMA exists).
+RIDGE_PANEL_INLINE __m512 rounded(__m512 v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
+
+// Whether a format's f32 step rounds the product before the add (Format::kRoundedStep, MXFP4 as
+// ggml computes it) instead of the fma of the others.
+template <typename Format>
+constexpr bool rounded_step() {
+  if constexpr (requires { Format::kRoundedStep; }) {
+    return Format::kRoundedStep;
+  } else {
+    return false;
+  }
+}
+
 // The f32 step of one block (see the top of the file); the same ops in decode and prefill.
 // dx: the activation block's scale, broadcast; xs: its Q8_1 term s (formats with a min).
-template <bool kMin>
-RIDGE_PANEL_INLINE __m512 block_step(__m512 acc, __m512i isum, const PanelBlock<kMin>& blk,
+template <typename Format>
+RIDGE_PANEL_INLINE __m512 block_step(__m512 acc, __m512i isum, const PanelBlock<Format::kMin>& blk,
                                      __m512 dx, float xs) {
+  if constexpr (rounded_step<Format>()) {  // acc + (d_w d_x) * isum, two roundings
+    return _mm512_add_ps(acc, rounded(_mm512_mul_ps(_mm512_mul_ps(blk.d, dx), _mm512_cvtepi32_ps(isum))));
+  }
   acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(blk.d, dx), acc);
-  if constexpr (kMin) acc = _mm512_fmadd_ps(blk.m, _mm512_set1_ps(xs), acc);
+  if constexpr (Format::kMin) acc = _mm512_fmadd_ps(blk.m, _mm512_set1_ps(xs), acc);
   return acc;
 }
 
@@ -215,7 +237,7 @@ void panel_rows(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float*
     for (int i = 0; i < MR; ++i) {
       const __m512 dx = _mm512_set1_ps(x.d[i * nb + b]);
       const float xs = x.s_at<Format::kMin>(i * nb + b);
-      acc[i] = block_step<Format::kMin>(acc[i], isum[0][i], blk, dx, xs);
+      acc[i] = block_step<Format>(acc[i], isum[0][i], blk, dx, xs);
     }
   }
   for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(y + (i0 + i) * ldy, valid, acc[i]);
@@ -270,8 +292,8 @@ void wide_rows(const PanelBlock<Format::kMin>* p0, const PanelBlock<Format::kMin
     for (int i = 0; i < MR; ++i) {
       const __m512 dx = _mm512_set1_ps(x.d[i * nb + b]);
       const float xs = x.s_at<Format::kMin>(i * nb + b);
-      acc[i][0] = block_step<Format::kMin>(acc[i][0], isum[i][0], p0[b], dx, xs);
-      acc[i][1] = block_step<Format::kMin>(acc[i][1], isum[i][1], p1[b], dx, xs);
+      acc[i][0] = block_step<Format>(acc[i][0], isum[i][0], p0[b], dx, xs);
+      acc[i][1] = block_step<Format>(acc[i][1], isum[i][1], p1[b], dx, xs);
     }
   }
   for (int i = 0; i < MR; ++i) {
@@ -328,7 +350,7 @@ RIDGE_PANEL_INLINE void amx_finish(__m512 (&acc)[kAmxRows], const int32_t (*c)[1
                                    const float* xs) {
   for (int i = 0; i < kAmxRows; ++i) {
     const __m512i isum = _mm512_load_si512(c[i]);
-    acc[i] = block_step<Format::kMin>(acc[i], isum, blk, _mm512_set1_ps(xd[i]), Format::kMin ? xs[i] : 0.0f);
+    acc[i] = block_step<Format>(acc[i], isum, blk, _mm512_set1_ps(xd[i]), Format::kMin ? xs[i] : 0.0f);
   }
 }
 
