@@ -14,28 +14,16 @@
 // strings, so a bytes_hex case carries `peer_text`: the same bytes as llama.cpp's BPE path
 // decodes them (each byte that does not start a complete sequence becomes U+FFFD, overlong forms
 // decode to their code point); `ids` are the peer's ids for peer_text.
-import {createRequire} from "node:module";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
+
+import {llamaDecode, loadPeer, rng} from "./peer_tokenizer_common.mjs";
 
 const shared = path.resolve(process.argv[2] ?? "../shared");
 const outDir = path.resolve(process.argv[3] ?? "tests/tokenizer/data");
 const dumpDir = path.resolve(process.argv[4] ?? "/tmp/tok");
-const peerDir = process.env.LLAMACPP_PEER_DIR ?? path.join(os.homedir(), ".cache/llamacpp-peer");
-const require = createRequire(path.join(peerDir, "package.json"));
-const {getLlama, LlamaLogLevel} = await import(require.resolve("node-llama-cpp"));
-const pkg = JSON.parse(fs.readFileSync(path.join(peerDir, "node_modules/node-llama-cpp/package.json"), "utf8"));
+const {module: {getLlama, LlamaLogLevel}, version: peerVersion} = await loadPeer();
 
-// mulberry32: a tiny seeded PRNG so the texts are the same on every run.
-function rng(seed) {
-  return () => {
-    seed |= 0; seed = (seed + 0x6D2B79F5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(20261202);
 const pick = (a) => a[Math.floor(rand() * a.length)];
 const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
@@ -90,24 +78,6 @@ const invalid = [
   "80", "c3", "616263e4b8646566", "f09f9878", "fffe", "c0af", "e4b8ade6", "41c2", "e28241",
   "f0908080", "68656c6c6f80776f726c64", "e4bda0e5a5bd80e4b896e7958c",
 ];
-function llamaDecode(hex) {  // mirrors llama.cpp unicode_cpts_from_utf8 (lead-bit rules only)
-  const b = Buffer.from(hex, "hex");
-  let out = "";
-  for (let i = 0; i < b.length;) {
-    const c = b[i], cont = (k) => i + k < b.length && (b[i + k] & 0xC0) === 0x80;
-    let cpt = -1, n = 1;
-    if (c < 0x80) cpt = c;
-    else if ((c & 0xE0) === 0xC0 && cont(1)) { cpt = ((c & 0x1F) << 6) | (b[i + 1] & 0x3F); n = 2; }
-    else if ((c & 0xF0) === 0xE0 && cont(1) && cont(2)) { cpt = ((c & 0x0F) << 12) | ((b[i + 1] & 0x3F) << 6) | (b[i + 2] & 0x3F); n = 3; }
-    else if ((c & 0xF8) === 0xF0 && cont(1) && cont(2) && cont(3)) {
-      cpt = ((c & 0x07) << 18) | ((b[i + 1] & 0x3F) << 12) | ((b[i + 2] & 0x3F) << 6) | (b[i + 3] & 0x3F); n = 4;
-    }
-    if (cpt < 0 || cpt > 0x10FFFF || (cpt >= 0xD800 && cpt <= 0xDFFF)) { cpt = 0xFFFD; n = 1; }
-    out += String.fromCodePoint(cpt);
-    i += n;
-  }
-  return out;
-}
 
 const models = [
   ["qwen2", "vocab/ggml-vocab-qwen2.gguf"], ["llama_bpe", "vocab/ggml-vocab-llama-bpe.gguf"],
@@ -138,7 +108,7 @@ for (const [name, rel] of models) {
     .filter((x) => x != null);
   const data = {
     generated_by: "tools/gen_tokenizer_peer_data.mjs",
-    peer: `node-llama-cpp ${pkg.version} (prebuilt llama.cpp)`,
+    peer: `node-llama-cpp ${peerVersion} (prebuilt llama.cpp)`,
     model: rel,
     bos: t.bos ?? -1, eos: t.eos ?? -1, add_bos: Boolean(t.shouldPrependBosToken),
     eog: [...new Set(eog)].map((id) => [id, model.isEogToken(id)]),

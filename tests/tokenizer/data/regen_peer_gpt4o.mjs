@@ -15,27 +15,15 @@
 // add_special=false, parse_special=special). Invalid UTF-8 cannot reach llama.cpp through a
 // JavaScript string, so a bytes_hex case carries peer_text, the text llama.cpp's decoder makes of
 // those bytes (see tools/gen_tokenizer_peer_data.mjs), and ids are the peer's ids for it.
-import {createRequire} from "node:module";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
+
+import {llamaDecode, loadPeer, rng} from "../../../tools/peer_tokenizer_common.mjs";
 
 const [dumpDir, shared, outPath] = process.argv.slice(2).map((p) => path.resolve(p));
 if (!outPath) throw new Error("usage: regen_peer_gpt4o.mjs DUMP_DIR SHARED_DIR OUT.json");
-const peerDir = process.env.LLAMACPP_PEER_DIR ?? path.join(os.homedir(), ".cache/llamacpp-peer");
-const require = createRequire(path.join(peerDir, "package.json"));
-const {getLlama, LlamaLogLevel} = await import(require.resolve("node-llama-cpp"));
-const pkg = JSON.parse(fs.readFileSync(path.join(peerDir, "node_modules/node-llama-cpp/package.json"), "utf8"));
+const {module: {getLlama, LlamaLogLevel}, version: peerVersion} = await loadPeer();
 
-// mulberry32: a tiny seeded PRNG so the texts are the same on every run.
-function rng(seed) {
-  return () => {
-    seed |= 0; seed = (seed + 0x6D2B79F5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(20270117);
 const pick = (a) => a[Math.floor(rand() * a.length)];
 const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
@@ -153,24 +141,6 @@ const vectors = fs.readFileSync(path.join(shared, "vocab/ggml-vocab-qwen2.gguf.i
   .split("\n__ggml_vocab_test__\n").slice(0, -1);  // as tests/tokenizer/vectors_test.cpp reads them
 
 const invalid = ["80", "c3", "616263e4b8646566", "f09f9878", "c0af", "48454c4c4f80e280995320776f726c64"];
-function llamaDecode(hex) {  // mirrors llama.cpp unicode_cpts_from_utf8 (lead-bit rules only)
-  const b = Buffer.from(hex, "hex");
-  let out = "";
-  for (let i = 0; i < b.length;) {
-    const c = b[i], cont = (k) => i + k < b.length && (b[i + k] & 0xC0) === 0x80;
-    let cpt = -1, n = 1;
-    if (c < 0x80) cpt = c;
-    else if ((c & 0xE0) === 0xC0 && cont(1)) { cpt = ((c & 0x1F) << 6) | (b[i + 1] & 0x3F); n = 2; }
-    else if ((c & 0xF0) === 0xE0 && cont(1) && cont(2)) { cpt = ((c & 0x0F) << 12) | ((b[i + 1] & 0x3F) << 6) | (b[i + 2] & 0x3F); n = 3; }
-    else if ((c & 0xF8) === 0xF0 && cont(1) && cont(2) && cont(3)) {
-      cpt = ((c & 0x07) << 18) | ((b[i + 1] & 0x3F) << 12) | ((b[i + 2] & 0x3F) << 6) | (b[i + 3] & 0x3F); n = 4;
-    }
-    if (cpt < 0 || cpt > 0x10FFFF || (cpt >= 0xD800 && cpt <= 0xDFFF)) { cpt = 0xFFFD; n = 1; }
-    out += String.fromCodePoint(cpt);
-    i += n;
-  }
-  return out;
-}
 
 const harmonyTokens = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"];
 const harmonyTexts = [
@@ -220,7 +190,7 @@ await hm.dispose();
 
 const data = {
   generated_by: "tests/tokenizer/data/regen_peer_gpt4o.sh",
-  peer: `node-llama-cpp ${pkg.version} (prebuilt llama.cpp)`,
+  peer: `node-llama-cpp ${peerVersion} (prebuilt llama.cpp)`,
   model: "vocab/ggml-vocab-qwen2.gguf",
   pre: "gpt-4o",
   cases,
