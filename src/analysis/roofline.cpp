@@ -119,7 +119,7 @@ Result<RooflineResult> analyze(const RooflineQuery& q) {
   r.kv_bytes_per_token = m.kv_bytes_per_token;
   r.kv_bytes_at_context = m.kv_bytes_per_token * static_cast<double>(q.context);
   r.flops_per_token = m.flops_per_token(q.context);
-  r.attention_flops_per_token = m.attention_flops_per_position() * static_cast<double>(q.context);
+  r.attention_flops_per_token = m.attention_flops(static_cast<double>(std::max<int64_t>(q.context - 1, 0)), 1.0);
   r.peak_flops = q.hw.peak_flops(prec);
   r.ridge = q.hw.ridge(prec);
 

@@ -23,6 +23,7 @@ const Architecture& qwen3_architecture();  // arch/qwen3.cpp
 const Architecture& qwen2moe_architecture();  // arch/qwen2.cpp (attention as qwen2, MoE FFN)
 const Architecture& qwen3moe_architecture();  // arch/qwen3.cpp (attention as qwen3, MoE FFN)
 const Architecture& gpt_oss_architecture();  // arch/gpt_oss.cpp (gpt-oss)
+const Architecture& gemma3_architecture();   // arch/gemma3.cpp (Gemma 3)
 
 // The architecture of `name`, or an error listing the supported ones.
 Result<const Architecture*> find_architecture(std::string_view name);

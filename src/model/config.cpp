@@ -2,6 +2,8 @@
 // computation can overflow or index out of range.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "gguf/reader.h"
 #include "model/config.h"
 
@@ -91,29 +93,55 @@ Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
   return ok_status();
 }
 
-// Sliding-window attention keys (gpt-oss): the window, the period of its layers, and a rope
-// base of their own (only the model's base is supported).
+// Sliding-window attention keys (gpt-oss, gemma3): the window, the period of its layers, and
+// their rope base (gemma3: `rope.freq_base_swa`, default 10000, positions unscaled; gpt-oss: the
+// model's, the only one supported there since its YaRN ranges follow the base).
 Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfig& c) {
   RIDGE_ASSIGN_OR_RETURN(c.n_swa, f.get_int_or(a + ".attention.sliding_window", 0));
   if (c.n_swa == 0) {
     if (a == "gpt-oss") return error("missing metadata '{}.attention.sliding_window'", a);
-    return ok_status();
+    return ok_status();  // gemma3 without a window: every layer global
   }
-  if (a != "gpt-oss") {
+  if (a != "gpt-oss" && a != "gemma3") {
     return error("not supported yet: sliding-window attention in a '{}' model", a);
   }
   RIDGE_RETURN_IF_ERROR(check_range(a + ".attention.sliding_window", c.n_swa, 1, int64_t{1} << 26));
   RIDGE_ASSIGN_OR_RETURN(c.swa_period, f.get_int_or(a + ".attention.sliding_window_pattern", c.swa_period));
   RIDGE_RETURN_IF_ERROR(check_range(a + ".attention.sliding_window_pattern", c.swa_period, 0, 4096));
-  RIDGE_ASSIGN_OR_RETURN(double base_swa, f.get_float_or(a + ".rope.freq_base_swa", c.rope_theta));
-  if (static_cast<float>(base_swa) != c.rope_theta) {
+  const double default_base = a == "gemma3" ? 10000.0 : c.rope_theta;
+  RIDGE_ASSIGN_OR_RETURN(double base_swa, f.get_float_or(a + ".rope.freq_base_swa", default_base));
+  if (!(base_swa > 1.0 && base_swa < 1e12)) {
+    return error("metadata '{}.rope.freq_base_swa' = {} is not a rope base", a, base_swa);
+  }
+  if (a == "gpt-oss" && static_cast<float>(base_swa) != c.rope_theta) {
     return error("not supported yet: a rope base of {} in sliding-window layers ({} elsewhere)",
                  base_swa, c.rope_theta);
+  }
+  if (a == "gemma3") {
+    if (c.yarn.factor > 0.0f) return error("not supported yet: YaRN rope scaling in a '{}' model", a);
+    c.rope_theta_swa = static_cast<float>(base_swa);
+    c.rope_freq_scale_swa = 1.0f;
   }
   return ok_status();
 }
 
+// Gemma's final logit soft-capping (absent or 0: none).
+Status read_softcap(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (a != "gemma3") return ok_status();
+  RIDGE_ASSIGN_OR_RETURN(double cap, f.get_float_or(a + ".final_logit_softcapping", 0.0));
+  if (!(cap >= 0.0 && cap < 1e6)) {
+    return error("metadata '{}.final_logit_softcapping' = {} is not a cap", a, cap);
+  }
+  c.final_logit_softcap = static_cast<float>(cap);
+  return ok_status();
+}
+
 }  // namespace
+
+float ModelConfig::attention_scale() const {
+  if (arch == "gemma3" && n_layer == 62) return 1.0f / std::sqrt(static_cast<float>(n_embd / n_head));
+  return 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
 
 bool is_moe_arch(std::string_view arch) {
   return arch == "qwen2moe" || arch == "qwen3moe" || arch == "gpt-oss";
@@ -218,6 +246,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   if (!(s = read_rope_scaling(f, a, c)).ok()) return prefix(s);
   if (!(s = read_experts(f, a, c)).ok()) return prefix(s);
   if (!(s = read_sliding_window(f, a, c)).ok()) return prefix(s);
+  if (!(s = read_softcap(f, a, c)).ok()) return prefix(s);
 
   // The vocabulary size is the embedding table's row count (the tokenizer may list more).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");

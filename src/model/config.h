@@ -46,7 +46,7 @@ enum class Pooling { kNone, kMean, kCls, kLast, kRank };
 std::string_view pooling_name(Pooling p);  // "none", "mean", "cls", "last", "rank"
 
 struct ModelConfig {
-  std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss"
+  std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "gemma3"
   std::string name;          // general.name or preset name
   int64_t n_vocab = 0;
   int64_t n_embd = 0;
@@ -80,16 +80,44 @@ struct ModelConfig {
   // softmax over the k picked; experts with biases and the clamped SwiGLU (alpha 1.702, limit 7).
   bool moe_softmax_after_topk = false;
   bool moe_swiglu_oai = false;
-  // Sliding-window attention (gpt-oss): layer il attends to its last n_swa positions when
+  // Sliding-window attention (gpt-oss, gemma3): layer il attends to its last n_swa positions when
   // il % swa_period < swa_period - 1 (every layer when swa_period is 0), as llama.cpp decides.
   int64_t n_swa = 0;
   int64_t swa_period = 0;
   bool attn_sinks = false;  // one learned logit per head in each attention softmax (gpt-oss)
+  // Sliding-window layers' rope (0: the model's): gemma3 gives them a base of their own
+  // (`rope.freq_base_swa`) and never scales their positions.
+  float rope_theta_swa = 0.0f;
+  float rope_freq_scale_swa = 0.0f;
+
+  // Gemma (gemma3): token embeddings scaled by sqrt(n_embd); a GeGLU FFN (the tanh GELU of the
+  // gate times up); RMSNorm on the attention output and on the FFN output before each residual
+  // add (post_attention_norm, post_ffw_norm); logits soft-capped where the file gives a cap.
+  bool scale_embeddings = false;
+  bool ffn_gelu = false;
+  bool post_norms = false;
+  float final_logit_softcap = 0.0f;  // logits = cap * tanh(logits / cap); 0 = none
 
   bool is_moe() const { return n_expert > 0; }
   bool is_swa_layer(int64_t il) const {
     return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1);
   }
+
+  // The rope base and position scale of layer il.
+  float layer_rope_theta(int64_t il) const {
+    return is_swa_layer(il) && rope_theta_swa > 0.0f ? rope_theta_swa : rope_theta;
+  }
+  float layer_rope_freq_scale(int64_t il) const {
+    return is_swa_layer(il) && rope_freq_scale_swa > 0.0f ? rope_freq_scale_swa : rope_freq_scale;
+  }
+  // Whether sliding-window layers rotate differently from the others (two cos/sin tables).
+  bool swa_rope_differs() const {
+    return n_swa > 0 && ((rope_theta_swa > 0.0f && rope_theta_swa != rope_theta) ||
+                         (rope_freq_scale_swa > 0.0f && rope_freq_scale_swa != rope_freq_scale));
+  }
+  // The q·k scale: 1/sqrt(head_dim), except for gemma3's 62-layer model (27B), whose queries are
+  // scaled by 1/sqrt(n_embd / n_head) as llama.cpp decides it (by the layer count).
+  float attention_scale() const;
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }

@@ -238,8 +238,33 @@ double ModelCost::attention_flops_per_position() const {
 }
 
 double ModelCost::flops_per_token(int64_t context) const {
-  return layer_flops_per_token + head_flops_per_row +
-         attention_flops_per_position() * static_cast<double>(context);
+  const double c = static_cast<double>(context);
+  return layer_flops_per_token + head_flops_per_row + attention_flops(std::max(c - 1.0, 0.0), 1.0);
+}
+
+double ModelCost::kv_read_bytes(double past, double n_new) const {
+  const double layers = static_cast<double>(config.n_layer);
+  const double per_layer = layers > 0 ? kv_bytes_per_token / layers : 0.0;
+  const double windowed = static_cast<double>(n_window_layers);
+  const double all = past + n_new;
+  const double in_window = window > 0 ? std::min(all, static_cast<double>(window) + n_new - 1.0) : all;
+  return per_layer * ((layers - windowed) * all + windowed * in_window);
+}
+
+double ModelCost::attention_flops(double past, double n_new) const {
+  const double layers = static_cast<double>(config.n_layer);
+  const double per_layer = layers > 0 ? attention_flops_per_position() / layers : 0.0;
+  const double windowed = static_cast<double>(n_window_layers);
+  // Token i (1-based) of the chunk attends past + i positions: sum = n*past + n(n+1)/2.
+  const double full = n_new * past + n_new * (n_new + 1.0) / 2.0;
+  double capped = full;
+  if (window > 0 && windowed > 0) {
+    // sum_i min(past + i, w): the tokens before the cap, then w each.
+    const double w = static_cast<double>(window);
+    const double below = std::clamp(w - past, 0.0, n_new);  // tokens with past + i <= w
+    capped = below * past + below * (below + 1.0) / 2.0 + (n_new - below) * w;
+  }
+  return per_layer * ((layers - windowed) * full + windowed * capped);
 }
 
 double ModelCost::weight_bytes_for_experts(double experts_per_layer) const {
@@ -324,6 +349,8 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   m.head_activation_bytes = 4.0 * (embd + vocab);
   m.kv_bytes_per_token = 2.0 * static_cast<double>(cfg.n_layer) *
                          static_cast<double>(cfg.kv_dim()) * kv_bytes_per_element(kv_type);
+  m.window = cfg.n_swa;
+  for (int64_t l = 0; l < cfg.n_layer; ++l) m.n_window_layers += cfg.is_swa_layer(l) ? 1 : 0;
   return m;
 }
 
@@ -337,11 +364,9 @@ double step_without_weights(const ModelCost& m, std::span<const SeqWork> seqs, S
     const double n_new = static_cast<double>(s.n_new);
     const double past = static_cast<double>(s.n_past);
     n_tokens += n_new;
-    c.kv_read_bytes += (past + n_new) * m.kv_bytes_per_token;  // the sequence's KV, read once
+    c.kv_read_bytes += m.kv_read_bytes(past, n_new);  // the sequence's KV, read once
     c.kv_write_bytes += n_new * m.kv_bytes_per_token;
-    // Token i (1-based) of the chunk attends past + i positions: sum = n*past + n(n+1)/2.
-    double positions = n_new * past + n_new * (n_new + 1.0) / 2.0;
-    c.attention_flops += m.attention_flops_per_position() * positions;
+    c.attention_flops += m.attention_flops(past, n_new);
     c.flops += n_new * m.layer_flops_per_token + m.head_flops_per_row;
     c.activation_bytes += n_new * m.activation_bytes_per_token + m.head_activation_bytes;
   }

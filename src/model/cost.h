@@ -113,6 +113,9 @@ struct ModelCost {
   double activation_bytes_per_token = 0;  // layer matmuls' f32 inputs and outputs
   double head_activation_bytes = 0;       // head input + logits, per row that needs logits
   double kv_bytes_per_token = 0;   // K + V, all layers, per token of context
+  // Sliding-window layers (gpt-oss, gemma3) read and attend to their last `window` positions only.
+  int64_t window = 0;              // cfg.n_swa (0: none)
+  int64_t n_window_layers = 0;     // layers with the window
 
   // Mixture of experts. For a dense model: active = total, dense_read_bytes = weight_read_bytes,
   // no experts.
@@ -129,6 +132,12 @@ struct ModelCost {
   // FLOPs to decode one token at context c (matmuls + head + attention over c positions).
   double flops_per_token(int64_t context) const;
   double attention_flops_per_position() const;  // 4 * n_layer * q_dim
+  // K + V bytes a chunk of n_new tokens after `past` reads (each position once per step): every
+  // position in full layers, the last window + n_new - 1 (capped) in sliding-window layers.
+  double kv_read_bytes(double past, double n_new) const;
+  // Attention FLOPs of that chunk: token i (1-based) attends past + i positions in full layers,
+  // min(past + i, window) in sliding-window layers.
+  double attention_flops(double past, double n_new) const;
   // Weights read by a step whose tokens reach `experts_per_layer` distinct experts in every
   // layer (the per-token embedding rows not included). Dense: weight_read_bytes.
   double weight_bytes_for_experts(double experts_per_layer) const;

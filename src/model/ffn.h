@@ -1,5 +1,6 @@
 // The gated feed-forward block shared by dense layers, each routed expert and the shared expert
-// of a mixture-of-experts layer: down · (silu(gate · x) * (up · x)).
+// of a mixture-of-experts layer: down · (act(gate · x) * (up · x)), act = silu (SwiGLU) or the
+// tanh GELU (GeGLU, gemma).
 #pragma once
 
 #include <cstdint>
@@ -19,10 +20,15 @@ struct GatedFfn {
   const float* up_bias = nullptr;    // [n_ff]
   const float* down_bias = nullptr;  // [n_out]
   bool swiglu_oai = false;
+  bool gelu = false;  // GeGLU: gelu_tanh(g) * u
 };
 
 // gpt-oss's activation of one gate/up pair (ggml's swiglu_oai with alpha 1.702, limit 7).
 float swiglu_oai(float gate, float up);
+// GeGLU of one gate/up pair as llama.cpp computes it on CPUs: 0 for gate <= -10, gate * up for
+// gate >= 10, else the tanh GELU of gate rounded to f16, itself rounded to f16 (ggml's table),
+// times up.
+float geglu(float gate, float up);
 
 // out[m, n_out] (leading dimension ldo) from x[m, n_in] (leading dimension ldx). gate_buf and
 // up_buf hold m * n_ff floats each. Gate and up run in one parallel region over one conversion

@@ -141,13 +141,13 @@ YarnParams yarn_params(const ModelConfig& cfg) {
   return p;
 }
 
-void rope_cos_sin(const ModelConfig& cfg, const float* factors, const YarnParams& yarn,
-                  int64_t pos, float* cs, float* sn) {
-  const float step = std::pow(cfg.rope_theta, -2.0f / static_cast<float>(cfg.rope_dims));
+void rope_cos_sin(const ModelConfig& cfg, float theta_base, float freq_scale, const float* factors,
+                  const YarnParams& yarn, int64_t pos, float* cs, float* sn) {
+  const float step = std::pow(theta_base, -2.0f / static_cast<float>(cfg.rope_dims));
   float theta = static_cast<float>(pos);
   for (int64_t i = 0; i < cfg.rope_dims / 2; ++i) {
     const float extrap = theta / factors[i];
-    float angle = cfg.rope_freq_scale * extrap;
+    float angle = freq_scale * extrap;
     float mscale = 1.0f;
     if (yarn.on) {
       // Interpolated below the correction range, extrapolated (unscaled) above it, blended in it.

@@ -54,8 +54,10 @@ YarnParams yarn_params(const ModelConfig& cfg);
 // f16/bf16/q8_0 roundings downstream now and then (tiny-llama with head_dim 32, bf16: 1.2e-3 ->
 // 4e-7 against llama.cpp). With YaRN, ggml's blend of interpolated and original angles and its
 // magnitude scale.
-void rope_cos_sin(const ModelConfig& cfg, const float* factors, const YarnParams& yarn,
-                  int64_t pos, float* cs, float* sn);
+// `theta` and `freq_scale`: the base and position scale of the layers the table serves
+// (cfg.layer_rope_theta / layer_rope_freq_scale).
+void rope_cos_sin(const ModelConfig& cfg, float theta, float freq_scale, const float* factors,
+                  const YarnParams& yarn, int64_t pos, float* cs, float* sn);
 
 // Numerically stable in-place softmax of n values.
 void softmax(float* x, int64_t n);

@@ -70,6 +70,23 @@ std::vector<Preset> build() {
     g.rope_freq_scale = 1.0f / 32.0f;
     p.push_back({"gpt-oss-20b", "openai/gpt-oss-20b", g});
   }
+  // Gemma 3 (google/gemma-3-*: the text model's config.json): sliding windows of 512 (1B) or
+  // 1024 with a rope base of 10000, every sixth layer global with base 1e6, linear rope scaling 8
+  // on the global layers of 4B and larger; embeddings tied.
+  const auto gemma3 = [](std::string name, int64_t embd, int64_t layers, int64_t heads, int64_t kv,
+                         int64_t head_dim, int64_t ff, int64_t ctx, int64_t window, float scaling) {
+    ModelConfig g = make("gemma3", std::move(name), 262144, embd, layers, heads, kv, head_dim, ff, ctx,
+                         1e-6f, 1e6f, true);
+    g.n_swa = window;
+    g.rope_theta_swa = 10000.0f;
+    g.rope_freq_scale_swa = 1.0f;
+    g.rope_freq_scale = 1.0f / scaling;
+    return g;
+  };
+  p.push_back({"gemma-3-1b", "google/gemma-3-1b-pt", gemma3("gemma-3-1b", 1152, 26, 4, 1, 256, 6912, 32768, 512, 1.0f)});
+  p.push_back({"gemma-3-4b", "google/gemma-3-4b-pt", gemma3("gemma-3-4b", 2560, 34, 8, 4, 256, 10240, 131072, 1024, 8.0f)});
+  p.push_back({"gemma-3-12b", "google/gemma-3-12b-pt", gemma3("gemma-3-12b", 3840, 48, 16, 8, 256, 15360, 131072, 1024, 8.0f)});
+  p.push_back({"gemma-3-27b", "google/gemma-3-27b-pt", gemma3("gemma-3-27b", 5376, 62, 32, 16, 128, 21504, 131072, 1024, 8.0f)});
   p.push_back({"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B",
                make("qwen2", "qwen2.5-0.5b", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1e-6f, 1e6f, true)});
   p.push_back({"qwen2.5-7b", "Qwen/Qwen2.5-7B",
@@ -106,6 +123,18 @@ std::vector<Preset> build() {
     g.yarn.original_context = 4096;
     g.rope_freq_scale = 1.0f / 32.0f;
     p.push_back({"tiny-gpt-oss", "", g});
+  }
+  {
+    // gemma3 in small: a window of 8 on layers 0, 1 and 3 (period 3) with their own rope base,
+    // layer 2 global with linear scaling 8, GeGLU, post-norms, embedding scale, a logit cap.
+    ModelConfig g = make("gemma3", "tiny-gemma3", 512, 64, 4, 4, 2, 32, 160, 2048, 1e-6f, 1e6f, true);
+    g.n_swa = 8;
+    g.swa_period = 3;
+    g.rope_theta_swa = 10000.0f;
+    g.rope_freq_scale_swa = 1.0f;
+    g.rope_freq_scale = 0.125f;
+    g.final_logit_softcap = 30.0f;
+    p.push_back({"tiny-gemma3", "", g});
   }
   // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
   // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
@@ -165,9 +194,17 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.moe_swiglu_oai = true;
     cfg.attn_sinks = true;
     cfg.swa_period = 2;
+  } else if (cfg.arch == "gemma3") {  // q/k norms, GeGLU, post-norms, scaled embeddings
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+    cfg.scale_embeddings = true;
+    cfg.ffn_gelu = true;
+    cfg.post_norms = true;
+    cfg.swa_period = 6;
   } else {
     return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
-                 "qwen3moe, gpt-oss)", cfg.arch);
+                 "qwen3moe, gpt-oss, gemma3)", cfg.arch);
   }
   return ok_status();
 }

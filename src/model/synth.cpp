@@ -201,6 +201,15 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
     w.set(a + ".rope.scaling.original_context_length", u32(c.yarn.original_context));
   }
   if (c.n_swa > 0) w.set(a + ".attention.sliding_window", u32(c.n_swa));
+  if (c.arch == "gemma3") {  // llama.cpp's gemma3 reads the period as a scalar (default 6)
+    if (c.n_swa > 0) w.set(a + ".attention.sliding_window_pattern", u32(c.swa_period));
+    if (c.rope_theta_swa > 0.0f) w.set(a + ".rope.freq_base_swa", gguf::make_f32(c.rope_theta_swa));
+    if (c.final_logit_softcap > 0.0f) w.set(a + ".final_logit_softcapping", gguf::make_f32(c.final_logit_softcap));
+  }
+  if (c.yarn.factor == 0.0f && c.rope_freq_scale != 1.0f) {
+    w.set(a + ".rope.scaling.type", gguf::make_string("linear"));
+    w.set(a + ".rope.scaling.factor", gguf::make_f32(1.0f / c.rope_freq_scale));
+  }
   if (c.is_moe()) {
     w.set(a + ".expert_count", u32(c.n_expert));
     w.set(a + ".expert_used_count", u32(c.n_expert_used));
@@ -270,6 +279,9 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_output.bias", f32, c.n_embd, 1, Init{0.0f, 0.5f}, opt));
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_sinks.weight", f32, c.n_head, 1, Init{1.0f, 1.0f}, opt));
     }
+    if (c.post_norms) {
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "post_attention_norm.weight", f32, c.n_embd, 1, norm, opt));
+    }
     RIDGE_RETURN_IF_ERROR(add_random(w, p + std::string(ffn_norm_tensor(c)), f32, c.n_embd, 1, norm, opt));
     if (c.is_moe()) {
       RIDGE_RETURN_IF_ERROR(add_experts(w, c, p, opt, add_matrix));
@@ -278,6 +290,9 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down.weight", c.n_ff, c.n_embd, lin(c.n_ff)));
+    if (c.post_norms) {
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + "post_ffw_norm.weight", f32, c.n_embd, 1, norm, opt));
+    }
   }
   RIDGE_RETURN_IF_ERROR(add_random(w, "output_norm.weight", f32, c.n_embd, 1, norm, opt));
   if (!c.tied_embeddings) {

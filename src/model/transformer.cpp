@@ -58,12 +58,25 @@ void Model::embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const {
   const int64_t d = cfg_.n_embd;
   const int64_t half = cfg_.rope_dims / 2;
   const kernels::WeightView& e = w_.token_embd;
+  // Gemma: embeddings times sqrt(n_embd), in f32 as llama.cpp scales them.
+  const float embd_scale = cfg_.scale_embeddings ? std::sqrt(static_cast<float>(d)) : 1.0f;
+  const bool swa_table = cfg_.swa_rope_differs();
   for_rows(pool, batch.n_tokens(), d, [&](int64_t t) {
     const auto tok = static_cast<uint64_t>(batch.tokens[static_cast<size_t>(t)]);
-    kernels::dequantize_weight_row(*kernels_, e, static_cast<int64_t>(tok), ws.x.data() + t * d);
-    // Rope cosines/sines of this token, shared by all layers and heads.
-    rope_cos_sin(cfg_, rope_factors_.data(), yarn_, batch.positions[static_cast<size_t>(t)],
+    float* x = ws.x.data() + t * d;
+    kernels::dequantize_weight_row(*kernels_, e, static_cast<int64_t>(tok), x);
+    if (cfg_.scale_embeddings) {
+      for (int64_t i = 0; i < d; ++i) x[i] *= embd_scale;
+    }
+    // Rope cosines/sines of this token, shared by all layers and heads (sliding-window layers
+    // have a table of their own where their base or scale differs).
+    const int64_t pos = batch.positions[static_cast<size_t>(t)];
+    rope_cos_sin(cfg_, cfg_.rope_theta, cfg_.rope_freq_scale, rope_factors_.data(), yarn_, pos,
                  ws.rope_cos.data() + t * half, ws.rope_sin.data() + t * half);
+    if (swa_table) {
+      rope_cos_sin(cfg_, cfg_.rope_theta_swa, cfg_.rope_freq_scale_swa, rope_factors_.data(), yarn_,
+                   pos, ws.rope_cos_swa.data() + t * half, ws.rope_sin_swa.data() + t * half);
+    }
   });
 }
 
@@ -93,8 +106,9 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
     if (l.k_norm) {
       for (int64_t h = 0; h < cfg_.n_head_kv; ++h) rms_norm(k + h * hd, l.k_norm.data, k + h * hd, hd, cfg_.rms_eps);
     }
-    const float* cs = ws.rope_cos.data() + t * half;
-    const float* sn = ws.rope_sin.data() + t * half;
+    const bool own_table = !ws.rope_cos_swa.empty() && cfg_.is_swa_layer(il);
+    const float* cs = (own_table ? ws.rope_cos_swa : ws.rope_cos).data() + t * half;
+    const float* sn = (own_table ? ws.rope_sin_swa : ws.rope_sin).data() + t * half;
     rope(q, cfg_.n_head, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
     rope(k, cfg_.n_head_kv, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
     kv.write(il, batch.slots[static_cast<size_t>(t)], k, v);
@@ -109,7 +123,7 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   a.n_head = cfg_.n_head;
   a.n_head_kv = cfg_.n_head_kv;
   a.head_dim = hd;
-  a.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  a.scale = cfg_.attention_scale();
   a.window = cfg_.is_swa_layer(il) ? cfg_.n_swa : 0;
   a.sinks = l.attn_sinks ? l.attn_sinks.data : nullptr;
   a.scratch = ws.attn_scratch.data();
@@ -123,18 +137,24 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) co
   const int64_t d = cfg_.n_embd;
   matmul(*kernels_, l.wo, ws.attn.data(), m, ws.proj.data(), pool);  // [m, n_embd]
   for_rows(pool, m, 2 * d, [&](int64_t t) {
-    if (l.bo) add_inplace(ws.proj.data() + t * d, l.bo.data, d);
-    add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
+    float* p = ws.proj.data() + t * d;
+    if (l.bo) add_inplace(p, l.bo.data, d);
+    if (l.attn_post_norm) rms_norm(p, l.attn_post_norm.data, p, d, cfg_.rms_eps);
+    add_inplace(ws.x.data() + t * d, p, d);
     rms_norm(ws.x.data() + t * d, l.ffn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });
   if (cfg_.is_moe()) {
     moe_ffn(cfg_, l, il, *kernels_, m, ws, ws.proj.data(), pool);  // [m, n_embd]
   } else {
-    gated_ffn(*kernels_, GatedFfn{&l.w_gate, &l.w_up, &l.w_down}, ws.xn.data(), d, m,
-              ws.gate.data(), ws.up.data(), ws.proj.data(), d, pool);  // [m, n_embd]
+    GatedFfn ffn{&l.w_gate, &l.w_up, &l.w_down};
+    ffn.gelu = cfg_.ffn_gelu;
+    gated_ffn(*kernels_, ffn, ws.xn.data(), d, m, ws.gate.data(), ws.up.data(), ws.proj.data(), d,
+              pool);  // [m, n_embd]
   }
   for_rows(pool, m, d, [&](int64_t t) {
-    add_inplace(ws.x.data() + t * d, ws.proj.data() + t * d, d);
+    float* p = ws.proj.data() + t * d;
+    if (l.ffn_post_norm) rms_norm(p, l.ffn_post_norm.data, p, d, cfg_.rms_eps);
+    add_inplace(ws.x.data() + t * d, p, d);
   });
 }
 
@@ -176,6 +196,13 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
   });
   if (batch.output_hidden) return std::span<const float>(ws.xn.data(), static_cast<size_t>(n_out * d));
   matmul(*kernels_, w_.output, ws.xn.data(), n_out, ws.logits.data(), pool);  // [n_out, n_vocab]
+  if (cfg_.final_logit_softcap > 0.0f) {
+    const float cap = cfg_.final_logit_softcap;
+    for_rows(pool, n_out, cfg_.n_vocab, [&](int64_t t) {
+      float* z = ws.logits.data() + t * cfg_.n_vocab;
+      for (int64_t i = 0; i < cfg_.n_vocab; ++i) z[i] = cap * std::tanh(z[i] / cap);
+    });
+  }
   return std::span<const float>(ws.logits.data(), static_cast<size_t>(n_out * cfg_.n_vocab));
 }
 

@@ -36,6 +36,8 @@ struct LayerWeights {
   VectorView bq, bk, bv;              // [q_dim], [kv_dim], [kv_dim]: qwen2 (optional elsewhere)
   VectorView q_norm, k_norm;          // [head_dim]: qwen3 per-head RMSNorm
   VectorView ffn_norm;                // [n_embd]
+  VectorView attn_post_norm;          // [n_embd] gemma3: RMSNorm of the attention output
+  VectorView ffn_post_norm;           // [n_embd] gemma3: RMSNorm of the FFN output
   kernels::WeightView w_gate;         // [n_ff, n_embd]  (MoE: the shared expert's, or empty)
   kernels::WeightView w_up;           // [n_ff, n_embd]
   kernels::WeightView w_down;         // [n_embd, n_ff]

@@ -48,6 +48,10 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   }
   w.rope_cos.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   w.rope_sin.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
+  if (cfg.swa_rope_differs()) {
+    w.rope_cos_swa.resize(w.rope_cos.size());
+    w.rope_sin_swa.resize(w.rope_sin.size());
+  }
   if (!lim.hidden_outputs) {
     w.logits.resize(static_cast<size_t>(lim.max_outputs) * static_cast<size_t>(cfg.n_vocab));
   }

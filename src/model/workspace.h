@@ -48,6 +48,9 @@ class Workspace {
   std::vector<float> up;        // [max_tokens, ffn_width] (ffn_width: n_ff, or the widest expert)
   std::vector<float> rope_cos;  // [max_tokens, rope_dims / 2]
   std::vector<float> rope_sin;  // [max_tokens, rope_dims / 2]
+  // Sliding-window layers' cos/sin where their rope differs (cfg.swa_rope_differs()), else empty.
+  std::vector<float> rope_cos_swa;
+  std::vector<float> rope_sin_swa;
   std::vector<float> logits;    // [max_outputs, n_vocab]
   std::vector<float> attn_scratch;  // [n_threads, attn_scratch_per_thread]
   int64_t attn_scratch_per_thread = 0;

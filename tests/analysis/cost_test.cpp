@@ -100,6 +100,39 @@ TEST(CostTest, PrefillAttentionIsTriangular) {
   EXPECT_EQ(cost_of_step(m, 0, 100).bytes(), 0.0);
 }
 
+// Sliding-window layers read and attend to their window only: gpt-oss-20b has 12 of its 24
+// layers on a window of 128, gemma-3-1b 22 of 26 on 512 (every sixth layer global).
+TEST(CostTest, SlidingWindowLayersReadTheirWindowOnly) {
+  ModelCost g = cost_of("gpt-oss-20b", "f16");
+  EXPECT_EQ(g.window, 128);
+  EXPECT_EQ(g.n_window_layers, 12);
+  const double layer = g.kv_bytes_per_token / 24;  // one layer's K + V per position
+  // Decode at position 4000: full layers 4001 positions, windowed layers 128.
+  const SeqWork decode[] = {{4000, 1}};
+  StepCost d = cost_of_step(g, decode);
+  EXPECT_DOUBLE_EQ(d.kv_read_bytes, layer * (12 * 4001 + 12 * 128));
+  EXPECT_DOUBLE_EQ(d.attention_flops, g.attention_flops_per_position() / 24 * (12 * 4001 + 12 * 128));
+  // Below the window nothing is capped.
+  const SeqWork early[] = {{50, 1}};
+  EXPECT_DOUBLE_EQ(cost_of_step(g, early).kv_read_bytes, 51 * g.kv_bytes_per_token);
+  // A chunk of 200 after 1000: windowed layers read the 127 positions before it and its own 200.
+  const SeqWork late[] = {{1000, 200}};
+  EXPECT_DOUBLE_EQ(cost_of_step(g, late).kv_read_bytes, layer * (12 * 1200 + 12 * 327));
+  // A chunk of 200 after 10 reads all 210 positions in every layer; its tokens attend 11..128
+  // (118 tokens), then 128 each (82 tokens) in windowed layers.
+  const SeqWork chunk[] = {{10, 200}};
+  StepCost c = cost_of_step(g, chunk);
+  EXPECT_DOUBLE_EQ(c.kv_read_bytes, 210 * g.kv_bytes_per_token);
+  const double capped = (11.0 + 128.0) * 118 / 2 + 82 * 128.0;
+  const double full = 200 * 10 + 200 * 201 / 2.0;
+  EXPECT_DOUBLE_EQ(c.attention_flops, g.attention_flops_per_position() / 24 * (12 * full + 12 * capped));
+  ModelCost gemma = cost_of("gemma-3-1b", "f16");
+  EXPECT_EQ(gemma.window, 512);
+  EXPECT_EQ(gemma.n_window_layers, 22);
+  // Dense models: unchanged.
+  EXPECT_EQ(cost_of("qwen3-0.6b", "f16").n_window_layers, 0);
+}
+
 TEST(CostTest, RowsNotDivisibleBySuperBlockFallBack) {
   // Qwen2.5-0.5B has n_embd 896 = 3.5 x 256: q4_K cannot store its rows, llama.cpp uses q5_0.
   auto cfg = *preset_config("qwen2.5-0.5b");

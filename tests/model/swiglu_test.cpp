@@ -1,5 +1,5 @@
 // The AVX-512 and AVX2 SwiGLU (polynomial e^x) against silu computed in double, and on the edge
-// values against the scalar loop.
+// values against the scalar loop; the GeGLU of gemma against the tanh GELU in double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "model/ffn.h"
 #include "model/ops.h"
+#include "tensor/fp16.h"
 
 namespace ridge::model {
 namespace {
@@ -62,6 +64,37 @@ TEST_P(SwigluIsa, EdgeValuesAsTheScalarLoop) {
 
 INSTANTIATE_TEST_SUITE_P(SimdIsas, SwigluIsa, ::testing::Values(kernels::Isa::kAvx2, kernels::Isa::kAvx512),
                          [](const auto& p) { return std::string(kernels::isa_name(p.param)); });
+
+}  // namespace
+}  // namespace ridge::model
+
+namespace ridge::model {
+namespace {
+
+// GeGLU (gemma) as llama.cpp computes it on CPUs: the tanh GELU of the gate at its f16 rounding,
+// itself rounded to f16, times up; 0 and gate * up past -10 / 10. Checked against the tanh GELU
+// in double: within f16 rounding of input and output.
+double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x))); }
+
+TEST(Geglu, TanhGeluAtF16AsGgml) {
+  EXPECT_EQ(geglu(-10.0f, 3.0f), 0.0f);
+  EXPECT_EQ(geglu(-25.0f, 3.0f), 0.0f);
+  EXPECT_EQ(geglu(10.0f, 3.0f), 30.0f);
+  EXPECT_EQ(geglu(12.5f, -2.0f), -25.0f);
+  EXPECT_EQ(geglu(0.0f, 5.0f), 0.0f);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> val(-9.99f, 9.99f);
+  for (int i = 0; i < 20000; ++i) {
+    const float g = val(rng);
+    const float y = geglu(g, 1.0f);
+    // An f16 value (the table's), close to the double GELU: the input moves by up to 2^-11
+    // relative (slope <= 1.13), the output by another 2^-11.
+    EXPECT_EQ(y, fp16_to_f32(f32_to_fp16(y))) << g;
+    const double want = gelu_tanh(g);
+    EXPECT_NEAR(y, want, 1.2 * std::ldexp(std::fabs(g), -11) + std::ldexp(std::fabs(want), -11) + 1e-7) << g;
+    EXPECT_EQ(geglu(g, -3.0f), y * -3.0f) << g;
+  }
+}
 
 }  // namespace
 }  // namespace ridge::model

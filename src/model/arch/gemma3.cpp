@@ -1,0 +1,29 @@
+// Gemma 3 (GGUF `gemma3`): Qwen3's per-head Q/K RMSNorm, an RMSNorm on the attention output
+// (post_attention_norm) and on the FFN output (post_ffw_norm) before each residual add, a GeGLU
+// FFN, embeddings scaled by sqrt(n_embd), sliding-window layers with their own rope base (the
+// config carries those). The norms' weights are stored with Gemma's +1 already added by the
+// converter, so they are used as they are.
+#include "model/arch.h"
+
+namespace ridge::model {
+namespace {
+
+Status bind_gemma3(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
+  for (int64_t il = 0; il < cfg.n_layer; ++il) {
+    LayerWeights& l = w.layers[static_cast<size_t>(il)];
+    RIDGE_ASSIGN_OR_RETURN(l.q_norm, b.vector(layer_tensor(il, "attn_q_norm.weight"), cfg.head_dim));
+    RIDGE_ASSIGN_OR_RETURN(l.k_norm, b.vector(layer_tensor(il, "attn_k_norm.weight"), cfg.head_dim));
+    RIDGE_ASSIGN_OR_RETURN(l.attn_post_norm, b.vector(layer_tensor(il, "post_attention_norm.weight"), cfg.n_embd));
+    RIDGE_ASSIGN_OR_RETURN(l.ffn_post_norm, b.vector(layer_tensor(il, "post_ffw_norm.weight"), cfg.n_embd));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+const Architecture& gemma3_architecture() {
+  static const Architecture kArch{"gemma3", bind_gemma3};
+  return kArch;
+}
+
+}  // namespace ridge::model
