@@ -126,6 +126,9 @@ Matrix make_matrix(GgmlType type, int64_t rows, int64_t cols, WeightLayout layou
       std::memcpy(&w.bytes[b], &d, 2);
     }
   }
+  if (type == GgmlType::kMXFP4) {  // scales 2^-8 (not the subnormal ones random bytes would give)
+    for (size_t b = 0; b < w.bytes.size(); b += 17) w.bytes[b] = 120;
+  }
   if (layout != WeightLayout::kRows) convert_layout(type, layout, w.bytes.data(), rows, cols);
   return w;
 }
@@ -227,7 +230,8 @@ void register_all() {
   // Every weight format ridge reads (F32 left out: 1.8 GB of stack for what F16 already shows).
   for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
                         GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
-                        GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+                        GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kMXFP4}) {
     for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
       for (int t : {1, 2}) {
         const std::string name = "BM_DecodeStack/" + std::string(ggml_type_name(type)) + "/" +
@@ -241,7 +245,8 @@ void register_all() {
   // The compute ceiling of each decode kernel: a matrix of at most 1.1 MB, read again and again.
   for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
                         GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
-                        GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+                        GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                        GgmlType::kMXFP4}) {
     for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
       const std::string name = "BM_GemvHot/" + std::string(ggml_type_name(type)) + "/" + std::string(isa_name(isa));
       const int64_t cols = type == GgmlType::kF16 || type == GgmlType::kBF16 ? 512 : 1024;
