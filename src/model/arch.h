@@ -25,6 +25,9 @@ const Architecture& qwen3moe_architecture();  // arch/qwen3.cpp (attention as qw
 const Architecture& gpt_oss_architecture();  // arch/gpt_oss.cpp (gpt-oss)
 const Architecture& gemma3_architecture();   // arch/gemma3.cpp (Gemma 3)
 
+// The per-head Q and K RMSNorm weights of layer il ([head_dim] each): qwen3, qwen3moe, gemma3.
+Status bind_qk_norms(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l);
+
 // The architecture of `name`, or an error listing the supported ones.
 Result<const Architecture*> find_architecture(std::string_view name);
 

@@ -11,8 +11,7 @@ namespace {
 Status bind_gemma3(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
   for (int64_t il = 0; il < cfg.n_layer; ++il) {
     LayerWeights& l = w.layers[static_cast<size_t>(il)];
-    RIDGE_ASSIGN_OR_RETURN(l.q_norm, b.vector(layer_tensor(il, "attn_q_norm.weight"), cfg.head_dim));
-    RIDGE_ASSIGN_OR_RETURN(l.k_norm, b.vector(layer_tensor(il, "attn_k_norm.weight"), cfg.head_dim));
+    RIDGE_RETURN_IF_ERROR(bind_qk_norms(b, cfg, il, l));
     RIDGE_ASSIGN_OR_RETURN(l.attn_post_norm, b.vector(layer_tensor(il, "post_attention_norm.weight"), cfg.n_embd));
     RIDGE_ASSIGN_OR_RETURN(l.ffn_post_norm, b.vector(layer_tensor(il, "post_ffw_norm.weight"), cfg.n_embd));
   }

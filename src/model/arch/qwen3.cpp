@@ -3,13 +3,18 @@
 #include "model/arch.h"
 
 namespace ridge::model {
+
+Status bind_qk_norms(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l) {
+  RIDGE_ASSIGN_OR_RETURN(l.q_norm, b.vector(layer_tensor(il, "attn_q_norm.weight"), cfg.head_dim));
+  RIDGE_ASSIGN_OR_RETURN(l.k_norm, b.vector(layer_tensor(il, "attn_k_norm.weight"), cfg.head_dim));
+  return ok_status();
+}
+
 namespace {
 
 Status bind_qwen3(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
   for (int64_t il = 0; il < cfg.n_layer; ++il) {
-    LayerWeights& l = w.layers[static_cast<size_t>(il)];
-    RIDGE_ASSIGN_OR_RETURN(l.q_norm, b.vector(layer_tensor(il, "attn_q_norm.weight"), cfg.head_dim));
-    RIDGE_ASSIGN_OR_RETURN(l.k_norm, b.vector(layer_tensor(il, "attn_k_norm.weight"), cfg.head_dim));
+    RIDGE_RETURN_IF_ERROR(bind_qk_norms(b, cfg, il, w.layers[static_cast<size_t>(il)]));
   }
   return ok_status();
 }
