@@ -23,7 +23,8 @@ const Architecture& qwen3_architecture();  // arch/qwen3.cpp
 const Architecture& qwen2moe_architecture();  // arch/qwen2.cpp (attention as qwen2, MoE FFN)
 const Architecture& qwen3moe_architecture();  // arch/qwen3.cpp (attention as qwen3, MoE FFN)
 const Architecture& gpt_oss_architecture();  // arch/gpt_oss.cpp (gpt-oss)
-const Architecture& gemma3_architecture();   // arch/gemma3.cpp (Gemma 3)
+const Architecture& gemma2_architecture();   // arch/gemma.cpp (Gemma 2)
+const Architecture& gemma3_architecture();   // arch/gemma.cpp (Gemma 3)
 
 // The per-head Q and K RMSNorm weights of layer il ([head_dim] each): qwen3, qwen3moe, gemma3.
 Status bind_qk_norms(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l);

@@ -1,6 +1,7 @@
 #include "model/attention.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/check.h"
@@ -144,6 +145,9 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
       const int64_t w = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
       float* sc = scores(h) + i * ld;
       std::fill(sc + first_blk * bs, sc + std::max(w, first_blk * bs), 0.0f);
+      if (a.softcap > 0.0f) {
+        for (int64_t p = w; p <= pos; ++p) sc[p] = a.softcap * std::tanh(sc[p] / a.softcap);
+      }
       if (sink != nullptr) {
         softmax_with_sink(sc + w, pos + 1 - w, sink[i % group]);
       } else {

@@ -29,6 +29,7 @@ struct AttentionArgs {
   float scale = 1.0f;         // usually 1 / sqrt(head_dim)
   int64_t window = 0;         // sliding window: a query at position p sees p - window + 1 .. p (0: all)
   const float* sinks = nullptr;  // [n_head] attention sinks (gpt-oss): one more logit per head
+  float softcap = 0.0f;          // gemma2: scores = cap * tanh(scores / cap) before the softmax
                                  // in each softmax's denominator, attached to no value
   float* scratch = nullptr;   // [n_threads, attention_scratch_floats(...)]
   int64_t scratch_per_thread = 0;

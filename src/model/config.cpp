@@ -93,16 +93,17 @@ Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
   return ok_status();
 }
 
-// Sliding-window attention keys (gpt-oss, gemma3): the window, the period of its layers, and
-// their rope base (gemma3: `rope.freq_base_swa`, default 10000, positions unscaled; gpt-oss: the
-// model's, the only one supported there since its YaRN ranges follow the base).
+// Sliding-window attention keys (gpt-oss, gemma2, gemma3): the window, the period of its layers,
+// and their rope base: gemma3's `rope.freq_base_swa` (default 10000) with unscaled positions;
+// gemma2's (default: the model's base) with the model's scale; gpt-oss: the model's, the only one
+// supported there since its YaRN ranges follow the base. gemma2 always has a window (4096).
 Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  RIDGE_ASSIGN_OR_RETURN(c.n_swa, f.get_int_or(a + ".attention.sliding_window", 0));
+  RIDGE_ASSIGN_OR_RETURN(c.n_swa, f.get_int_or(a + ".attention.sliding_window", a == "gemma2" ? 4096 : 0));
   if (c.n_swa == 0) {
     if (a == "gpt-oss") return error("missing metadata '{}.attention.sliding_window'", a);
     return ok_status();  // gemma3 without a window: every layer global
   }
-  if (a != "gpt-oss" && a != "gemma3") {
+  if (a != "gpt-oss" && a != "gemma2" && a != "gemma3") {
     return error("not supported yet: sliding-window attention in a '{}' model", a);
   }
   RIDGE_RETURN_IF_ERROR(check_range(a + ".attention.sliding_window", c.n_swa, 1, int64_t{1} << 26));
@@ -117,29 +118,34 @@ Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfi
     return error("not supported yet: a rope base of {} in sliding-window layers ({} elsewhere)",
                  base_swa, c.rope_theta);
   }
-  if (a == "gemma3") {
+  if (a == "gemma2" || a == "gemma3") {
     if (c.yarn.factor > 0.0f) return error("not supported yet: YaRN rope scaling in a '{}' model", a);
     c.rope_theta_swa = static_cast<float>(base_swa);
-    c.rope_freq_scale_swa = 1.0f;
+    c.rope_freq_scale_swa = a == "gemma3" ? 1.0f : c.rope_freq_scale;
   }
   return ok_status();
 }
 
-// Gemma's final logit soft-capping (absent or 0: none).
-Status read_softcap(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  if (a != "gemma3") return ok_status();
-  RIDGE_ASSIGN_OR_RETURN(double cap, f.get_float_or(a + ".final_logit_softcapping", 0.0));
-  if (!(cap >= 0.0 && cap < 1e6)) {
-    return error("metadata '{}.final_logit_softcapping' = {} is not a cap", a, cap);
+// Gemma's soft-capping: of the final logits (gemma3: where the file gives a cap; gemma2: always,
+// default 30) and of the attention scores (gemma2, default 50).
+Status read_softcaps(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (a != "gemma2" && a != "gemma3") return ok_status();
+  RIDGE_ASSIGN_OR_RETURN(double final_cap, f.get_float_or(a + ".final_logit_softcapping", a == "gemma2" ? 30.0 : 0.0));
+  RIDGE_ASSIGN_OR_RETURN(double attn_cap, f.get_float_or(a + ".attn_logit_softcapping", a == "gemma2" ? 50.0 : 0.0));
+  if (!(final_cap >= 0.0 && final_cap < 1e6) || !(attn_cap >= 0.0 && attn_cap < 1e6)) {
+    return error("metadata '{}.*_logit_softcapping' ({}, {}) are not caps", a, final_cap, attn_cap);
   }
-  c.final_logit_softcap = static_cast<float>(cap);
+  c.final_logit_softcap = static_cast<float>(final_cap);
+  if (a == "gemma2") c.attn_softcap = static_cast<float>(attn_cap);
   return ok_status();
 }
 
 }  // namespace
 
 float ModelConfig::attention_scale() const {
-  if (arch == "gemma3" && n_layer == 62) return 1.0f / std::sqrt(static_cast<float>(n_embd / n_head));
+  if ((arch == "gemma3" && n_layer == 62) || (arch == "gemma2" && n_layer == 46)) {
+    return 1.0f / std::sqrt(static_cast<float>(n_embd / n_head));
+  }
   return 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
@@ -246,7 +252,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   if (!(s = read_rope_scaling(f, a, c)).ok()) return prefix(s);
   if (!(s = read_experts(f, a, c)).ok()) return prefix(s);
   if (!(s = read_sliding_window(f, a, c)).ok()) return prefix(s);
-  if (!(s = read_softcap(f, a, c)).ok()) return prefix(s);
+  if (!(s = read_softcaps(f, a, c)).ok()) return prefix(s);
 
   // The vocabulary size is the embedding table's row count (the tokenizer may list more).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");

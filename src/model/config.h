@@ -46,7 +46,7 @@ enum class Pooling { kNone, kMean, kCls, kLast, kRank };
 std::string_view pooling_name(Pooling p);  // "none", "mean", "cls", "last", "rank"
 
 struct ModelConfig {
-  std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "gemma3"
+  std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "gemma2", "gemma3"
   std::string name;          // general.name or preset name
   int64_t n_vocab = 0;
   int64_t n_embd = 0;
@@ -90,13 +90,14 @@ struct ModelConfig {
   float rope_theta_swa = 0.0f;
   float rope_freq_scale_swa = 0.0f;
 
-  // Gemma (gemma3): token embeddings scaled by sqrt(n_embd); a GeGLU FFN (the tanh GELU of the
+  // Gemma (gemma2, gemma3): token embeddings scaled by sqrt(n_embd); a GeGLU FFN (the tanh GELU of the
   // gate times up); RMSNorm on the attention output and on the FFN output before each residual
   // add (post_attention_norm, post_ffw_norm); logits soft-capped where the file gives a cap.
   bool scale_embeddings = false;
   bool ffn_gelu = false;
   bool post_norms = false;
   float final_logit_softcap = 0.0f;  // logits = cap * tanh(logits / cap); 0 = none
+  float attn_softcap = 0.0f;         // gemma2: attention scores soft-capped the same way
 
   bool is_moe() const { return n_expert > 0; }
   bool is_swa_layer(int64_t il) const {
@@ -115,8 +116,9 @@ struct ModelConfig {
     return n_swa > 0 && ((rope_theta_swa > 0.0f && rope_theta_swa != rope_theta) ||
                          (rope_freq_scale_swa > 0.0f && rope_freq_scale_swa != rope_freq_scale));
   }
-  // The q·k scale: 1/sqrt(head_dim), except for gemma3's 62-layer model (27B), whose queries are
-  // scaled by 1/sqrt(n_embd / n_head) as llama.cpp decides it (by the layer count).
+  // The q·k scale: 1/sqrt(head_dim), except for the 27B Gemmas (gemma3 with 62 layers, gemma2
+  // with 46), whose queries are scaled by 1/sqrt(n_embd / n_head) as llama.cpp decides it (by the
+  // layer count).
   float attention_scale() const;
 
   int64_t q_dim() const { return n_head * head_dim; }

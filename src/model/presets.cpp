@@ -87,6 +87,20 @@ std::vector<Preset> build() {
   p.push_back({"gemma-3-4b", "google/gemma-3-4b-pt", gemma3("gemma-3-4b", 2560, 34, 8, 4, 256, 10240, 131072, 1024, 8.0f)});
   p.push_back({"gemma-3-12b", "google/gemma-3-12b-pt", gemma3("gemma-3-12b", 3840, 48, 16, 8, 256, 15360, 131072, 1024, 8.0f)});
   p.push_back({"gemma-3-27b", "google/gemma-3-27b-pt", gemma3("gemma-3-27b", 5376, 62, 32, 16, 128, 21504, 131072, 1024, 8.0f)});
+  // Gemma 2 (google/gemma-2-*): even layers on a 4096-position window, logits capped at 30 and
+  // attention scores at 50.
+  const auto gemma2 = [](std::string name, int64_t embd, int64_t layers, int64_t heads, int64_t kv,
+                         int64_t head_dim, int64_t ff) {
+    ModelConfig g = make("gemma2", std::move(name), 256000, embd, layers, heads, kv, head_dim, ff, 8192,
+                         1e-6f, 10000.0f, true);
+    g.n_swa = 4096;
+    g.final_logit_softcap = 30.0f;
+    g.attn_softcap = 2.0f;
+    return g;
+  };
+  p.push_back({"gemma-2-2b", "google/gemma-2-2b", gemma2("gemma-2-2b", 2304, 26, 8, 4, 256, 9216)});
+  p.push_back({"gemma-2-9b", "google/gemma-2-9b", gemma2("gemma-2-9b", 3584, 42, 16, 8, 256, 14336)});
+  p.push_back({"gemma-2-27b", "google/gemma-2-27b", gemma2("gemma-2-27b", 4608, 46, 32, 16, 128, 36864)});
   p.push_back({"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B",
                make("qwen2", "qwen2.5-0.5b", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1e-6f, 1e6f, true)});
   p.push_back({"qwen2.5-7b", "Qwen/Qwen2.5-7B",
@@ -135,6 +149,15 @@ std::vector<Preset> build() {
     g.rope_freq_scale = 0.125f;
     g.final_logit_softcap = 30.0f;
     p.push_back({"tiny-gemma3", "", g});
+  }
+  {
+    // gemma2 in small: windows of 8 on layers 0 and 2, attention scores capped at 2 (random
+    // weights give scores of a few units: the cap must bite), logits at 30.
+    ModelConfig g = make("gemma2", "tiny-gemma2", 512, 64, 4, 4, 2, 32, 160, 2048, 1e-6f, 10000.0f, true);
+    g.n_swa = 8;
+    g.final_logit_softcap = 30.0f;
+    g.attn_softcap = 2.0f;
+    p.push_back({"tiny-gemma2", "", g});
   }
   // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
   // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
@@ -194,6 +217,14 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.moe_swiglu_oai = true;
     cfg.attn_sinks = true;
     cfg.swa_period = 2;
+  } else if (cfg.arch == "gemma2") {  // GeGLU, post-norms, scaled embeddings, soft-capping
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = false;
+    cfg.scale_embeddings = true;
+    cfg.ffn_gelu = true;
+    cfg.post_norms = true;
+    cfg.swa_period = 2;
   } else if (cfg.arch == "gemma3") {  // q/k norms, GeGLU, post-norms, scaled embeddings
     cfg.rope_layout = RopeLayout::kNeox;
     cfg.qkv_bias = false;
@@ -204,7 +235,7 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.swa_period = 6;
   } else {
     return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
-                 "qwen3moe, gpt-oss, gemma3)", cfg.arch);
+                 "qwen3moe, gpt-oss, gemma2, gemma3)", cfg.arch);
   }
   return ok_status();
 }

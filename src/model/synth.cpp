@@ -201,10 +201,11 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
     w.set(a + ".rope.scaling.original_context_length", u32(c.yarn.original_context));
   }
   if (c.n_swa > 0) w.set(a + ".attention.sliding_window", u32(c.n_swa));
-  if (c.arch == "gemma3") {  // llama.cpp's gemma3 reads the period as a scalar (default 6)
+  if (c.arch == "gemma2" || c.arch == "gemma3") {  // llama.cpp reads the period as a scalar
     if (c.n_swa > 0) w.set(a + ".attention.sliding_window_pattern", u32(c.swa_period));
     if (c.rope_theta_swa > 0.0f) w.set(a + ".rope.freq_base_swa", gguf::make_f32(c.rope_theta_swa));
     if (c.final_logit_softcap > 0.0f) w.set(a + ".final_logit_softcapping", gguf::make_f32(c.final_logit_softcap));
+    if (c.attn_softcap > 0.0f) w.set(a + ".attn_logit_softcapping", gguf::make_f32(c.attn_softcap));
   }
   if (c.yarn.factor == 0.0f && c.rope_freq_scale != 1.0f) {
     w.set(a + ".rope.scaling.type", gguf::make_string("linear"));

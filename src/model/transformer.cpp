@@ -126,6 +126,7 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   a.scale = cfg_.attention_scale();
   a.window = cfg_.is_swa_layer(il) ? cfg_.n_swa : 0;
   a.sinks = l.attn_sinks ? l.attn_sinks.data : nullptr;
+  a.softcap = cfg_.attn_softcap;
   a.scratch = ws.attn_scratch.data();
   a.scratch_per_thread = ws.attn_scratch_per_thread;
   paged_attention(a, pool);

@@ -146,7 +146,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{"tiny-gpt-oss", "f32", GgmlType::kF32},
                       // Sliding windows with their own rope, GeGLU, post-norms, a logit cap (gemma3).
                       std::tuple{"tiny-gemma3", "q8_0", GgmlType::kF16},
-                      std::tuple{"tiny-gemma3", "f32", GgmlType::kF32}),
+                      std::tuple{"tiny-gemma3", "f32", GgmlType::kF32},
+                      std::tuple{"tiny-gemma2", "q8_0", GgmlType::kF16}),
     [](const auto& p) {
       std::string name = std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param) + "_kv_" +
                          std::string(kv::kv_type_name(std::get<2>(p.param)));

@@ -52,10 +52,11 @@ Fixture make_fixture(GgmlType type, int64_t hd) {
   return f;
 }
 
-// Sliding window and sinks (gpt-oss); none by default.
+// Sliding window and sinks (gpt-oss), score soft-capping (gemma2); none by default.
 struct Variant {
   int64_t window = 0;
   const float* sinks = nullptr;  // [kHead]
+  float softcap = 0.0f;
 };
 
 // Attention of batch `b` (queries q) on n_threads.
@@ -78,6 +79,7 @@ std::vector<float> attend(const Fixture& f, const Batch& b, const float* q, kern
   a.scratch_per_thread = per;
   a.window = var.window;
   a.sinks = var.sinks;
+  a.softcap = var.softcap;
   ThreadPool pool(n_threads);
   paged_attention(a, pool);
   return out;
@@ -106,7 +108,9 @@ std::vector<double> reference(const Fixture& f, const Batch& b, const float* q, 
       for (int64_t p = first; p < n; ++p) {
         double d = 0;
         for (int64_t i = 0; i < hd; ++i) d += static_cast<double>(qh[i]) * ks[static_cast<size_t>(p)][static_cast<size_t>(g * hd + i)];
-        s[static_cast<size_t>(p)] = d / std::sqrt(static_cast<double>(hd));
+        d /= std::sqrt(static_cast<double>(hd));
+        if (var.softcap > 0) d = var.softcap * std::tanh(d / var.softcap);
+        s[static_cast<size_t>(p)] = d;
         mx = std::max(mx, s[static_cast<size_t>(p)]);
       }
       for (int64_t p = first; p < n; ++p) sum += (s[static_cast<size_t>(p)] = std::exp(s[static_cast<size_t>(p)] - mx));
@@ -147,6 +151,27 @@ TEST_P(PagedAttention, MatchesReferenceAndIsInvariant) {
     EXPECT_EQ(0, std::memcmp(alone.data(), out.data() + t * row, static_cast<size_t>(row) * sizeof(float)))
         << "token " << t << " alone";
   }
+}
+
+// Scores soft-capped at 1.5 (gemma2's cap * tanh(s / cap)) with a window of 10: the reference
+// caps the scaled dot products before its softmax.
+TEST_P(PagedAttention, SoftcapMatchesReference) {
+  const auto [type, isa, hd] = GetParam();
+  if (!kernels::isa_supported(isa)) GTEST_SKIP() << "CPU lacks " << kernels::isa_name(isa);
+  if (type == GgmlType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
+  const Fixture f = make_fixture(type, hd);
+  const Variant var{10, nullptr, 1.5f};
+  const auto out = attend(f, f.full, f.q.data(), isa, 1, var);
+  const auto ref = reference(f, f.full, f.q.data(), var);
+  double max_err = 0, moved = 0;
+  const auto uncapped = reference(f, f.full, f.q.data(), Variant{10, nullptr, 0.0f});
+  for (size_t i = 0; i < out.size(); ++i) {
+    max_err = std::max(max_err, std::fabs(out[i] - ref[i]));
+    moved = std::max(moved, std::fabs(uncapped[i] - ref[i]));
+  }
+  EXPECT_LT(max_err, 2e-5) << "vs double reference on the dequantized cache";
+  EXPECT_GT(moved, 1e-2) << "the cap must change the result";
+  EXPECT_EQ(attend(f, f.full, f.q.data(), isa, 2, var), out) << "2 threads";
 }
 
 // A window of 10 positions (the tile at 30..40 skips block 0 and part of block 1) and one sink
