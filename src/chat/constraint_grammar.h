@@ -25,9 +25,10 @@ struct ConstraintContext {
   bool starts_in_reasoning = false;  // the prompt opened <think> (Harmony: an analysis message)
   bool reasoning_closed = false;     // the prompt closed an empty <think> block: no reasoning
   bool allow_reasoning = true;       // reasoning is separated (--reasoning-format auto)
-  // Harmony: <|end|> is an end-of-generation token of the vocabulary (ridge's tokenizer lists
-  // it, as llama.cpp did before special-casing gpt-oss), so generation stops after an analysis
-  // message: the constrained message must come first. false: an analysis message may precede it.
+  // Harmony: whether <|end|> ends generation. A vocabulary with <|return|> and <|call|> drops it
+  // from its end-of-generation tokens (tokenizer/vocab.cpp, as llama.cpp does), so an analysis
+  // message may precede the constrained one (false); one that keeps it stops after an analysis
+  // message, so the constrained message must come first (true).
   bool harmony_end_stops = true;
 };
 
