@@ -129,6 +129,15 @@ json build_report(const gguf::File& f, std::string* cost_error) {
     r["config"]["n_ff_exp"] = c.n_ff_exp;
     r["config"]["n_ff_shexp"] = c.n_ff_shexp;
   }
+  if (c.n_swa > 0) {
+    int64_t windowed = 0;
+    for (int64_t l = 0; l < c.n_layer; ++l) windowed += c.is_swa_layer(l) ? 1 : 0;
+    r["config"]["sliding_window"] = c.n_swa;
+    r["config"]["sliding_window_layers"] = windowed;
+    r["config"]["rope_theta_swa"] = c.rope_theta_swa > 0.0f ? c.rope_theta_swa : c.rope_theta;
+  }
+  if (c.attn_softcap > 0.0f) r["config"]["attn_logit_softcap"] = c.attn_softcap;
+  if (c.final_logit_softcap > 0.0f) r["config"]["final_logit_softcap"] = c.final_logit_softcap;
   auto types = model::weight_types_from_gguf(f);
   if (!types.ok()) {
     *cost_error = types.status().message();
@@ -157,6 +166,15 @@ void print_text(const json& r, const std::string& cost_error) {
                c["rope_layout"].get<std::string>(), c["rope_theta"].get<double>(), c["rope_dims"].get<int64_t>(),
                c["rms_eps"].get<double>(), c["tied_embeddings"].get<bool>(), c["qkv_bias"].get<bool>(),
                c["qk_norm"].get<bool>());
+    if (c.contains("sliding_window")) {
+      fmt::print("              sliding window {} on {} of {} layers (rope base {})\n",
+                 c["sliding_window"].get<int64_t>(), c["sliding_window_layers"].get<int64_t>(),
+                 c["n_layer"].get<int64_t>(), c["rope_theta_swa"].get<double>());
+    }
+    if (c.contains("attn_logit_softcap") || c.contains("final_logit_softcap")) {
+      fmt::print("              soft-capping: attention scores {}, logits {}\n", c.value("attn_logit_softcap", 0.0),
+                 c.value("final_logit_softcap", 0.0));
+    }
     if (c.contains("n_expert")) {
       fmt::print("              experts {} ({} per token) of ff {}, shared expert ff {}\n", c["n_expert"].get<int64_t>(),
                  c["n_expert_used"].get<int64_t>(), c["n_ff_exp"].get<int64_t>(), c["n_ff_shexp"].get<int64_t>());

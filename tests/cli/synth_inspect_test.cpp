@@ -149,6 +149,23 @@ TEST_F(SynthInspect, InspectAndRooflineOfAMixtureOfExpertsFile) {
 }
 
 // A preset: `ridge roofline --preset` shows the experts read and where the MoE stops being cheaper.
+// Sliding windows and soft-capping are shown, read back from the file's metadata (tiny-gemma2:
+// a window of 8 on the even layers of 4, scores capped at 2, logits at 30).
+TEST_F(SynthInspect, InspectShowsWindowsAndSoftcaps) {
+  ASSERT_EQ(run("synth --preset tiny-gemma2 --type f16 -o " + path("g2.gguf")).code, 0);
+  CmdResult r = run("inspect --json " + path("g2.gguf") + " 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["sliding_window"], 8);
+  EXPECT_EQ(j["config"]["sliding_window_layers"], 2);
+  EXPECT_DOUBLE_EQ(j["config"]["attn_logit_softcap"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["config"]["final_logit_softcap"].get<double>(), 30.0);
+  CmdResult text = run("inspect " + path("g2.gguf"));
+  ASSERT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("sliding window 8 on 2 of 4 layers"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("soft-capping: attention scores 2, logits 30"), std::string::npos) << text.out;
+}
+
 TEST_F(SynthInspect, RooflineOfAnMoePreset) {
   CmdResult r = run("roofline --preset qwen3-30b-a3b --type q4_k_m --hw h100 --batch 1,8,32");
   ASSERT_EQ(r.code, 0) << r.out;
