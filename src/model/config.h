@@ -104,17 +104,12 @@ struct ModelConfig {
     return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1);
   }
 
-  // The rope base and position scale of layer il.
-  float layer_rope_theta(int64_t il) const {
-    return is_swa_layer(il) && rope_theta_swa > 0.0f ? rope_theta_swa : rope_theta;
-  }
-  float layer_rope_freq_scale(int64_t il) const {
-    return is_swa_layer(il) && rope_freq_scale_swa > 0.0f ? rope_freq_scale_swa : rope_freq_scale;
-  }
+  // The rope base and position scale of the sliding-window layers.
+  float swa_rope_theta() const { return rope_theta_swa > 0.0f ? rope_theta_swa : rope_theta; }
+  float swa_rope_freq_scale() const { return rope_freq_scale_swa > 0.0f ? rope_freq_scale_swa : rope_freq_scale; }
   // Whether sliding-window layers rotate differently from the others (two cos/sin tables).
   bool swa_rope_differs() const {
-    return n_swa > 0 && ((rope_theta_swa > 0.0f && rope_theta_swa != rope_theta) ||
-                         (rope_freq_scale_swa > 0.0f && rope_freq_scale_swa != rope_freq_scale));
+    return n_swa > 0 && (swa_rope_theta() != rope_theta || swa_rope_freq_scale() != rope_freq_scale);
   }
   // The q·k scale: 1/sqrt(head_dim), except for the 27B Gemmas (gemma3 with 62 layers, gemma2
   // with 46), whose queries are scaled by 1/sqrt(n_embd / n_head) as llama.cpp decides it (by the

@@ -11,8 +11,30 @@
 namespace ridge::model {
 namespace {
 
-// Columns [j0, j1) of gate: [m, n_ff] become silu(gate) * up (a matmul_group epilogue), or, with
-// biases or the gpt-oss activation, act(gate + gate_bias, up + up_bias).
+// The tanh GELU of every f16 value, rounded to f16 and widened back (ggml's table).
+const std::vector<float>& gelu_f16_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) {
+      const float x = fp16_to_f32(static_cast<uint16_t>(h));
+      constexpr float kA = 0.044715f, kSqrt2OverPi = 0.79788456080286535587989211986876f;
+      const float y = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kA * x * x)));
+      t[h] = fp16_to_f32(f32_to_fp16(y));
+    }
+    return t;
+  }();
+  return table;
+}
+
+// GeGLU of one pair through the table (see geglu).
+inline float geglu_with(const float* table, float gate, float up) {
+  if (gate <= -10.0f) return 0.0f;
+  if (gate >= 10.0f) return gate * up;
+  return table[f32_to_fp16(gate)] * up;
+}
+
+// Columns [j0, j1) of gate: [m, n_ff] become silu(gate) * up (a matmul_group epilogue), gemma's
+// GeGLU, or, with biases or the gpt-oss activation, act(gate + gate_bias, up + up_bias).
 struct SwigluColumns {
   SwigluFn fn;
   float* gate;
@@ -35,36 +57,17 @@ void swiglu_columns(void* ctx, int64_t j0, int64_t j1) {
     if (w.swiglu_oai) {
       for (int64_t j = j0; j < j1; ++j) g[j] = swiglu_oai(g[j], u[j]);
     } else if (w.gelu) {
-      for (int64_t j = j0; j < j1; ++j) g[j] = geglu(g[j], u[j]);
+      const float* table = gelu_f16_table().data();
+      for (int64_t j = j0; j < j1; ++j) g[j] = geglu_with(table, g[j], u[j]);
     } else {
       c.fn(g + j0, u + j0, g + j0, j1 - j0);
     }
   }
 }
 
-// The tanh GELU of every f16 value, rounded to f16 and widened back (ggml's table).
-const std::vector<float>& gelu_f16_table() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h) {
-      const float x = fp16_to_f32(static_cast<uint16_t>(h));
-      constexpr float kA = 0.044715f, kSqrt2OverPi = 0.79788456080286535587989211986876f;
-      const float y = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kA * x * x)));
-      t[h] = fp16_to_f32(f32_to_fp16(y));
-    }
-    return t;
-  }();
-  return table;
-}
-
 }  // namespace
 
-float geglu(float gate, float up) {
-  if (gate <= -10.0f) return 0.0f;
-  if (gate >= 10.0f) return gate * up;
-  static const std::vector<float>& table = gelu_f16_table();
-  return table[f32_to_fp16(gate)] * up;
-}
+float geglu(float gate, float up) { return geglu_with(gelu_f16_table().data(), gate, up); }
 
 float swiglu_oai(float gate, float up) {
   constexpr float kAlpha = 1.702f, kLimit = 7.0f;

@@ -55,7 +55,7 @@ YarnParams yarn_params(const ModelConfig& cfg);
 // 4e-7 against llama.cpp). With YaRN, ggml's blend of interpolated and original angles and its
 // magnitude scale.
 // `theta` and `freq_scale`: the base and position scale of the layers the table serves
-// (cfg.layer_rope_theta / layer_rope_freq_scale).
+// (the model's, or cfg.swa_rope_theta / swa_rope_freq_scale).
 void rope_cos_sin(const ModelConfig& cfg, float theta, float freq_scale, const float* factors,
                   const YarnParams& yarn, int64_t pos, float* cs, float* sn);
 

@@ -74,7 +74,7 @@ void Model::embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const {
     rope_cos_sin(cfg_, cfg_.rope_theta, cfg_.rope_freq_scale, rope_factors_.data(), yarn_, pos,
                  ws.rope_cos.data() + t * half, ws.rope_sin.data() + t * half);
     if (swa_table) {
-      rope_cos_sin(cfg_, cfg_.rope_theta_swa, cfg_.rope_freq_scale_swa, rope_factors_.data(), yarn_,
+      rope_cos_sin(cfg_, cfg_.swa_rope_theta(), cfg_.swa_rope_freq_scale(), rope_factors_.data(), yarn_,
                    pos, ws.rope_cos_swa.data() + t * half, ws.rope_sin_swa.data() + t * half);
     }
   });
@@ -93,6 +93,10 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   const kernels::MatmulTarget qkv[] = {
       {&l.wq, ws.q.data(), qd}, {&l.wk, ws.k.data(), kvd}, {&l.wv, ws.v.data(), kvd}};
   kernels_->matmul_group(std::span(qkv), ws.xn.data(), d, n, pool, nullptr);
+  // Sliding-window layers rotate with their own table where it differs (embed()).
+  const bool own_table = !ws.rope_cos_swa.empty() && cfg_.is_swa_layer(il);
+  const float* cos_table = (own_table ? ws.rope_cos_swa : ws.rope_cos).data();
+  const float* sin_table = (own_table ? ws.rope_sin_swa : ws.rope_sin).data();
   for_rows(pool, n, qd + 2 * kvd, [&](int64_t t) {
     float* q = ws.q.data() + t * qd;   // [n_head, head_dim]
     float* k = ws.k.data() + t * kvd;  // [n_head_kv, head_dim]
@@ -106,9 +110,8 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
     if (l.k_norm) {
       for (int64_t h = 0; h < cfg_.n_head_kv; ++h) rms_norm(k + h * hd, l.k_norm.data, k + h * hd, hd, cfg_.rms_eps);
     }
-    const bool own_table = !ws.rope_cos_swa.empty() && cfg_.is_swa_layer(il);
-    const float* cs = (own_table ? ws.rope_cos_swa : ws.rope_cos).data() + t * half;
-    const float* sn = (own_table ? ws.rope_sin_swa : ws.rope_sin).data() + t * half;
+    const float* cs = cos_table + t * half;
+    const float* sn = sin_table + t * half;
     rope(q, cfg_.n_head, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
     rope(k, cfg_.n_head_kv, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
     kv.write(il, batch.slots[static_cast<size_t>(t)], k, v);
