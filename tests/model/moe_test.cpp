@@ -58,16 +58,7 @@ TEST(MoeRouting, TiesKeepTheLowerExpertFirst) {
 // Loads a tiny-qwen3moe file after `edit` changed its metadata; returns the load error ("" if ok).
 template <typename Edit>
 std::string load_error(const Edit& edit) {
-  gguf::Writer writer;
-  EXPECT_TRUE(testing::build_synthetic("tiny-qwen3moe", "f32", 3, writer).ok());
-  edit(writer);
-  auto bytes = writer.write_to_memory();
-  EXPECT_TRUE(bytes.ok());
-  auto file = gguf::File::parse(*bytes, "moe.gguf");
-  if (!file.ok()) return file.status().message();
-  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
-                            testing::test_kernels());
-  return m.ok() ? "" : m.status().message();
+  return testing::load_error("tiny-qwen3moe", edit);
 }
 
 TEST(MoeLoad, TinyQwen3MoeLoads) {
@@ -116,33 +107,42 @@ TEST(MoeLoad, RefusesInvalidYarnParameters) {
 }
 
 TEST(MoeLoad, GptOssNeedsItsSlidingWindow) {
-  gguf::Writer writer;
-  ASSERT_TRUE(testing::build_synthetic("tiny-gpt-oss", "f32", 3, writer).ok());
-  EXPECT_TRUE(writer.erase("gpt-oss.attention.sliding_window"));
-  auto bytes = writer.write_to_memory();
-  ASSERT_TRUE(bytes.ok());
-  auto file = gguf::File::parse(*bytes, "oss.gguf");
-  ASSERT_TRUE(file.ok());
-  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
-                            testing::test_kernels());
-  ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("missing metadata 'gpt-oss.attention.sliding_window'"),
-            std::string::npos) << m.status().message();
+  const std::string e = testing::load_error("tiny-gpt-oss", [](gguf::Writer& w) {
+    EXPECT_TRUE(w.erase("gpt-oss.attention.sliding_window"));
+  });
+  EXPECT_NE(e.find("missing metadata 'gpt-oss.attention.sliding_window'"), std::string::npos) << e;
 }
 
 TEST(MoeLoad, RefusesExpertsInADenseArchitecture) {
-  gguf::Writer writer;
-  ASSERT_TRUE(testing::build_synthetic("tiny-qwen3", "f32", 3, writer).ok());
-  writer.set("qwen3.expert_count", gguf::make_u32(8));
-  auto bytes = writer.write_to_memory();
-  ASSERT_TRUE(bytes.ok());
-  auto file = gguf::File::parse(*bytes, "dense.gguf");
-  ASSERT_TRUE(file.ok());
-  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
-                            testing::test_kernels());
-  ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("8 experts in a 'qwen3' model"), std::string::npos)
-      << m.status().message();
+  const std::string e = testing::load_error("tiny-qwen3", [](gguf::Writer& w) {
+    w.set("qwen3.expert_count", gguf::make_u32(8));
+  });
+  EXPECT_NE(e.find("8 experts in a 'qwen3' model"), std::string::npos) << e;
+}
+
+// Gemma's own metadata: a rope base, soft-caps and YaRN that ridge cannot honour are refused.
+TEST(GemmaLoad, TinyGemmasLoad) {
+  EXPECT_EQ(testing::load_error("tiny-gemma3", [](gguf::Writer&) {}), "");
+  EXPECT_EQ(testing::load_error("tiny-gemma2", [](gguf::Writer&) {}), "");
+}
+
+TEST(GemmaLoad, RefusesBadSoftcapsRopeBaseAndYarn) {
+  std::string e = testing::load_error("tiny-gemma2", [](gguf::Writer& w) {
+    w.set("gemma2.attn_logit_softcapping", gguf::make_f32(-1.0f));
+  });
+  EXPECT_NE(e.find("_logit_softcapping"), std::string::npos) << e;
+  e = testing::load_error("tiny-gemma3", [](gguf::Writer& w) {
+    w.set("gemma3.rope.freq_base_swa", gguf::make_f32(0.0f));
+  });
+  EXPECT_NE(e.find("'gemma3.rope.freq_base_swa' = 0 is not a rope base"), std::string::npos) << e;
+  e = testing::load_error("tiny-gemma3", [](gguf::Writer& w) {
+    w.set("gemma3.rope.scaling.type", gguf::make_string("yarn"));
+  });
+  EXPECT_NE(e.find("not supported yet: YaRN rope scaling in a 'gemma3' model"), std::string::npos) << e;
+  e = testing::load_error("tiny-gemma3", [](gguf::Writer& w) {
+    w.set("gemma3.attention.sliding_window_pattern", gguf::make_u32(5000));
+  });
+  EXPECT_NE(e.find("gemma3.attention.sliding_window_pattern"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 
 #include "base/thread_pool.h"
+#include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
@@ -43,6 +45,21 @@ inline Status build_synthetic(const std::string& preset, const std::string& type
   so.seed = seed;
   so.n_threads = 1;
   return build_synthetic_model(cfg, so, writer).status();
+}
+
+// Loads `preset` (f32, seed 3) after `edit` changed its metadata; returns the load error ("" if
+// it loads).
+template <typename Edit>
+std::string load_error(const std::string& preset, const Edit& edit) {
+  gguf::Writer writer;
+  EXPECT_TRUE(build_synthetic(preset, "f32", 3, writer).ok());
+  edit(writer);
+  auto bytes = writer.write_to_memory();
+  EXPECT_TRUE(bytes.ok());
+  auto file = gguf::File::parse(*bytes, preset + ".gguf");
+  if (!file.ok()) return file.status().message();
+  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()), test_kernels());
+  return m.ok() ? "" : m.status().message();
 }
 
 }  // namespace ridge::model::testing
