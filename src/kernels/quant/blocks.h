@@ -11,6 +11,7 @@
 // docs/kernels.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace ridge::kernels {
@@ -116,6 +117,15 @@ struct BlockMxfp4 {
   uint8_t qs[kQk / 2];
 };
 inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// The same values shifted to unsigned (u = value + kMxfp4Offset, 0..24), the unsigned operand
+// the SIMD kernels look up (vpshufb) and multiply; their integer sums start at -12 * sum(x_b).
+inline constexpr int32_t kMxfp4Offset = 12;
+inline constexpr std::array<uint8_t, 16> mxfp4_unsigned_values() {
+  std::array<uint8_t, 16> t{};
+  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(kMxfp4Values[q] + kMxfp4Offset);
+  return t;
+}
+alignas(16) inline constexpr std::array<uint8_t, 16> kMxfp4ValuesU = mxfp4_unsigned_values();
 
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);

@@ -18,7 +18,6 @@
 // compare with ref and with ggml bit for bit, and fail with the fma).
 #include <immintrin.h>
 
-#include <array>
 #include <cstdint>
 #include <cstring>
 
@@ -35,16 +34,10 @@ namespace {
 constexpr int kPanel = 8;            // weight rows per panel, one per lane
 constexpr int kMaxMr = 4;            // x rows sharing one unpacked block
 constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
-constexpr int32_t kOffset = 12;      // u = value + kOffset >= 0 (vpmaddubsw's unsigned operand)
+constexpr int32_t kOffset = kMxfp4Offset;  // u = value + kOffset >= 0 (vpmaddubsw's unsigned operand)
 constexpr int64_t kPrefetchEvery = 64 / kBlockBytes;  // blocks per line, rounded down
 static_assert(kBlockBytes == 17);
 
-constexpr std::array<uint8_t, 16> offset_table() {
-  std::array<uint8_t, 16> t{};
-  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(kMxfp4Values[q] + kOffset);
-  return t;
-}
-alignas(16) constexpr std::array<uint8_t, 16> kTableU = offset_table();
 
 // Lane r = 2^(e_r - 128) (mxfp4_half_scale) for the exponent bytes at `off` of the 8 rows: the
 // 16-bit fields there (e, qs[0]) assembled in general registers (gather_halves.h; a byte-wise
@@ -165,7 +158,7 @@ void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, floa
   const int64_t nb = a.cols / kQk;
   RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(nb * kBlockBytes));
   const auto* base = static_cast<const uint8_t*>(w.data);
-  const __m256i table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kTableU.data())));
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kMxfp4ValuesU.data())));
   const bool pack = a.m > kMaxMr;
   const ThreadScratch buffer(kScratchKernelPack, pack ? static_cast<size_t>(nb) * sizeof(PanelBlock) : 0);
   auto* packed = static_cast<PanelBlock*>(buffer.data());

@@ -15,8 +15,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include <array>
-
 #include "kernels/quant/blocks.h"
 #include "kernels/x86_avx512/avx512.h"
 #include "kernels/x86_avx512/panel_q8.h"
@@ -130,18 +128,11 @@ struct LegacyFormat {
 // -12 * sum(x_b) ends at the exact dot; the scale is the halved 2^(e - 128). The f32 step rounds
 // the product before the add, as ggml (and quant_ref::rows_mxfp4, which this matches bit for
 // bit) computes it.
-constexpr std::array<uint8_t, 16> mxfp4_table_u() {
-  std::array<uint8_t, 16> t{};
-  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(kMxfp4Values[q] + 12);
-  return t;
-}
-alignas(16) constexpr std::array<uint8_t, 16> kTableU = mxfp4_table_u();
-
 struct Mxfp4Format {
   static constexpr int64_t kBlockBytes = 17;
   static constexpr bool kMin = false;
   static constexpr bool kRoundedStep = true;
-  static constexpr int32_t kOffset = 12;
+  static constexpr int32_t kOffset = kMxfp4Offset;
   static constexpr int64_t kPrefetchEvery = 64 / kBlockBytes;
   static constexpr int64_t kL2PrefetchStride = 64;
   static constexpr int64_t kL2PrefetchBytes = 8192;
@@ -167,7 +158,7 @@ struct Mxfp4Format {
 
   // The block from its transposed qs and the 16 exponents (one per 32-bit lane).
   RIDGE_PANEL_INLINE static void finish(const __m512i t[4], __m512i e, PanelBlock<false>* out) {
-    const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kTableU.data())));
+    const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kMxfp4ValuesU.data())));
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int k = 0; k < 4; ++k) {
       out->w[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(t[k], low4));
