@@ -121,7 +121,7 @@ Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfi
   if (a == "gemma2" || a == "gemma3") {
     if (c.yarn.factor > 0.0f) return error("not supported yet: YaRN rope scaling in a '{}' model", a);
     c.rope_theta_swa = static_cast<float>(base_swa);
-    c.rope_freq_scale_swa = a == "gemma3" ? 1.0f : c.rope_freq_scale;
+    if (a == "gemma3") c.rope_freq_scale_swa = 1.0f;  // gemma2's windows keep the model's scale
   }
   return ok_status();
 }
