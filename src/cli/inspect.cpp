@@ -130,10 +130,8 @@ json build_report(const gguf::File& f, std::string* cost_error) {
     r["config"]["n_ff_shexp"] = c.n_ff_shexp;
   }
   if (c.n_swa > 0) {
-    int64_t windowed = 0;
-    for (int64_t l = 0; l < c.n_layer; ++l) windowed += c.is_swa_layer(l) ? 1 : 0;
     r["config"]["sliding_window"] = c.n_swa;
-    r["config"]["sliding_window_layers"] = windowed;
+    r["config"]["sliding_window_layers"] = c.n_swa_layers();
     r["config"]["rope_theta_swa"] = c.rope_theta_swa > 0.0f ? c.rope_theta_swa : c.rope_theta;
   }
   if (c.attn_softcap > 0.0f) r["config"]["attn_logit_softcap"] = c.attn_softcap;

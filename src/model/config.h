@@ -103,6 +103,11 @@ struct ModelConfig {
   bool is_swa_layer(int64_t il) const {
     return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1);
   }
+  int64_t n_swa_layers() const {
+    int64_t n = 0;
+    for (int64_t il = 0; il < n_layer; ++il) n += is_swa_layer(il) ? 1 : 0;
+    return n;
+  }
 
   // The rope base and position scale of the sliding-window layers.
   float swa_rope_theta() const { return rope_theta_swa > 0.0f ? rope_theta_swa : rope_theta; }

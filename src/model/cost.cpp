@@ -350,7 +350,7 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   m.kv_bytes_per_token = 2.0 * static_cast<double>(cfg.n_layer) *
                          static_cast<double>(cfg.kv_dim()) * kv_bytes_per_element(kv_type);
   m.window = cfg.n_swa;
-  for (int64_t l = 0; l < cfg.n_layer; ++l) m.n_window_layers += cfg.is_swa_layer(l) ? 1 : 0;
+  m.n_window_layers = cfg.n_swa_layers();
   return m;
 }
 
