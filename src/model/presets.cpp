@@ -217,22 +217,15 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.moe_swiglu_oai = true;
     cfg.attn_sinks = true;
     cfg.swa_period = 2;
-  } else if (cfg.arch == "gemma2") {  // GeGLU, post-norms, scaled embeddings, soft-capping
+  } else if (cfg.arch == "gemma2" || cfg.arch == "gemma3") {  // GeGLU, post-norms, scaled embeddings
+    const bool gemma3 = cfg.arch == "gemma3";
     cfg.rope_layout = RopeLayout::kNeox;
     cfg.qkv_bias = false;
-    cfg.qk_norm = false;
+    cfg.qk_norm = gemma3;
     cfg.scale_embeddings = true;
     cfg.ffn_gelu = true;
     cfg.post_norms = true;
-    cfg.swa_period = 2;
-  } else if (cfg.arch == "gemma3") {  // q/k norms, GeGLU, post-norms, scaled embeddings
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = false;
-    cfg.qk_norm = true;
-    cfg.scale_embeddings = true;
-    cfg.ffn_gelu = true;
-    cfg.post_norms = true;
-    cfg.swa_period = 6;
+    cfg.swa_period = gemma3 ? 6 : 2;  // gemma2: even layers windowed; gemma3: 5 of every 6
   } else {
     return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
                  "qwen3moe, gpt-oss, gemma2, gemma3)", cfg.arch);
