@@ -44,7 +44,7 @@ Status turn(Loaded& l, const chat::ChatTemplate& tmpl, const ChatTemplateArgs& t
   // Re-tokenizing earlier answers may differ from the sampled ids: keep only what matches.
   size_t keep = common_prefix(cached, tokens);
   if (keep == tokens.size()) --keep;  // always evaluate at least one token for fresh logits
-  l.session->truncate(static_cast<int64_t>(keep));
+  keep = static_cast<size_t>(l.session->truncate(static_cast<int64_t>(keep)));  // 0: no rollback
   cached.resize(keep);
   const std::span<const int32_t> fresh(tokens.data() + keep, tokens.size() - keep);
   RIDGE_ASSIGN_OR_RETURN(auto logits, l.session->eval(fresh, *l.pool));

@@ -197,6 +197,9 @@ Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
     cache.v_.push_back(p + bytes);
     p += 2 * bytes;
   }
+  if (cfg.state.n_slots > 0) {
+    RIDGE_ASSIGN_OR_RETURN(cache.states_, RecurrentState::create(cfg.state));
+  }
   return cache;
 }
 

@@ -23,6 +23,7 @@
 
 #include "base/huge_pages.h"
 #include "base/status.h"
+#include "kv/recurrent_state.h"
 #include "tensor/ggml_type.h"
 
 namespace ridge::kv {
@@ -34,6 +35,9 @@ struct KvCacheConfig {
   int64_t block_size = 16;   // token slots per block
   int64_t n_blocks = 0;
   GgmlType type = GgmlType::kF16;  // kF16 (default), kBF16, kQ8_0 or kF32
+  // Models with linear-attention layers: their per-sequence states (state.n_slots 0: none).
+  // n_layer above counts only the layers that keep K/V.
+  RecurrentStateConfig state;
 };
 
 inline constexpr int64_t kQ8Block = 32;        // values per q8_0 block
@@ -76,7 +80,9 @@ class KvCache {
   int64_t n_slots() const { return cfg_.n_blocks * cfg_.block_size; }
   GgmlType type() const { return cfg_.type; }
   uint64_t row_bytes() const { return row_bytes_; }  // one token, one head
-  uint64_t total_bytes() const;
+  uint64_t total_bytes() const;  // the K/V blocks (states(): the recurrent state's own)
+  RecurrentState& states() { return states_; }
+  const RecurrentState& states() const { return states_; }
 
   // K (or V) rows of KV head `head` in block `block` of `layer`: block_size rows of row_bytes()
   // bytes in type(), contiguous.
@@ -99,6 +105,7 @@ class KvCache {
   HugeBuffer storage_;         // every layer's K and V, in huge pages (read by every step)
   std::vector<uint8_t*> k_;  // per layer, into storage_
   std::vector<uint8_t*> v_;  // per layer, into storage_
+  RecurrentState states_;
 };
 
 }  // namespace ridge::kv

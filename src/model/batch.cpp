@@ -16,14 +16,17 @@ void Batch::clear() {
   need_logits.clear();
   for (auto& t : block_tables) t.clear();
   context_lens.clear();
+  state_slots.clear();
   output_hidden = false;
 }
 
-int32_t Batch::add_seq(const std::vector<int32_t>& block_table, int32_t context_len) {
+int32_t Batch::add_seq(const std::vector<int32_t>& block_table, int32_t context_len,
+                       int32_t state_slot) {
   const auto idx = static_cast<size_t>(context_lens.size());
   if (block_tables.size() <= idx) block_tables.resize(idx + 1);
   block_tables[idx].assign(block_table.begin(), block_table.end());
   context_lens.push_back(context_len);
+  state_slots.push_back(state_slot);
   return static_cast<int32_t>(idx);
 }
 

@@ -24,6 +24,10 @@ struct Batch {
   std::vector<uint8_t> need_logits;   // [n_tokens] 1: this row's logits are returned
   std::vector<std::vector<int32_t>> block_tables;  // [n_seqs][blocks] KV block ids
   std::vector<int32_t> context_lens;  // [n_seqs] positions in the cache after this step
+  // [n_seqs] the recurrent-state slot of each sequence (models with linear-attention layers,
+  // kv::RecurrentState; -1 otherwise). Such a model also needs each sequence's rows together, in
+  // position order, continuing where its state stopped (or at position 0, which resets it).
+  std::vector<int32_t> state_slots;
   // Embeddings: the rows with need_logits return their final-norm hidden state [n_embd]
   // instead of logits (the output head is skipped).
   bool output_hidden = false;
@@ -34,8 +38,9 @@ struct Batch {
 
   // Empties the batch, keeping capacity (block table vectors included).
   void clear();
-  // Adds a sequence with its block table; returns its index.
-  int32_t add_seq(const std::vector<int32_t>& block_table, int32_t context_len);
+  // Adds a sequence with its block table (and recurrent-state slot); returns its index.
+  int32_t add_seq(const std::vector<int32_t>& block_table, int32_t context_len,
+                  int32_t state_slot = -1);
   // Adds one token of sequence `seq`; its slot is derived from the sequence's block table.
   void add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int64_t block_size);
 

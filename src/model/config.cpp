@@ -81,7 +81,7 @@ Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
   RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_count", c.n_expert, 2, 1024));
   RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_used_count", c.n_expert_used, 1, c.n_expert));
   RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_feed_forward_length", c.n_ff_exp, 1, kMaxDim));
-  if (a == "qwen2moe") {
+  if (a == "qwen2moe" || a == "qwen35moe") {
     RIDGE_ASSIGN_OR_RETURN(c.n_ff_shexp, f.get_int_or(a + ".expert_shared_feed_forward_length", c.n_ff));
     RIDGE_RETURN_IF_ERROR(check_range(a + ".expert_shared_feed_forward_length", c.n_ff_shexp, 1, kMaxDim));
   }
@@ -140,7 +140,87 @@ Status read_softcaps(const gguf::File& f, const std::string& a, ModelConfig& c) 
   return ok_status();
 }
 
+// Qwen3.5's linear-attention keys: the layer pattern, the Gated DeltaNet sizes, and the rope
+// sections (interleaved M-RoPE, which for text equals NeoX rope when every rotated pair takes the
+// text position: ridge checks that rather than computing vision positions).
+Status read_linear_attention(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (a != "qwen35" && a != "qwen35moe") return ok_status();
+  if (f.has(a + ".attention.recurrent_layers")) {
+    return error("not supported yet: a per-layer pattern ('{}.attention.recurrent_layers')", a);
+  }
+  RIDGE_ASSIGN_OR_RETURN(c.full_attn_interval, f.get_int_or(a + ".full_attention_interval", 4));
+  RIDGE_RETURN_IF_ERROR(check_range(a + ".full_attention_interval", c.full_attn_interval, 1, c.n_layer));
+  struct Key {
+    const char* key;
+    int64_t* out;
+    int64_t hi;
+  };
+  const Key keys[] = {{"ssm.conv_kernel", &c.ssm_conv_kernel, 64},
+                      {"ssm.state_size", &c.ssm_head_dim, 1024},
+                      {"ssm.group_count", &c.ssm_n_k_heads, 4096},
+                      {"ssm.time_step_rank", &c.ssm_n_v_heads, 4096}};
+  for (const Key& k : keys) {
+    const std::string key = a + "." + k.key;
+    if (!f.has(key)) return error("missing metadata '{}'", key);
+    RIDGE_ASSIGN_OR_RETURN(*k.out, f.get_int(key));
+    RIDGE_RETURN_IF_ERROR(check_range(key, *k.out, 1, k.hi));
+  }
+  if (c.ssm_n_v_heads % c.ssm_n_k_heads != 0) {
+    return error("'{}.ssm.time_step_rank' = {} is not a multiple of '{}.ssm.group_count' = {}", a,
+                 c.ssm_n_v_heads, a, c.ssm_n_k_heads);
+  }
+  RIDGE_ASSIGN_OR_RETURN(int64_t inner, f.get_int_or(a + ".ssm.inner_size", c.ssm_value_dim()));
+  if (inner != c.ssm_value_dim()) {
+    return error("not supported yet: '{}.ssm.inner_size' = {} differs from time_step_rank x "
+                 "state_size = {} (value heads of another size than key heads)", a, inner,
+                 c.ssm_value_dim());
+  }
+  if (f.has(a + ".rope.dimension_sections")) {
+    RIDGE_ASSIGN_OR_RETURN(std::vector<int64_t> sec, f.get_int_array(a + ".rope.dimension_sections"));
+    RIDGE_RETURN_IF_ERROR(check_text_rope_sections(sec, c.rope_dims).with_prefix(a + ".rope.dimension_sections"));
+  }
+  c.attn_output_gate = true;
+  return ok_status();
+}
+
 }  // namespace
+
+Status check_text_rope_sections(const std::vector<int64_t>& sec, int64_t rope_dims) {
+  if (sec.size() != 4) return error("{} rope sections, expected 4", sec.size());
+  int64_t total = 0;
+  for (int64_t v : sec) {
+    if (v < 0 || v > rope_dims) return error("rope section {} is out of range", v);
+    total += v;
+  }
+  if (total == 0 || total > rope_dims) return error("rope sections add up to {}", total);
+  // ggml's interleaved M-RoPE: pair i takes section s = i % total; s % 3 == 0, 1, 2 take the
+  // time, height, width positions while s < 3 x their section, anything else the fourth stream.
+  for (int64_t i = 0; i < rope_dims / 2; ++i) {
+    const int64_t s = i % total;
+    if (s >= 3 * sec[static_cast<size_t>(s % 3)]) {
+      return error("not supported yet: rotary pair {} takes a vision position", i);
+    }
+  }
+  return ok_status();
+}
+
+int64_t ModelConfig::n_recurrent_layers() const {
+  int64_t n = 0;
+  for (int64_t il = 0; il < n_layer; ++il) n += is_recurrent_layer(il) ? 1 : 0;
+  return n;
+}
+
+int64_t ModelConfig::kv_layer(int64_t il) const {
+  int64_t n = 0;
+  for (int64_t j = 0; j < il; ++j) n += is_recurrent_layer(j) ? 0 : 1;
+  return n;
+}
+
+int64_t ModelConfig::recurrent_layer(int64_t il) const {
+  int64_t n = 0;
+  for (int64_t j = 0; j < il; ++j) n += is_recurrent_layer(j) ? 1 : 0;
+  return n;
+}
 
 float ModelConfig::attention_scale() const {
   if ((arch == "gemma3" && n_layer == 62) || (arch == "gemma2" && n_layer == 46)) {
@@ -150,7 +230,7 @@ float ModelConfig::attention_scale() const {
 }
 
 bool is_moe_arch(std::string_view arch) {
-  return arch == "qwen2moe" || arch == "qwen3moe" || arch == "gpt-oss";
+  return arch == "qwen2moe" || arch == "qwen3moe" || arch == "gpt-oss" || arch == "qwen35moe";
 }
 
 std::string_view pooling_name(Pooling p) {
@@ -197,6 +277,13 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   c.pooling = static_cast<Pooling>(pooling);
   if (!(s = get("embedding_length", &c.n_embd)).ok()) return prefix(s);
   if (!(s = get("block_count", &c.n_layer)).ok()) return prefix(s);
+  // MTP blocks (Qwen3.5) follow the trunk's; they are not run.
+  if (!(s = get_or("nextn_predict_layers", 0, &c.n_nextn_layers)).ok()) return prefix(s);
+  if (c.n_nextn_layers < 0 || c.n_nextn_layers >= c.n_layer) {
+    return error("{}: '{}.nextn_predict_layers' = {} leaves no trunk of {} blocks", f.path(), a,
+                 c.n_nextn_layers, c.n_layer);
+  }
+  c.n_layer -= c.n_nextn_layers;
   // A mixture-of-experts file need not carry a dense FFN size (llama.cpp reads it as optional):
   // the experts' own size stands in for it.
   if (is_moe_arch(c.arch)) {
@@ -253,6 +340,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   if (!(s = read_experts(f, a, c)).ok()) return prefix(s);
   if (!(s = read_sliding_window(f, a, c)).ok()) return prefix(s);
   if (!(s = read_softcaps(f, a, c)).ok()) return prefix(s);
+  if (!(s = read_linear_attention(f, a, c)).ok()) return prefix(s);
 
   // The vocabulary size is the embedding table's row count (the tokenizer may list more).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");

@@ -46,7 +46,8 @@ enum class Pooling { kNone, kMean, kCls, kLast, kRank };
 std::string_view pooling_name(Pooling p);  // "none", "mean", "cls", "last", "rank"
 
 struct ModelConfig {
-  std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "gemma2", "gemma3"
+  std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "gemma2",
+                             // "gemma3", "qwen35", "qwen35moe"
   std::string name;          // general.name or preset name
   int64_t n_vocab = 0;
   int64_t n_embd = 0;
@@ -99,6 +100,18 @@ struct ModelConfig {
   float final_logit_softcap = 0.0f;  // logits = cap * tanh(logits / cap); 0 = none
   float attn_softcap = 0.0f;         // gemma2: attention scores soft-capped the same way
 
+  // Qwen3.5 (qwen35, qwen35moe): Gated DeltaNet layers (linear attention over a recurrent state,
+  // model/delta_net.h) with full attention on every full_attn_interval-th layer (il + 1 a
+  // multiple of it); the attention output is gated (attn_q holds each head's q, then its gate).
+  // full_attn_interval 0: every layer is full attention.
+  int64_t full_attn_interval = 0;
+  int64_t ssm_conv_kernel = 0;   // K: taps of the causal convolution (`ssm.conv_kernel`)
+  int64_t ssm_head_dim = 0;      // dk = dv: key and value size of a linear head (`ssm.state_size`)
+  int64_t ssm_n_k_heads = 0;     // Hk: q and k heads (`ssm.group_count`)
+  int64_t ssm_n_v_heads = 0;     // Hv: v heads and states, a multiple of Hk (`ssm.time_step_rank`)
+  bool attn_output_gate = false;  // full attention output times sigmoid(gate)
+  int64_t n_nextn_layers = 0;    // MTP blocks stored after the n_layer trunk blocks (not run)
+
   bool is_moe() const { return n_expert > 0; }
   bool is_swa_layer(int64_t il) const {
     return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1);
@@ -107,6 +120,25 @@ struct ModelConfig {
     int64_t n = 0;
     for (int64_t il = 0; il < n_layer; ++il) n += is_swa_layer(il) ? 1 : 0;
     return n;
+  }
+
+  // Linear-attention (recurrent) layers and the rest, which keep KV (cache layer kv_layer(il)).
+  bool is_recurrent_layer(int64_t il) const {
+    return full_attn_interval > 0 && (il + 1) % full_attn_interval != 0;
+  }
+  bool is_hybrid() const { return full_attn_interval > 0; }
+  int64_t n_recurrent_layers() const;
+  int64_t n_kv_layers() const { return n_layer - n_recurrent_layers(); }
+  int64_t kv_layer(int64_t il) const;         // index of attention layer il among the KV layers
+  int64_t recurrent_layer(int64_t il) const;  // index of linear layer il among the recurrent ones
+  int64_t ssm_value_dim() const { return ssm_n_v_heads * ssm_head_dim; }  // Dv: width of z and o
+  int64_t ssm_key_dim() const { return ssm_n_k_heads * ssm_head_dim; }
+  int64_t ssm_conv_dim() const { return 2 * ssm_key_dim() + ssm_value_dim(); }  // q | k | v
+  // f32 values of one sequence's state in one linear layer: the conv's K - 1 rows, then the
+  // delta rule's Hv matrices of dv x dk.
+  int64_t ssm_conv_state_floats() const { return (ssm_conv_kernel - 1) * ssm_conv_dim(); }
+  int64_t ssm_state_floats() const {
+    return ssm_conv_state_floats() + ssm_n_v_heads * ssm_head_dim * ssm_head_dim;
   }
 
   // The rope base and position scale of the sliding-window layers.
@@ -125,8 +157,12 @@ struct ModelConfig {
   int64_t kv_dim() const { return n_head_kv * head_dim; }
 };
 
-// Whether an architecture's FFN is a mixture of experts (qwen2moe, qwen3moe, gpt-oss).
+// Whether an architecture's FFN is a mixture of experts (qwen2moe, qwen3moe, gpt-oss, qwen35moe).
 bool is_moe_arch(std::string_view arch);
+
+// Whether 4 rope sections (`rope.dimension_sections`, interleaved M-RoPE) give every one of the
+// rope_dims / 2 rotated pairs a text position, so that for text they rotate as NeoX rope does.
+Status check_text_rope_sections(const std::vector<int64_t>& sections, int64_t rope_dims);
 
 // Architecture defaults (rope layout, biases, qk-norm) for a known architecture name.
 Status apply_arch_defaults(ModelConfig& cfg);

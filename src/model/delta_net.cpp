@@ -34,32 +34,36 @@ void check_shape(const DeltaNetShape& s) {
 
 void delta_rule_sequential(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
                            const float* v, const float* g, const float* beta, float* state,
-                           float* out) {
+                           float* out, float out_scale, IndexRange heads) {
   check_shape(s);
   const HeadRows r{s, q, k, v, out};
-  for (int64_t t = 0; t < n; ++t) {
-    for (int64_t j = 0; j < s.n_v_heads; ++j) {
+  const int64_t j_end = heads.end < 0 ? s.n_v_heads : heads.end;
+  RIDGE_CHECK(heads.begin >= 0 && j_end <= s.n_v_heads);
+  // Head by head (its state stays in cache), token by token; row a of the state in one pass:
+  // decay, S k, the update, S q.
+  for (int64_t j = heads.begin; j < j_end; ++j) {
+    float* S = state + j * s.dv * s.dk;
+    for (int64_t t = 0; t < n; ++t) {
       const float* kt = r.k_at(t, j);
       const float* qt = r.q_at(t, j);
       const float* vt = r.v_at(t, j);
       float* o = r.out_at(t, j);
       const float decay = std::exp(g[t * s.n_v_heads + j]);
       const float b = beta[t * s.n_v_heads + j];
-      float* S = state + j * s.dv * s.dk;
-      for (int64_t a = 0; a < s.dv; ++a) {  // one pass over row a: decay, S k, update, S q
+      for (int64_t a = 0; a < s.dv; ++a) {
         float* row = S + a * s.dk;
         float sk = 0.0f;
         for (int64_t c = 0; c < s.dk; ++c) {
           row[c] *= decay;
           sk += row[c] * kt[c];
         }
-        const float u = b * (vt[a] - sk);
+        const float u = (vt[a] - sk) * b;
         float so = 0.0f;
         for (int64_t c = 0; c < s.dk; ++c) {
           row[c] += u * kt[c];
           so += row[c] * qt[c];
         }
-        o[a] = so;
+        o[a] = so * out_scale;
       }
     }
   }
@@ -67,7 +71,7 @@ void delta_rule_sequential(const DeltaNetShape& s, int64_t n, const float* q, co
 
 void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
                         const float* v, const float* g, const float* beta, float* state, float* out,
-                        int64_t chunk) {
+                        float out_scale, int64_t chunk) {
   check_shape(s);
   RIDGE_CHECK(chunk > 0);
   const HeadRows r{s, q, k, v, out};
@@ -112,6 +116,7 @@ void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const
           const float c = qk[i * C + l] * std::exp(gam[i] - gam[l]);
           for (int64_t a = 0; a < dv; ++a) o[a] += c * u[l * dv + a];
         }
+        for (int64_t a = 0; a < dv; ++a) o[a] *= out_scale;
       }
       // S <- e^G_m S + sum_l e^(G_m - G_l) u_l k_l^T.
       const float e_end = std::exp(gam[m - 1]);
@@ -133,24 +138,26 @@ void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const
 }
 
 void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* w, int64_t K,
-                        float* state, float* y) {
-  RIDGE_CHECK(K >= 1 && channels > 0 && n >= 0);
+                        float* state, float* y, IndexRange range) {
+  RIDGE_CHECK(K >= 1 && K <= 64 && channels > 0 && n >= 0);
+  const int64_t c_end = range.end < 0 ? channels : range.end;
+  RIDGE_CHECK(range.begin >= 0 && c_end <= channels);
   const int64_t hist = K - 1;
-  // Row r of X = state rows, then x rows.
-  auto X = [&](int64_t row, int64_t c) { return row < hist ? state[row * channels + c] : x[(row - hist) * channels + c]; };
-  for (int64_t t = 0; t < n; ++t) {
-    for (int64_t c = 0; c < channels; ++c) {
+  float win[64];  // one channel's last K - 1 inputs, oldest first
+  for (int64_t c = range.begin; c < c_end; ++c) {
+    const float* wc = w + c * K;
+    for (int64_t i = 0; i < hist; ++i) win[i] = state[i * channels + c];
+    for (int64_t t = 0; t < n; ++t) {
+      const float xt = x[t * channels + c];  // read before y (which may be x) is written
       float acc = 0.0f;
-      for (int64_t i = 0; i < K; ++i) acc += X(t + i, c) * w[c * K + i];
+      for (int64_t i = 0; i < hist; ++i) acc += win[i] * wc[i];
+      acc += xt * wc[hist];
       y[t * channels + c] = acc / (1.0f + std::exp(-acc));
+      for (int64_t i = 0; i + 1 < hist; ++i) win[i] = win[i + 1];
+      if (hist > 0) win[hist - 1] = xt;
     }
+    for (int64_t i = 0; i < hist; ++i) state[i * channels + c] = win[i];
   }
-  // The last K - 1 rows of X (rows n .. n + hist - 1), oldest first; read before overwritten.
-  std::vector<float> keep(static_cast<size_t>(hist * channels));
-  for (int64_t row = 0; row < hist; ++row) {
-    for (int64_t c = 0; c < channels; ++c) keep[row * channels + c] = X(n + row, c);
-  }
-  std::copy(keep.begin(), keep.end(), state);
 }
 
 }  // namespace ridge::model

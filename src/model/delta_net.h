@@ -16,6 +16,12 @@
 
 namespace ridge::model {
 
+// A half-open range of heads or channels; end -1: to the last.
+struct IndexRange {
+  int64_t begin = 0;
+  int64_t end = -1;
+};
+
 struct DeltaNetShape {
   int64_t n_k_heads = 0;  // Hk: heads of q and k
   int64_t n_v_heads = 0;  // Hv: heads of v, of the state and of the output (a multiple of Hk)
@@ -24,23 +30,26 @@ struct DeltaNetShape {
   int64_t state_floats() const { return n_v_heads * dv * dk; }
 };
 
-// n tokens of one sequence. Rows per token: q, k [Hk * dk] (already L2-normalized; q scaled),
-// v [Hv * dv], g and beta [Hv]; out [Hv * dv]. state [Hv][dv][dk] is read and updated in place.
+// n tokens of one sequence. Rows per token: q, k [Hk * dk] (already L2-normalized), v [Hv * dv],
+// g and beta [Hv]; out [Hv * dv], each output times out_scale (1/sqrt(dk) for Qwen3.5: llama.cpp
+// scales the output rather than q). state [Hv][dv][dk] is read and updated in place. Only the
+// value heads in `heads` are computed (threads split the heads).
 void delta_rule_sequential(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
                            const float* v, const float* g, const float* beta, float* state,
-                           float* out);
+                           float* out, float out_scale = 1.0f, IndexRange heads = {});
 
 // The same, `chunk` tokens at a time (64 unless given).
 void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
                         const float* v, const float* g, const float* beta, float* state, float* out,
-                        int64_t chunk = 64);
+                        float out_scale = 1.0f, int64_t chunk = 64);
 
 // Causal depthwise convolution of n new rows x [n][channels] with kernel w [channels][K] (ggml's
 // ssm_conv1d {K, channels}; w[c][K - 1] weighs the current row), after the K - 1 previous rows
 // held in state [K - 1][channels] (oldest first; zeros for a new sequence): y[t][c] =
 // silu(sum_i X[t + i][c] w[c][i]) over X = state rows then x rows. The state becomes the last
-// K - 1 rows of X.
+// K - 1 rows of X. Only the channels in `range` are computed and updated (threads split them);
+// y may be x (each channel's window is kept as it goes).
 void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* w, int64_t K,
-                        float* state, float* y);
+                        float* state, float* y, IndexRange range = {});
 
 }  // namespace ridge::model

@@ -36,14 +36,20 @@ Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels:
   return m;
 }
 
-kv::KvCacheConfig Model::kv_config(int64_t n_blocks, GgmlType type, int64_t block_size) const {
+kv::KvCacheConfig Model::kv_config(int64_t n_blocks, GgmlType type, int64_t block_size,
+                                   int64_t n_seqs) const {
   kv::KvCacheConfig c;
-  c.n_layer = cfg_.n_layer;
+  c.n_layer = cfg_.n_kv_layers();
   c.n_head_kv = cfg_.n_head_kv;
   c.head_dim = cfg_.head_dim;
   c.block_size = block_size;
   c.n_blocks = n_blocks;
   c.type = type;
+  if (cfg_.n_recurrent_layers() > 0) {
+    c.state.n_layer = cfg_.n_recurrent_layers();
+    c.state.floats_per_layer = cfg_.ssm_state_floats();
+    c.state.n_slots = n_seqs;
+  }
   return c;
 }
 

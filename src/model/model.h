@@ -43,9 +43,10 @@ class Model {
   const kernels::Kernels& kernels() const { return *kernels_; }
   const Architecture& architecture() const { return *arch_; }
 
-  // A KV cache config matching this model.
+  // A KV cache config matching this model: K/V for its attention layers, and for models with
+  // linear-attention layers recurrent state for n_seqs sequences at once.
   kv::KvCacheConfig kv_config(int64_t n_blocks, GgmlType type = GgmlType::kF16,
-                              int64_t block_size = 16) const;
+                              int64_t block_size = 16, int64_t n_seqs = 1) const;
 
   // Runs one step: writes the K/V of every batch token into `kv` and returns the logits of the
   // rows with need_logits, in row order: [n_outputs, n_vocab] (with batch.output_hidden their

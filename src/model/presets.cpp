@@ -40,6 +40,17 @@ ModelConfig with_experts(ModelConfig c, int64_t n_expert, int64_t n_used, int64_
   return c;
 }
 
+// Qwen3.5's linear-attention layers: Hk q/k heads and Hv v heads of `head` values, conv of 4
+// taps; rope on a quarter of each attention head.
+ModelConfig with_delta_net(ModelConfig c, int64_t k_heads, int64_t v_heads, int64_t head) {
+  c.ssm_n_k_heads = k_heads;
+  c.ssm_n_v_heads = v_heads;
+  c.ssm_head_dim = head;
+  c.ssm_conv_kernel = 4;
+  c.rope_dims = c.head_dim / 4;
+  return c;
+}
+
 ModelConfig with_llama3_scaling(ModelConfig c, float factor) {
   c.rope_scaling = RopeScaling{factor, 1.0f, 4.0f, 8192};
   return c;
@@ -101,6 +112,18 @@ std::vector<Preset> build() {
   p.push_back({"gemma-2-2b", "google/gemma-2-2b", gemma2("gemma-2-2b", 2304, 26, 8, 4, 256, 9216)});
   p.push_back({"gemma-2-9b", "google/gemma-2-9b", gemma2("gemma-2-9b", 3584, 42, 16, 8, 256, 14336)});
   p.push_back({"gemma-2-27b", "google/gemma-2-27b", gemma2("gemma-2-27b", 4608, 46, 32, 16, 128, 36864)});
+  // Qwen3.5 (Qwen/Qwen3.5-*: the text model's config.json): linear-attention layers of 16 q/k
+  // heads (16 or 32 v heads) of 128, full attention every fourth layer with heads of 256.
+  p.push_back({"qwen3.5-0.8b", "Qwen/Qwen3.5-0.8B",
+               with_delta_net(make("qwen35", "qwen3.5-0.8b", 248320, 1024, 24, 8, 2, 256, 3584,
+                                   262144, 1e-6f, 1e7f, true), 16, 16, 128)});
+  p.push_back({"qwen3.5-9b", "Qwen/Qwen3.5-9B",
+               with_delta_net(make("qwen35", "qwen3.5-9b", 248320, 4096, 32, 16, 4, 256, 12288,
+                                   262144, 1e-6f, 1e7f, false), 16, 32, 128)});
+  p.push_back({"qwen3.5-35b-a3b", "Qwen/Qwen3.5-35B-A3B",
+               with_delta_net(with_experts(make("qwen35moe", "qwen3.5-35b-a3b", 248320, 2048, 40, 16,
+                                                2, 256, 512, 262144, 1e-6f, 1e7f, false),
+                                           256, 8, 512, 512), 16, 32, 128)});
   p.push_back({"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B",
                make("qwen2", "qwen2.5-0.5b", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1e-6f, 1e6f, true)});
   p.push_back({"qwen2.5-7b", "Qwen/Qwen2.5-7B",
@@ -159,6 +182,16 @@ std::vector<Preset> build() {
     g.attn_softcap = 2.0f;
     p.push_back({"tiny-gemma2", "", g});
   }
+  // Qwen3.5 in small: layers 0-2 and 4-6 linear (2 q/k heads, 4 v heads: v-head j reads q/k
+  // head j % 2), 3 and 7 gated full attention with rope on 8 of 32 dims; the MoE form with
+  // qwen35moe's shared expert.
+  p.push_back({"tiny-qwen35", "",
+               with_delta_net(make("qwen35", "tiny-qwen35", 512, 64, 8, 4, 2, 32, 160, 2048, 1e-6f,
+                                   1e7f, true), 2, 4, 16)});
+  p.push_back({"tiny-qwen35moe", "",
+               with_delta_net(with_experts(make("qwen35moe", "tiny-qwen35moe", 512, 64, 4, 4, 2, 32,
+                                                160, 2048, 1e-6f, 1e7f, false), 8, 2, 64, 96),
+                              2, 4, 16)});
   // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
   // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
   ModelConfig llama3 = make("llama", "tiny-llama3", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false);
@@ -226,9 +259,16 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.ffn_gelu = true;
     cfg.post_norms = true;
     cfg.swa_period = gemma3 ? 6 : 2;  // gemma2: even layers windowed; gemma3: 5 of every 6
+  } else if (cfg.arch == "qwen35" || cfg.arch == "qwen35moe") {  // Gated DeltaNet + gated attention
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+    cfg.moe_norm_topk = true;
+    cfg.full_attn_interval = 4;
+    cfg.attn_output_gate = true;
   } else {
     return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
-                 "qwen3moe, gpt-oss, gemma2, gemma3)", cfg.arch);
+                 "qwen3moe, gpt-oss, gemma2, gemma3, qwen35, qwen35moe)", cfg.arch);
   }
   return ok_status();
 }

@@ -29,6 +29,12 @@ Result<Session> Session::create(const Model& model, const SessionOptions& o) {
   return s;
 }
 
+int64_t Session::truncate(int64_t n) {
+  if (n >= n_past_) return n_past_;
+  n_past_ = model_->config().n_recurrent_layers() > 0 ? 0 : std::max<int64_t>(n, 0);
+  return n_past_;
+}
+
 Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, ThreadPool& pool,
                                              bool all_logits) {
   const auto n = static_cast<int64_t>(tokens.size());
@@ -47,7 +53,7 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Th
     const int64_t m = std::min(chunk, n - i);
     batch_.clear();
     const auto ctx = static_cast<int32_t>(n_past_ + m);
-    batch_.add_seq(table_, ctx);
+    batch_.add_seq(table_, ctx, 0);
     for (int64_t j = 0; j < m; ++j) {
       const bool out = all_logits || i + j == n - 1;
       batch_.add_token(tokens[static_cast<size_t>(i + j)], static_cast<int32_t>(n_past_ + j), 0,

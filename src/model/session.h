@@ -40,8 +40,9 @@ class Session {
   const Model& model() const { return *model_; }
   // Forgets the sequence (the cache is overwritten from position 0 again).
   void reset() { n_past_ = 0; }
-  // Keeps only the first n positions (n <= n_past).
-  void truncate(int64_t n) { n_past_ = n < n_past_ ? n : n_past_; }
+  // Keeps only the first n positions (n <= n_past) and returns how many it kept: n, or 0 for a
+  // model with recurrent state (linear-attention layers), which cannot roll back and starts over.
+  int64_t truncate(int64_t n);
 
  private:
   Session(const Model& model, kv::KvCache kv, Workspace ws)

@@ -155,6 +155,64 @@ Status add_experts(gguf::Writer& w, const ModelConfig& c, const std::string& p,
   return ok_status();
 }
 
+// One Gated DeltaNet layer's tensors (Qwen3.5): the in-projections, the conv taps, the decay
+// parameters (A = -exp(A_log) < 0 and dt_bias, drawn so that heads forget over a few to a few
+// dozen tokens), the output norm and projection.
+template <typename AddMatrix>
+Status add_linear_attention(gguf::Writer& w, const ModelConfig& c, const std::string& p,
+                            const SynthOptions& opt, const AddMatrix& add_matrix) {
+  const int64_t d = c.n_embd, hv = c.ssm_n_v_heads;
+  const GgmlType f32 = GgmlType::kF32;
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_qkv.weight", d, c.ssm_conv_dim(), linear_init(d), 1));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_gate.weight", d, c.ssm_value_dim(), linear_init(d), 1));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "ssm_beta.weight", d, hv, linear_init(d), 1));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "ssm_alpha.weight", d, hv, linear_init(d), 1));
+  RIDGE_RETURN_IF_ERROR(add_random(w, p + "ssm_conv1d.weight", f32, c.ssm_conv_kernel, c.ssm_conv_dim(),
+                                   Init{0.0f, 0.5f}, opt));
+  RIDGE_RETURN_IF_ERROR(add_random(w, p + "ssm_dt.bias", f32, hv, 1, Init{-2.0f, 1.0f}, opt));
+  RIDGE_RETURN_IF_ERROR(add_random(w, p + "ssm_a", f32, hv, 1, Init{-3.0f, 1.5f}, opt));
+  RIDGE_RETURN_IF_ERROR(add_random(w, p + "ssm_norm.weight", f32, c.ssm_head_dim, 1, Init{1.0f, 0.1f}, opt));
+  return add_matrix(p + "ssm_out.weight", c.ssm_value_dim(), d, linear_init(c.ssm_value_dim()), 1);
+}
+
+// One attention layer's tensors: projections (a gated layer's attn_q holds q and its gate),
+// biases, Q/K norms, output; gpt-oss's output bias and sinks.
+template <typename AddMatrix>
+Status add_attention(gguf::Writer& w, const ModelConfig& c, const std::string& p,
+                     const SynthOptions& opt, const AddMatrix& add_matrix) {
+  const Init norm{1.0f, 0.1f};
+  auto lin = linear_init;
+  const GgmlType f32 = GgmlType::kF32;
+  const int64_t q_rows = c.attn_output_gate ? 2 * c.q_dim() : c.q_dim();
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_q.weight", c.n_embd, q_rows, lin(c.n_embd)));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_k.weight", c.n_embd, c.kv_dim(), lin(c.n_embd)));
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_v.weight", c.n_embd, c.kv_dim(), lin(c.n_embd)));
+  if (c.qkv_bias) {
+    const Init bias{0.0f, 0.5f};
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q.bias", f32, c.q_dim(), 1, bias, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k.bias", f32, c.kv_dim(), 1, bias, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_v.bias", f32, c.kv_dim(), 1, bias, opt));
+  }
+  if (c.qk_norm) {
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q_norm.weight", f32, c.head_dim, 1, norm, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k_norm.weight", f32, c.head_dim, 1, norm, opt));
+  }
+  RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_output.weight", c.q_dim(), c.n_embd, lin(c.q_dim())));
+  if (c.attn_sinks) {  // gpt-oss: output bias, one sink logit per head, attn_post_norm
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_output.bias", f32, c.n_embd, 1, Init{0.0f, 0.5f}, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_sinks.weight", f32, c.n_head, 1, Init{1.0f, 1.0f}, opt));
+  }
+  return ok_status();
+}
+
+// Qwen3.5's rope sections for text: rope_dims / 2 pairs split over time, height and width as
+// the converter's [11, 11, 10] splits 32, so that every pair takes the text position.
+std::vector<int32_t> text_rope_sections(int64_t rope_dims) {
+  const auto pairs = static_cast<int32_t>(rope_dims / 2);
+  const int32_t t = (pairs + 2) / 3, h = (pairs - t + 1) / 2;
+  return {t, h, pairs - t - h, 0};
+}
+
 }  // namespace
 
 uint32_t file_type_of(GgmlType type) {
@@ -206,6 +264,15 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
     if (c.rope_theta_swa > 0.0f) w.set(a + ".rope.freq_base_swa", gguf::make_f32(c.rope_theta_swa));
     if (c.final_logit_softcap > 0.0f) w.set(a + ".final_logit_softcapping", gguf::make_f32(c.final_logit_softcap));
     if (c.attn_softcap > 0.0f) w.set(a + ".attn_logit_softcapping", gguf::make_f32(c.attn_softcap));
+  }
+  if (c.is_hybrid()) {
+    w.set(a + ".full_attention_interval", u32(c.full_attn_interval));
+    w.set(a + ".ssm.conv_kernel", u32(c.ssm_conv_kernel));
+    w.set(a + ".ssm.state_size", u32(c.ssm_head_dim));
+    w.set(a + ".ssm.group_count", u32(c.ssm_n_k_heads));
+    w.set(a + ".ssm.time_step_rank", u32(c.ssm_n_v_heads));
+    w.set(a + ".ssm.inner_size", u32(c.ssm_value_dim()));
+    w.set(a + ".rope.dimension_sections", gguf::make_i32_array(text_rope_sections(c.rope_dims)));
   }
   if (c.yarn.factor == 0.0f && c.rope_freq_scale != 1.0f) {
     w.set(a + ".rope.scaling.type", gguf::make_string("linear"));
@@ -262,23 +329,10 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_norm.weight", f32, c.n_embd, 1, norm, opt));
-    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_q.weight", c.n_embd, c.q_dim(), lin(c.n_embd)));
-    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_k.weight", c.n_embd, c.kv_dim(), lin(c.n_embd)));
-    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_v.weight", c.n_embd, c.kv_dim(), lin(c.n_embd)));
-    if (c.qkv_bias) {
-      const Init bias{0.0f, 0.5f};
-      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q.bias", f32, c.q_dim(), 1, bias, opt));
-      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k.bias", f32, c.kv_dim(), 1, bias, opt));
-      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_v.bias", f32, c.kv_dim(), 1, bias, opt));
-    }
-    if (c.qk_norm) {
-      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_q_norm.weight", f32, c.head_dim, 1, norm, opt));
-      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_k_norm.weight", f32, c.head_dim, 1, norm, opt));
-    }
-    RIDGE_RETURN_IF_ERROR(add_matrix(p + "attn_output.weight", c.q_dim(), c.n_embd, lin(c.q_dim())));
-    if (c.attn_sinks) {  // gpt-oss: output bias, one sink logit per head, attn_post_norm
-      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_output.bias", f32, c.n_embd, 1, Init{0.0f, 0.5f}, opt));
-      RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_sinks.weight", f32, c.n_head, 1, Init{1.0f, 1.0f}, opt));
+    if (c.is_recurrent_layer(l)) {
+      RIDGE_RETURN_IF_ERROR(add_linear_attention(w, c, p, opt, add_matrix));
+    } else {
+      RIDGE_RETURN_IF_ERROR(add_attention(w, c, p, opt, add_matrix));
     }
     if (c.post_norms) {
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "post_attention_norm.weight", f32, c.n_embd, 1, norm, opt));

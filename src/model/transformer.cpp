@@ -8,6 +8,7 @@
 #include "model/attention.h"
 #include "model/ffn.h"
 #include "model/for_rows.h"
+#include "model/linear_attention.h"
 #include "model/model.h"
 #include "model/moe.h"
 #include "model/ops.h"
@@ -25,10 +26,19 @@ void matmul(const kernels::Kernels& k, const kernels::WeightView& w, const float
 Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
                          const ThreadPool& pool) const {
   const kv::KvCacheConfig& kc = kv.config();
-  if (kc.n_layer != cfg_.n_layer || kc.n_head_kv != cfg_.n_head_kv || kc.head_dim != cfg_.head_dim) {
+  if (kc.n_layer != cfg_.n_kv_layers() || kc.n_head_kv != cfg_.n_head_kv || kc.head_dim != cfg_.head_dim) {
     return error("forward: KV cache shape (layers {}, kv heads {}, head dim {}) does not match the "
-                 "model ({}, {}, {})", kc.n_layer, kc.n_head_kv, kc.head_dim, cfg_.n_layer,
+                 "model ({}, {}, {})", kc.n_layer, kc.n_head_kv, kc.head_dim, cfg_.n_kv_layers(),
                  cfg_.n_head_kv, cfg_.head_dim);
+  }
+  if (cfg_.n_recurrent_layers() > 0) {
+    const kv::RecurrentStateConfig& sc = kv.states().config();
+    if (sc.n_layer != cfg_.n_recurrent_layers() || sc.floats_per_layer != cfg_.ssm_state_floats()) {
+      return error("forward: the cache's recurrent state ({} layers of {} floats) does not match "
+                   "the model ({} of {})", sc.n_layer, sc.floats_per_layer,
+                   cfg_.n_recurrent_layers(), cfg_.ssm_state_floats());
+    }
+    RIDGE_RETURN_IF_ERROR(check_recurrent_batch(batch, kv.states()));
   }
   const WorkspaceLimits& lim = ws.limits();
   if (batch.n_tokens() > lim.max_tokens) {
@@ -86,12 +96,20 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   const int64_t n = batch.n_tokens();
   const int64_t d = cfg_.n_embd, qd = cfg_.q_dim(), kvd = cfg_.kv_dim(), hd = cfg_.head_dim;
   const int64_t half = cfg_.rope_dims / 2;
+  const int64_t kv_layer = cfg_.kv_layer(il);
   for_rows(pool, n, d, [&](int64_t t) {
     rms_norm(ws.x.data() + t * d, l.attn_norm.data, ws.xn.data() + t * d, d, cfg_.rms_eps);
   });
-  // q: [n, q_dim], k and v: [n, kv_dim], in one parallel region over one quantized xn.
+  if (cfg_.is_recurrent_layer(il)) {
+    gated_delta_net(cfg_, l, il, *kernels_, batch, kv.states(), ws, pool);  // attn: [n, Dv]
+    return;
+  }
+  // q: [n, q_dim], k and v: [n, kv_dim], in one parallel region over one quantized xn. A gated
+  // layer's wq gives each head's q then its gate ([n, 2 q_dim]), split below.
+  const bool gated = cfg_.attn_output_gate;
   const kernels::MatmulTarget qkv[] = {
-      {&l.wq, ws.q.data(), qd}, {&l.wk, ws.k.data(), kvd}, {&l.wv, ws.v.data(), kvd}};
+      {&l.wq, gated ? ws.lin.q_gate.data() : ws.q.data(), gated ? 2 * qd : qd},
+      {&l.wk, ws.k.data(), kvd}, {&l.wv, ws.v.data(), kvd}};
   kernels_->matmul_group(std::span(qkv), ws.xn.data(), d, n, pool, nullptr);
   // Sliding-window layers rotate with their own table where it differs (embed()).
   const bool own_table = !ws.rope_cos_swa.empty() && cfg_.is_swa_layer(il);
@@ -101,6 +119,10 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
     float* q = ws.q.data() + t * qd;   // [n_head, head_dim]
     float* k = ws.k.data() + t * kvd;  // [n_head_kv, head_dim]
     float* v = ws.v.data() + t * kvd;  // [n_head_kv, head_dim]
+    if (gated) {
+      const float* qg = ws.lin.q_gate.data() + t * 2 * qd;
+      for (int64_t h = 0; h < cfg_.n_head; ++h) std::copy(qg + 2 * h * hd, qg + (2 * h + 1) * hd, q + h * hd);
+    }
     if (l.bq) add_inplace(q, l.bq.data, qd);
     if (l.bk) add_inplace(k, l.bk.data, kvd);
     if (l.bv) add_inplace(v, l.bv.data, kvd);
@@ -114,7 +136,7 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
     const float* sn = sin_table + t * half;
     rope(q, cfg_.n_head, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
     rope(k, cfg_.n_head_kv, hd, cfg_.rope_dims, cs, sn, cfg_.rope_layout);
-    kv.write(il, batch.slots[static_cast<size_t>(t)], k, v);
+    kv.write(kv_layer, batch.slots[static_cast<size_t>(t)], k, v);
   });
   AttentionArgs a;
   a.q = ws.q.data();
@@ -122,7 +144,7 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   a.batch = &batch;
   a.cache = &kv;
   a.kernels = kernels_;
-  a.layer = il;
+  a.layer = kv_layer;
   a.n_head = cfg_.n_head;
   a.n_head_kv = cfg_.n_head_kv;
   a.head_dim = hd;
@@ -133,6 +155,15 @@ void Model::attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Wor
   a.scratch = ws.attn_scratch.data();
   a.scratch_per_thread = ws.attn_scratch_per_thread;
   paged_attention(a, pool);
+  if (gated) {  // attn *= sigmoid(gate), head by head
+    for_rows(pool, n, 2 * qd, [&](int64_t t) {
+      float* o = ws.attn.data() + t * qd;
+      const float* qg = ws.lin.q_gate.data() + t * 2 * qd;
+      for (int64_t h = 0; h < cfg_.n_head; ++h) {
+        for (int64_t i = 0; i < hd; ++i) o[h * hd + i] *= 1.0f / (1.0f + std::exp(-qg[(2 * h + 1) * hd + i]));
+      }
+    });
+  }
 }
 
 // The attention output projection, the residual add, and the FFN, for the first m rows.
@@ -162,9 +193,11 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) co
   });
 }
 
-// Moves the rows that need logits to the front of x and attn (in order); returns their count.
+// Moves the rows that need logits to the front of x and attn (in order; attn as the last layer
+// left it); returns their count.
 int64_t Model::gather_outputs(const Batch& batch, Workspace& ws) const {
-  const int64_t d = cfg_.n_embd, qd = cfg_.q_dim();
+  const int64_t d = cfg_.n_embd;
+  const int64_t qd = cfg_.is_recurrent_layer(cfg_.n_layer - 1) ? cfg_.ssm_value_dim() : cfg_.q_dim();
   int64_t m = 0;
   for (int64_t t = 0; t < batch.n_tokens(); ++t) {
     if (!batch.need_logits[static_cast<size_t>(t)]) continue;
@@ -186,6 +219,8 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
   const int64_t d = cfg_.n_embd;
   std::fill(ws.moe.experts_run.begin(), ws.moe.experts_run.end(), 0);
   embed(batch, ws, pool);  // x: [n, n_embd]
+  const bool recurrent = cfg_.n_recurrent_layers() > 0;
+  if (recurrent) begin_recurrent_step(batch, kv.states());
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
     attention_block(il, batch, kv, ws, pool);
     // After the last attention only rows that need logits matter: drop the others so the last
@@ -193,6 +228,7 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
     const int64_t m = il + 1 == cfg_.n_layer ? gather_outputs(batch, ws) : n;
     if (m > 0) ffn_block(il, m, ws, pool);
   }
+  if (recurrent) end_recurrent_step(batch, kv.states());
   const int64_t n_out = batch.n_outputs();
   if (n_out == 0) return std::span<const float>();
   for_rows(pool, n_out, d, [&](int64_t t) {

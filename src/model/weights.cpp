@@ -35,7 +35,8 @@ Status check_shape(const gguf::TensorInfo& t, std::vector<uint64_t> expect) {
 }  // namespace
 
 std::string_view ffn_norm_tensor(const ModelConfig& cfg) {
-  return cfg.arch == "gpt-oss" ? "post_attention_norm.weight" : "ffn_norm.weight";
+  const bool post = cfg.arch == "gpt-oss" || cfg.arch == "qwen35" || cfg.arch == "qwen35moe";
+  return post ? "post_attention_norm.weight" : "ffn_norm.weight";
 }
 
 std::string layer_tensor(int64_t il, std::string_view suffix) {
@@ -174,10 +175,13 @@ Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     LayerWeights& l = w.layers[static_cast<size_t>(il)];
     auto name = [il](std::string_view s) { return layer_tensor(il, s); };
     RIDGE_ASSIGN_OR_RETURN(l.attn_norm, b.vector(name("attn_norm.weight"), d));
-    RIDGE_ASSIGN_OR_RETURN(l.wq, b.matrix(name("attn_q.weight"), cfg.q_dim(), d));
-    RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), cfg.kv_dim(), d));
-    RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), cfg.kv_dim(), d));
-    RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, cfg.q_dim()));
+    if (!cfg.is_recurrent_layer(il)) {  // a linear layer's projections are its architecture's
+      const int64_t q_rows = cfg.attn_output_gate ? 2 * cfg.q_dim() : cfg.q_dim();
+      RIDGE_ASSIGN_OR_RETURN(l.wq, b.matrix(name("attn_q.weight"), q_rows, d));
+      RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), cfg.kv_dim(), d));
+      RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), cfg.kv_dim(), d));
+      RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, cfg.q_dim()));
+    }
     RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm_tensor(cfg)), d));
     if (cfg.is_moe()) {
       RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));

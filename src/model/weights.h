@@ -29,10 +29,10 @@ struct VectorView {
 
 struct LayerWeights {
   VectorView attn_norm;               // [n_embd]
-  kernels::WeightView wq;             // [q_dim rows, n_embd cols]
+  kernels::WeightView wq;             // [q_dim rows, n_embd cols] (gated attention: 2 q_dim)
   kernels::WeightView wk;             // [kv_dim, n_embd]
   kernels::WeightView wv;             // [kv_dim, n_embd]
-  kernels::WeightView wo;             // [n_embd, q_dim]
+  kernels::WeightView wo;             // [n_embd, q_dim] (a linear layer's ssm_out: [n_embd, Dv])
   VectorView bq, bk, bv;              // [q_dim], [kv_dim], [kv_dim]: qwen2 (optional elsewhere)
   VectorView q_norm, k_norm;          // [head_dim]: qwen3 per-head RMSNorm
   VectorView ffn_norm;                // [n_embd]
@@ -55,6 +55,15 @@ struct LayerWeights {
   VectorView exp_gate_bias;  // [n_expert, n_ff_exp]
   VectorView exp_up_bias;    // [n_expert, n_ff_exp]
   VectorView exp_down_bias;  // [n_expert, n_embd]
+  // Qwen3.5's Gated DeltaNet layers (cfg.is_recurrent_layer; no wq/wk/wv there, wo is ssm_out).
+  kernels::WeightView ssm_qkv;    // [conv_dim, n_embd] attn_qkv: q | k | v before the conv
+  kernels::WeightView ssm_z;      // [Dv, n_embd] attn_gate: the output gate
+  kernels::WeightView ssm_beta;   // [Hv, n_embd]
+  kernels::WeightView ssm_alpha;  // [Hv, n_embd]
+  VectorView ssm_conv;            // [conv_dim, K] ssm_conv1d
+  VectorView ssm_dt_bias;         // [Hv]
+  VectorView ssm_a;               // [Hv] -exp(A_log)
+  VectorView ssm_norm;            // [dv] per-head RMSNorm of the output
 };
 
 struct Weights {

@@ -19,7 +19,8 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   const double floats = static_cast<double>(lim.max_tokens) *
                             static_cast<double>(4 * cfg.n_embd + 2 * cfg.q_dim() +
                                                 2 * cfg.kv_dim() + cfg.rope_dims + cfg.n_expert +
-                                                2 * k * (cfg.n_embd + 1)) +
+                                                2 * k * (cfg.n_embd + 1) + 3 * cfg.ssm_conv_dim() +
+                                                2 * cfg.ssm_value_dim()) +
                         static_cast<double>(ffn_rows) * static_cast<double>(2 * ffn_width) +
                         static_cast<double>(lim.max_outputs) * static_cast<double>(cfg.n_vocab);
   if (floats > 1e10) return error("workspace: {} floats is too large; lower the batch size", floats);
@@ -31,7 +32,7 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   w.q.resize(t * static_cast<size_t>(cfg.q_dim()));
   w.k.resize(t * static_cast<size_t>(cfg.kv_dim()));
   w.v.resize(t * static_cast<size_t>(cfg.kv_dim()));
-  w.attn.resize(t * static_cast<size_t>(cfg.q_dim()));
+  w.attn.resize(t * static_cast<size_t>(std::max(cfg.q_dim(), cfg.ssm_value_dim())));
   w.proj.resize(t * static_cast<size_t>(cfg.n_embd));
   w.gate.resize(static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width));
   w.up.resize(static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width));
@@ -46,6 +47,18 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
     w.moe.y.resize(routed * static_cast<size_t>(cfg.n_embd));
     w.moe.experts_run.resize(static_cast<size_t>(cfg.n_layer));
   }
+  if (cfg.n_recurrent_layers() > 0) {
+    const auto key = static_cast<size_t>(cfg.ssm_key_dim()), value = static_cast<size_t>(cfg.ssm_value_dim());
+    const auto hv = static_cast<size_t>(cfg.ssm_n_v_heads);
+    w.lin.mixed.resize(t * static_cast<size_t>(cfg.ssm_conv_dim()));
+    w.lin.z.resize(t * value);
+    w.lin.beta.resize(t * hv);
+    w.lin.g.resize(t * hv);
+    w.lin.q.resize(t * key);
+    w.lin.k.resize(t * key);
+    w.lin.v.resize(t * value);
+  }
+  if (cfg.attn_output_gate) w.lin.q_gate.resize(t * static_cast<size_t>(2 * cfg.q_dim()));
   w.rope_cos.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   w.rope_sin.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   if (cfg.swa_rope_differs()) {

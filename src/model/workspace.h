@@ -31,6 +31,25 @@ struct MoeWorkspace {
   std::vector<int64_t> experts_run;  // [n_layer] distinct experts each layer ran in the last step
 };
 
+// The batch rows [begin, end) of sequence `seq` (its rows are together in a linear-attention step).
+struct SeqRows {
+  int32_t seq = 0;
+  int64_t begin = 0, end = 0;
+};
+
+// Buffers of Qwen3.5's layers (model/linear_attention.h): the Gated DeltaNet's, and the gated
+// attention's q with its gate; empty for other models.
+struct LinearWorkspace {
+  std::vector<float> mixed;   // [max_tokens, conv_dim] q | k | v in-projection, then its conv
+  std::vector<float> z;       // [max_tokens, Dv] output gate
+  std::vector<float> beta;    // [max_tokens, Hv] b, then sigmoid(b)
+  std::vector<float> g;       // [max_tokens, Hv] a, then the log-decay
+  std::vector<float> q, k;    // [max_tokens, Hk * dk] L2-normalized
+  std::vector<float> v;       // [max_tokens, Dv]
+  std::vector<float> q_gate;  // [max_tokens, 2 q_dim] gated attention: each head's q, then gate
+  std::vector<SeqRows> rows;  // the step's sequences
+};
+
 class Workspace {
  public:
   static Result<Workspace> create(const ModelConfig& cfg, const WorkspaceLimits& limits);
@@ -42,7 +61,8 @@ class Workspace {
   std::vector<float> q;         // [max_tokens, q_dim]
   std::vector<float> k;         // [max_tokens, kv_dim]
   std::vector<float> v;         // [max_tokens, kv_dim]
-  std::vector<float> attn;      // [max_tokens, q_dim]    attention output (before wo)
+  std::vector<float> attn;      // [max_tokens, q_dim]    attention output (before wo; a linear
+                                //                        layer's [max_tokens, Dv])
   std::vector<float> proj;      // [max_tokens, n_embd]   wo / down projection output
   std::vector<float> gate;      // [max_tokens, ffn_width] gate, then silu(gate) * up
   std::vector<float> up;        // [max_tokens, ffn_width] (ffn_width: n_ff, or the widest expert)
@@ -55,6 +75,7 @@ class Workspace {
   std::vector<float> attn_scratch;  // [n_threads, attn_scratch_per_thread]
   int64_t attn_scratch_per_thread = 0;
   MoeWorkspace moe;
+  LinearWorkspace lin;
 
  private:
   WorkspaceLimits limits_;

@@ -122,7 +122,7 @@ TEST(DeltaNet, ChunkedMatchesSequential) {
           delta_rule_sequential(s, n, in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
                                 s1.data(), o1.data());
           delta_rule_chunked(s, n, in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
-                             s2.data(), o2.data(), chunk);
+                             s2.data(), o2.data(), 1.0f, chunk);
           SCOPED_TRACE(::testing::Message() << "Hv " << s.n_v_heads << " n " << n << " chunk " << chunk << " g >= " << min_g);
           EXPECT_LT(rel_err(o2, o1), 1e-4);
           EXPECT_LT(rel_err(s2, s1), 1e-4);
@@ -146,12 +146,30 @@ TEST(DeltaNet, StateCarriesAcrossCalls) {
   for (int64_t len : {40, 33, 1, 1, 15}) {
     const int64_t qo = t * s.n_k_heads * s.dk, vo = t * s.n_v_heads * s.dv, go = t * s.n_v_heads;
     delta_rule_chunked(s, len, in.q.data() + qo, in.k.data() + qo, in.v.data() + vo, in.g.data() + go,
-                       in.beta.data() + go, state.data(), parts.data() + vo, 16);
+                       in.beta.data() + go, state.data(), parts.data() + vo, 1.0f, 16);
     t += len;
   }
   ASSERT_EQ(t, n);
   EXPECT_LT(rel_err(parts, whole), 1e-4);
   EXPECT_LT(rel_err(state, whole_state), 1e-4);
+}
+
+// Heads computed in ranges (as threads split them) give the same bits as all at once; the output
+// scale multiplies each output.
+TEST(DeltaNet, HeadRangesAndOutputScale) {
+  const DeltaNetShape s{2, 6, 16, 16};
+  const int64_t n = 9;
+  const Inputs in = make_inputs(s, n, 11, -1.0f);
+  std::vector<float> s1 = in.state, o1(static_cast<size_t>(n * s.n_v_heads * s.dv));
+  delta_rule_sequential(s, n, in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                        s1.data(), o1.data());
+  std::vector<float> s2 = in.state, o2(o1.size());
+  for (IndexRange r : {IndexRange{0, 1}, IndexRange{1, 4}, IndexRange{4, -1}}) {
+    delta_rule_sequential(s, n, in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                          s2.data(), o2.data(), 0.25f, r);
+  }
+  EXPECT_EQ(s2, s1);
+  for (size_t i = 0; i < o1.size(); ++i) ASSERT_EQ(o2[i], o1[i] * 0.25f) << i;
 }
 
 TEST(CausalConv1d, MatchesTheWindowFormulaAndCarriesItsState) {
@@ -188,6 +206,13 @@ TEST(CausalConv1d, MatchesTheWindowFormulaAndCarriesItsState) {
     t += len;
   }
   EXPECT_EQ(parts, y);
+  // In place, in channel ranges: the same outputs and state.
+  std::vector<float> state2(state.size(), 0.0f), inplace = x;
+  for (IndexRange r : {IndexRange{0, 2}, IndexRange{2, 5}, IndexRange{5, -1}}) {
+    causal_conv1d_silu(inplace.data(), n, C, w.data(), K, state2.data(), inplace.data(), r);
+  }
+  EXPECT_EQ(inplace, y);
+  EXPECT_EQ(state2, state);
 }
 
 }  // namespace

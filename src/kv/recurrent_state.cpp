@@ -1,0 +1,45 @@
+#include "kv/recurrent_state.h"
+
+#include <cstring>
+
+#include "base/check.h"
+
+namespace ridge::kv {
+
+uint64_t recurrent_slot_bytes(const RecurrentStateConfig& cfg) {
+  if (cfg.n_layer <= 0 || cfg.floats_per_layer <= 0) return 0;
+  const auto layers = static_cast<uint64_t>(cfg.n_layer);
+  const auto floats = static_cast<uint64_t>(cfg.floats_per_layer);
+  if (floats > UINT64_MAX / 4 / layers) return 0;
+  return layers * floats * 4;
+}
+
+Result<RecurrentState> RecurrentState::create(const RecurrentStateConfig& cfg) {
+  const uint64_t slot = recurrent_slot_bytes(cfg);
+  if (slot == 0 || cfg.n_slots <= 0 || cfg.n_slots > (int64_t{1} << 20) ||
+      slot > UINT64_MAX / static_cast<uint64_t>(cfg.n_slots)) {
+    return error("recurrent state: invalid config ({} layers of {} floats, {} slots)", cfg.n_layer,
+                 cfg.floats_per_layer, cfg.n_slots);
+  }
+  RecurrentState s;
+  s.cfg_ = cfg;
+  s.storage_ = alloc_huge(static_cast<size_t>(slot * static_cast<uint64_t>(cfg.n_slots)));
+  if (!s.storage_) {
+    return error("recurrent state: cannot allocate {} bytes ({} slots of {})",
+                 slot * static_cast<uint64_t>(cfg.n_slots), cfg.n_slots, slot);
+  }
+  s.positions_.assign(static_cast<size_t>(cfg.n_slots), 0);
+  return s;
+}
+
+float* RecurrentState::data(int64_t layer, int64_t slot) {
+  RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < cfg_.n_slots);
+  return static_cast<float*>(storage_.get()) + (slot * cfg_.n_layer + layer) * cfg_.floats_per_layer;
+}
+
+void RecurrentState::reset(int64_t slot) {
+  std::memset(data(0, slot), 0, static_cast<size_t>(recurrent_slot_bytes(cfg_)));
+  positions_[static_cast<size_t>(slot)] = 0;
+}
+
+}  // namespace ridge::kv

@@ -1,0 +1,259 @@
+// Qwen3.5's hybrid layers in the engine's terms: the recurrent state per sequence (slots, resets,
+// refusals of steps that do not continue it), batch invariance of the linear layers, and load
+// refusals. Agreement with llama.cpp is synthetic_peer_test's.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "model/session.h"
+#include "model/synth.h"
+#include "test_util.h"
+
+namespace ridge::model {
+namespace {
+
+// The preset's f32 model (seed 5), built once and kept (the model points into the image).
+const Model& load_tiny(const std::string& preset) {
+  static std::map<std::string, std::pair<std::vector<uint8_t>, std::unique_ptr<Model>>> cache;
+  auto& entry = cache[preset];
+  if (entry.second) return *entry.second;
+  gguf::Writer writer;
+  EXPECT_TRUE(testing::build_synthetic(preset, "f32", 5, writer).ok());
+  auto bytes = writer.write_to_memory();
+  EXPECT_TRUE(bytes.ok());
+  entry.first = std::move(bytes).value();
+  auto file = gguf::File::parse(entry.first, preset + ".gguf");
+  EXPECT_TRUE(file.ok());
+  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
+                            testing::test_kernels());
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  entry.second = std::make_unique<Model>(std::move(m).value());
+  return *entry.second;
+}
+
+std::vector<int32_t> tokens_of(int64_t n, int32_t salt) {
+  std::vector<int32_t> t;
+  for (int64_t i = 0; i < n; ++i) t.push_back(static_cast<int32_t>((salt + 131 * i) % 500));
+  return t;
+}
+
+TEST(HybridConfig, LayerPatternAndCacheShape) {
+  const Model& m = load_tiny("tiny-qwen35");
+  const ModelConfig& c = m.config();
+  EXPECT_EQ(c.n_recurrent_layers(), 6);
+  EXPECT_EQ(c.n_kv_layers(), 2);
+  EXPECT_FALSE(c.is_recurrent_layer(3));
+  EXPECT_FALSE(c.is_recurrent_layer(7));
+  EXPECT_EQ(c.kv_layer(7), 1);
+  EXPECT_EQ(c.recurrent_layer(6), 5);
+  const kv::KvCacheConfig kc = m.kv_config(8, GgmlType::kF16, 16, 3);
+  EXPECT_EQ(kc.n_layer, 2);
+  EXPECT_EQ(kc.state.n_layer, 6);
+  EXPECT_EQ(kc.state.n_slots, 3);
+  // conv: 3 rows of q | k | v (2 x 2 x 16 + 4 x 16); delta rule: 4 heads of 16 x 16.
+  EXPECT_EQ(kc.state.floats_per_layer, 3 * 128 + 4 * 16 * 16);
+}
+
+// Prefill in one step, in chunks of 5, and token by token: the same logits, bit for bit.
+TEST(HybridSession, ChunkingDoesNotChangeLogits) {
+  const Model& m = load_tiny("tiny-qwen35");
+  const std::vector<int32_t> toks = tokens_of(37, 11);
+  std::vector<std::vector<float>> runs;
+  for (int64_t batch : {64, 5, 1}) {
+    SessionOptions o;
+    o.n_ctx = 64;
+    o.max_batch = batch;
+    o.n_threads = 2;
+    auto s = Session::create(m, o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ThreadPool pool(2);
+    std::span<const float> last;
+    for (size_t i = 0; i < toks.size(); i += 7) {  // several evals: the state carries across
+      const size_t n = std::min<size_t>(7, toks.size() - i);
+      auto r = s->eval(std::span(toks).subspan(i, n), pool);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      last = *r;
+    }
+    runs.emplace_back(last.begin(), last.end());
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0], runs[2]);
+}
+
+// A recurrent state cannot roll back: truncate keeps nothing, and evaluating from 0 again gives
+// what a fresh session gives; reset() likewise.
+TEST(HybridSession, TruncateStartsOverAndMatchesAFreshRun) {
+  const Model& m = load_tiny("tiny-qwen35");
+  const std::vector<int32_t> a = tokens_of(20, 3), b = tokens_of(9, 77);
+  SessionOptions o;
+  o.n_ctx = 64;
+  ThreadPool pool(1);
+  auto fresh = Session::create(m, o);
+  ASSERT_TRUE(fresh.ok());
+  auto want = fresh->eval(b, pool);
+  ASSERT_TRUE(want.ok());
+  const std::vector<float> expected(want->begin(), want->end());
+
+  auto s = Session::create(m, o);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(s->eval(a, pool).ok());
+  EXPECT_EQ(s->truncate(12), 0);
+  EXPECT_EQ(s->n_past(), 0);
+  auto got = s->eval(b, pool);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(std::vector<float>(got->begin(), got->end()), expected);
+  EXPECT_EQ(s->truncate(s->n_past()), s->n_past());  // keeping everything is fine
+}
+
+// Two sequences in one step (prompt chunks of different lengths, then decode tokens together)
+// give each the logits it gets alone.
+TEST(HybridBatch, SequencesBatchedMatchAlone) {
+  const Model& m = load_tiny("tiny-qwen35");
+  const int64_t bs = 16, n_vocab = m.config().n_vocab;
+  WorkspaceLimits lim;
+  lim.max_tokens = 64;
+  lim.max_outputs = 8;
+  lim.max_context = 64;
+  lim.n_threads = 2;
+  lim.block_size = bs;
+  ThreadPool pool(2);
+  const std::vector<std::vector<int32_t>> prompts = {tokens_of(13, 5), tokens_of(21, 9)};
+  const int n_decode = 3;
+  // logits[s][k]: sequence s's logits after its prompt (k = 0) and after each decode token.
+  auto run = [&](bool together) {
+    std::vector<std::vector<std::vector<float>>> out(2);
+    auto kv = kv::KvCache::create(m.kv_config(8, GgmlType::kF16, bs, 2));
+    EXPECT_TRUE(kv.ok());
+    auto ws = Workspace::create(m.config(), lim);
+    EXPECT_TRUE(ws.ok());
+    const std::vector<std::vector<int32_t>> tables = {{0, 1, 2}, {4, 5, 6}};
+    std::vector<int32_t> n_past = {0, 0};
+    auto step = [&](const std::vector<int>& seqs, const std::vector<std::vector<int32_t>>& toks) {
+      Batch b;
+      for (size_t i = 0; i < seqs.size(); ++i) {
+        const int s = seqs[i];
+        const auto idx = b.add_seq(tables[static_cast<size_t>(s)],
+                                   n_past[static_cast<size_t>(s)] + static_cast<int32_t>(toks[i].size()),
+                                   /*state_slot=*/s);
+        for (size_t j = 0; j < toks[i].size(); ++j) {
+          b.add_token(toks[i][j], n_past[static_cast<size_t>(s)] + static_cast<int32_t>(j), idx,
+                      j + 1 == toks[i].size(), bs);
+        }
+      }
+      auto r = m.forward(b, *kv, *ws, pool);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      for (size_t i = 0; i < seqs.size(); ++i) {
+        const auto* row = r->data() + static_cast<int64_t>(i) * n_vocab;
+        out[static_cast<size_t>(seqs[i])].emplace_back(row, row + n_vocab);
+        n_past[static_cast<size_t>(seqs[i])] += static_cast<int32_t>(toks[i].size());
+      }
+    };
+    if (together) {
+      step({0, 1}, {prompts[0], prompts[1]});
+      for (int k = 0; k < n_decode; ++k) step({1, 0}, {{static_cast<int32_t>(40 + k)}, {static_cast<int32_t>(7 + k)}});
+    } else {
+      for (int s = 0; s < 2; ++s) {
+        step({s}, {prompts[static_cast<size_t>(s)]});
+        for (int k = 0; k < n_decode; ++k) step({s}, {{static_cast<int32_t>(s == 0 ? 7 + k : 40 + k)}});
+      }
+    }
+    return out;
+  };
+  const auto alone = run(false), together = run(true);
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_EQ(together[static_cast<size_t>(s)].size(), alone[static_cast<size_t>(s)].size());
+    for (size_t k = 0; k < alone[static_cast<size_t>(s)].size(); ++k) {
+      EXPECT_EQ(together[static_cast<size_t>(s)][k], alone[static_cast<size_t>(s)][k]) << "seq " << s << " step " << k;
+    }
+  }
+}
+
+// Steps that would use a state wrongly are refused with one line, and change nothing.
+TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
+  const Model& m = load_tiny("tiny-qwen35");
+  auto kv = kv::KvCache::create(m.kv_config(4, GgmlType::kF16, 16, 2));
+  ASSERT_TRUE(kv.ok());
+  WorkspaceLimits lim;
+  lim.max_tokens = 16;
+  lim.max_context = 64;
+  auto ws = Workspace::create(m.config(), lim);
+  ASSERT_TRUE(ws.ok());
+  ThreadPool pool(1);
+  auto one = [&](int32_t pos, int32_t slot) {
+    Batch b;
+    b.add_seq({0, 1}, pos + 1, slot);
+    b.add_token(5, pos, 0, true, 16);
+    auto r = m.forward(b, *kv, *ws, pool);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_EQ(one(0, 0), "");
+  EXPECT_EQ(one(1, 0), "");
+  EXPECT_NE(one(5, 0).find("recurrent state holds 2 positions"), std::string::npos);
+  EXPECT_NE(one(1, 1).find("recurrent state holds 0 positions"), std::string::npos);
+  EXPECT_NE(one(0, 2).find("slot 2 of 2"), std::string::npos);
+  EXPECT_NE(one(0, -1).find("slot -1"), std::string::npos);
+  EXPECT_EQ(kv->states().positions(0), 2);
+  EXPECT_EQ(one(2, 0), "");  // the refused steps left slot 0 where it was
+  // A sequence's rows apart, or out of order.
+  Batch apart;
+  apart.add_seq({0, 1}, 5, 0);
+  apart.add_seq({2, 3}, 1, 1);
+  apart.add_token(1, 3, 0, false, 16);
+  apart.add_token(2, 0, 1, false, 16);
+  apart.add_token(3, 4, 0, true, 16);
+  auto r = m.forward(apart, *kv, *ws, pool);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("rows are not together"), std::string::npos) << r.status().message();
+  // A cache made without state slots.
+  kv::KvCacheConfig no_state = m.kv_config(4, GgmlType::kF16, 16, 1);
+  no_state.state = {};
+  auto bare = kv::KvCache::create(no_state);
+  ASSERT_TRUE(bare.ok());
+  Batch b;
+  b.add_seq({0}, 1, 0);
+  b.add_token(1, 0, 0, true, 16);
+  auto r2 = m.forward(b, *bare, *ws, pool);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_NE(r2.status().message().find("recurrent state"), std::string::npos) << r2.status().message();
+}
+
+TEST(HybridLoad, TinyQwen35Loads) {
+  EXPECT_EQ(testing::load_error("tiny-qwen35", [](gguf::Writer&) {}), "");
+  EXPECT_EQ(testing::load_error("tiny-qwen35moe", [](gguf::Writer&) {}), "");
+}
+
+TEST(HybridLoad, RefusesWhatItCannotRun) {
+  auto err = [](auto edit) { return testing::load_error("tiny-qwen35", edit); };
+  EXPECT_NE(err([](gguf::Writer& w) { w.erase("qwen35.ssm.conv_kernel"); }).find("missing metadata 'qwen35.ssm.conv_kernel'"), std::string::npos);
+  EXPECT_NE(err([](gguf::Writer& w) { w.set("qwen35.ssm.time_step_rank", gguf::make_u32(3)); }).find("not a multiple of"), std::string::npos);
+  EXPECT_NE(err([](gguf::Writer& w) { w.set("qwen35.ssm.inner_size", gguf::make_u32(96)); }).find("ssm.inner_size"), std::string::npos);
+  EXPECT_NE(err([](gguf::Writer& w) {
+              w.set("qwen35.attention.recurrent_layers", gguf::make_i32_array({1, 1, 1, 0, 1, 1, 1, 0}));
+            }).find("recurrent_layers"), std::string::npos);
+  // Sections that give a rotated pair a vision position (the fourth stream).
+  EXPECT_NE(err([](gguf::Writer& w) {
+              w.set("qwen35.rope.dimension_sections", gguf::make_i32_array({1, 1, 1, 1}));
+            }).find("vision position"), std::string::npos);
+  // A linear layer's tensor of the wrong size.
+  EXPECT_NE(err([](gguf::Writer& w) {
+              w.set("qwen35.ssm.state_size", gguf::make_u32(8));
+              w.set("qwen35.ssm.inner_size", gguf::make_u32(32));
+            }).find("blk.0.attn_qkv.weight"), std::string::npos);
+  // MTP blocks: a trunk must remain.
+  EXPECT_NE(err([](gguf::Writer& w) { w.set("qwen35.nextn_predict_layers", gguf::make_u32(8)); }).find("nextn_predict_layers"), std::string::npos);
+}
+
+// An MTP block after the trunk (Qwen3.5 files carry one) is skipped: block_count 9 with one
+// nextn layer runs the same 8 trunk layers.
+TEST(HybridLoad, SkipsMtpBlocks) {
+  EXPECT_EQ(testing::load_error("tiny-qwen35", [](gguf::Writer& w) {
+              w.set("qwen35.block_count", gguf::make_u32(9));
+              w.set("qwen35.nextn_predict_layers", gguf::make_u32(1));
+            }), "");
+}
+
+}  // namespace
+}  // namespace ridge::model
