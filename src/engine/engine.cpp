@@ -56,11 +56,17 @@ std::string_view finish_reason_name(FinishReason r) {
 
 std::string format_budget(const MemoryBudget& b) {
   constexpr double kMiB = 1024.0 * 1024.0;
-  return fmt::format("memory: weights {:.1f} MiB · KV pool {:.1f} MiB ({}, {:.1f} KiB per block): {} blocks "
+  std::string s = fmt::format("memory: weights {:.1f} MiB · KV pool {:.1f} MiB ({}, {:.1f} KiB per block): {} blocks "
                      "of {} tokens = {} tokens · {} sequences of max-model-len {} fit at once",
                      b.weight_bytes / kMiB, b.kv_bytes / kMiB, b.kv_type, b.kv_block_bytes / 1024.0,
                      b.n_blocks, b.block_size, int64_t{b.n_blocks} * b.block_size, b.n_full_seqs,
                      b.max_model_len);
+  if (b.n_state_slots > 0) {
+    s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences of {:.2f} MiB; prefix caching off)",
+                     b.state_bytes / kMiB, b.n_state_slots,
+                     static_cast<double>(b.state_bytes) / b.n_state_slots / kMiB);
+  }
+  return s;
 }
 
 Engine::Engine(std::unique_ptr<Runner> runner, const tokenizer::Tokenizer* tokenizer,
@@ -82,6 +88,14 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
     if (runner->n_embd() <= 0) return usage_error("engine: this runner cannot return embeddings");
     o.prefix_caching = false;
   }
+  // A cached prefix would skip positions whose recurrent state no one computed: prefix caching
+  // is off for hybrid models until states are snapshotted at block boundaries (docs/hybrid.md).
+  if (runner->n_state_slots() > 0) {
+    if (runner->n_state_slots() < o.max_seqs) {
+      return usage_error("engine: {} recurrent-state slots for max-seqs {}", runner->n_state_slots(), o.max_seqs);
+    }
+    o.prefix_caching = false;
+  }
   const int64_t pool_tokens = int64_t{runner->n_blocks()} * runner->block_size();
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(4096, pool_tokens));
   if (o.max_model_len > pool_tokens) {
@@ -96,6 +110,8 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   const int64_t per_seq = (o.max_model_len + o.block_size - 1) / o.block_size;
   e->budget_.n_full_seqs = static_cast<int32_t>(e->budget_.n_blocks / per_seq);
   e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
+  e->budget_.n_state_slots = e->runner_->n_state_slots();
+  e->slot_owner_.assign(static_cast<size_t>(e->budget_.n_state_slots), 0);
   return e;
 }
 
@@ -136,12 +152,15 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   }
   ro.max_context = o.max_model_len;
   ro.n_threads = o.n_threads;
+  ro.n_state_slots = o.max_seqs;
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
   const uint64_t kv_total = runner->kv().total_bytes();
+  const uint64_t state_total = runner->kv().states().total_bytes();
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o));
   e->budget_.weight_bytes = model.file().file_size();
   e->budget_.kv_bytes = kv_total;
   e->budget_.kv_block_bytes = block_bytes;
+  e->budget_.state_bytes = state_total;
   if (auto kt = cost_kv_type(o.kv_type)) {
     auto types = model::weight_types_from_gguf(model.file());
     if (types.ok()) {

@@ -67,6 +67,8 @@ struct MemoryBudget {
   int32_t max_model_len = 0;
   int32_t n_full_seqs = 0;        // sequences of max_model_len that fit at once
   std::string kv_type;
+  uint64_t state_bytes = 0;       // recurrent state of linear-attention layers (hybrid models)
+  int32_t n_state_slots = 0;      // sequences it holds at once (max_seqs)
 };
 std::string format_budget(const MemoryBudget& b);
 
@@ -157,6 +159,10 @@ class Engine {
   std::shared_ptr<const grammar::TokenIndex> token_index();
   // Samples seq's next token under its grammar (kError with `error` set when none may follow).
   int32_t sample_constrained(Sequence& seq, std::span<const float> logits, RequestOutput& ev);
+  // Hybrid models: seq's recurrent-state slot, kept while it runs; a sequence without one (new,
+  // or preempted and its slot taken) gets a slot no running sequence holds (it starts at
+  // position 0 then, which resets the state).
+  int32_t state_slot(Sequence& seq);
 
   EngineOptions opts_;
   MemoryBudget budget_;
@@ -171,6 +177,7 @@ class Engine {
   std::shared_ptr<const grammar::TokenIndex> token_index_;
   std::shared_ptr<grammar::GrammarCache> grammar_cache_;  // under token_index_mu_
   std::vector<uint8_t> mask_;  // engine thread: allowed tokens of the sequence being sampled
+  std::vector<RequestId> slot_owner_;  // [n_state_slots] the sequence that last took each slot
 };
 
 }  // namespace ridge::engine

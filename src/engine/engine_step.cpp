@@ -162,6 +162,20 @@ void Engine::process_outputs(const SchedulerOutput& out, std::span<const float> 
   }
 }
 
+int32_t Engine::state_slot(Sequence& seq) {
+  const auto owned = [&](int32_t slot) { return slot >= 0 && slot_owner_[static_cast<size_t>(slot)] == seq.id; };
+  if (owned(seq.state_slot)) return seq.state_slot;
+  for (size_t slot = 0; slot < slot_owner_.size(); ++slot) {
+    bool held = false;
+    for (const Sequence* r : scheduler_->running()) held = held || (r != &seq && r->id == slot_owner_[slot]);
+    if (held) continue;
+    slot_owner_[slot] = seq.id;
+    seq.state_slot = static_cast<int32_t>(slot);
+    return seq.state_slot;
+  }
+  return -1;  // more running sequences than slots: the model refuses the step
+}
+
 bool Engine::step() {
   take_inbox();
   const SchedulerOutput out = scheduler_->schedule();
@@ -173,7 +187,8 @@ bool Engine::step() {
   batch_.clear();
   for (const ScheduledChunk& c : out.chunks) {
     const Sequence& s = *c.seq;
-    const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new);
+    const int32_t slot = slot_owner_.empty() ? -1 : state_slot(*c.seq);
+    const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new, slot);
     for (int32_t j = 0; j < c.n_new; ++j) {
       const int32_t pos = c.start + j;
       batch_.add_token(s.tokens[static_cast<size_t>(pos)], pos, idx,

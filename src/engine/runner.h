@@ -27,6 +27,9 @@ class Runner {
   virtual int32_t block_size() const = 0;
   // Width of a hidden-state row (Batch::output_hidden); 0 when the runner cannot return them.
   virtual int32_t n_embd() const { return 0; }
+  // Models with linear-attention layers: how many sequences can hold a recurrent state at once
+  // (Batch::state_slots indexes them); 0 otherwise.
+  virtual int32_t n_state_slots() const { return 0; }
   // Mixture of experts: the distinct experts each layer ran in the last run(); empty otherwise.
   virtual std::span<const int64_t> experts_run() const { return {}; }
 };
@@ -40,6 +43,7 @@ struct ModelRunnerOptions {
   int64_t max_context = 4096; // max-model-len
   int n_threads = 1;
   bool embeddings = false;    // steps return hidden states (Batch::output_hidden), no logits
+  int64_t n_state_slots = 1;  // sequences holding a recurrent state at once (hybrid models)
 };
 
 class ModelRunner final : public Runner {
@@ -52,6 +56,7 @@ class ModelRunner final : public Runner {
   int32_t block_size() const override { return static_cast<int32_t>(kv_.block_size()); }
   int32_t n_embd() const override { return static_cast<int32_t>(model_->config().n_embd); }
   std::span<const int64_t> experts_run() const override { return ws_.moe.experts_run; }
+  int32_t n_state_slots() const override { return static_cast<int32_t>(kv_.states().n_slots()); }
   const kv::KvCache& kv() const { return kv_; }
 
  private:

@@ -65,6 +65,7 @@ class Scheduler {
   Sequence* find(RequestId id);
   std::vector<RequestId> ids() const;  // every sequence, any order
   int32_t n_running() const { return static_cast<int32_t>(running_.size()); }
+  const std::vector<Sequence*>& running() const { return running_; }
   int32_t n_waiting() const { return static_cast<int32_t>(waiting_.size()); }
   bool empty() const { return seqs_.empty(); }
   int64_t n_preemptions() const { return n_preemptions_; }

@@ -27,6 +27,7 @@ struct Sequence {
   int32_t n_computed = 0;       // leading tokens whose KV is in the cache
   int32_t max_tokens = 0;       // resolved limit on generated tokens
   kv::BlockTable table;
+  int32_t state_slot = -1;      // recurrent-state slot (hybrid models), held while running
   SeqState state = SeqState::kWaiting;
   bool admitted_once = false;
   RequestStats stats;
