@@ -67,6 +67,7 @@ json cost_summary(const model::ModelCost& c) {
         c.kv_bytes_per_token / model::kv_bytes_per_element(c.kv_type) * model::kv_bytes_per_element(t);
   }
   j["kv_bytes_per_token"] = kv;
+  if (c.state_bytes_per_seq > 0) j["state_bytes_per_sequence"] = c.state_bytes_per_seq;
   if (c.is_moe()) {  // total (every expert) against active (what one token uses)
     j["n_expert"] = c.config.n_expert;
     j["n_expert_used"] = c.config.n_expert_used;
@@ -134,6 +135,14 @@ json build_report(const gguf::File& f, std::string* cost_error) {
     r["config"]["sliding_window_layers"] = c.n_swa_layers();
     r["config"]["rope_theta_swa"] = c.rope_theta_swa > 0.0f ? c.rope_theta_swa : c.rope_theta;
   }
+  if (c.n_recurrent_layers() > 0) {
+    r["config"]["linear_attention_layers"] = c.n_recurrent_layers();
+    r["config"]["full_attention_interval"] = c.full_attn_interval;
+    r["config"]["ssm_heads"] = {{"k", c.ssm_n_k_heads}, {"v", c.ssm_n_v_heads}};
+    r["config"]["ssm_head_dim"] = c.ssm_head_dim;
+    r["config"]["ssm_conv_kernel"] = c.ssm_conv_kernel;
+    if (c.n_nextn_layers > 0) r["config"]["mtp_layers_skipped"] = c.n_nextn_layers;
+  }
   if (c.attn_softcap > 0.0f) r["config"]["attn_logit_softcap"] = c.attn_softcap;
   if (c.final_logit_softcap > 0.0f) r["config"]["final_logit_softcap"] = c.final_logit_softcap;
   auto types = model::weight_types_from_gguf(f);
@@ -168,6 +177,15 @@ void print_text(const json& r, const std::string& cost_error) {
       fmt::print("              sliding window {} on {} of {} layers (rope base {})\n",
                  c["sliding_window"].get<int64_t>(), c["sliding_window_layers"].get<int64_t>(),
                  c["n_layer"].get<int64_t>(), c["rope_theta_swa"].get<double>());
+    }
+    if (c.contains("linear_attention_layers")) {
+      fmt::print("              Gated DeltaNet on {} of {} layers (full attention every {}th): {} q/k and {} v "
+                 "heads of {}, conv {}{}\n",
+                 c["linear_attention_layers"].get<int64_t>(), c["n_layer"].get<int64_t>(),
+                 c["full_attention_interval"].get<int64_t>(), c["ssm_heads"]["k"].get<int64_t>(),
+                 c["ssm_heads"]["v"].get<int64_t>(), c["ssm_head_dim"].get<int64_t>(),
+                 c["ssm_conv_kernel"].get<int64_t>(),
+                 c.contains("mtp_layers_skipped") ? fmt::format("; {} MTP block(s) not run", c["mtp_layers_skipped"].get<int64_t>()) : "");
     }
     if (c.contains("attn_logit_softcap") || c.contains("final_logit_softcap")) {
       fmt::print("              soft-capping: attention scores {}, logits {}\n", c.value("attn_logit_softcap", 0.0),
@@ -208,6 +226,10 @@ void print_text(const json& r, const std::string& cost_error) {
     fmt::print("KV cache per token of context:");
     for (const auto& [k, v] : c["kv_bytes_per_token"].items()) fmt::print("  {} {}", k, human_bytes(v.get<double>()));
     fmt::print("\n");
+    if (c.contains("state_bytes_per_sequence")) {
+      fmt::print("recurrent state per sequence (f32, any context): {}\n",
+                 human_bytes(c["state_bytes_per_sequence"].get<double>()));
+    }
   } else if (!cost_error.empty()) {
     fmt::print("\n(no cost figures: {})\n", cost_error);
   }

@@ -15,7 +15,7 @@
 namespace ridge::model {
 namespace {
 
-constexpr std::array<std::pair<TensorRole, std::string_view>, 25> kRoleNames = {{
+constexpr std::array<std::pair<TensorRole, std::string_view>, 34> kRoleNames = {{
     {TensorRole::kTokenEmbd, "token_embd"},   {TensorRole::kOutput, "output"},
     {TensorRole::kOutputNorm, "output_norm"}, {TensorRole::kAttnNorm, "attn_norm"},
     {TensorRole::kAttnQ, "attn_q"},           {TensorRole::kAttnK, "attn_k"},
@@ -29,7 +29,18 @@ constexpr std::array<std::pair<TensorRole, std::string_view>, 25> kRoleNames = {
     {TensorRole::kFfnUpExps, "ffn_up_exps"},         {TensorRole::kFfnDownExps, "ffn_down_exps"},
     {TensorRole::kFfnGateInpShexp, "ffn_gate_inp_shexp"}, {TensorRole::kFfnGateShexp, "ffn_gate_shexp"},
     {TensorRole::kFfnUpShexp, "ffn_up_shexp"},       {TensorRole::kFfnDownShexp, "ffn_down_shexp"},
+    {TensorRole::kSsmQkv, "attn_qkv"},        {TensorRole::kSsmGate, "attn_gate"},
+    {TensorRole::kSsmBeta, "ssm_beta"},       {TensorRole::kSsmAlpha, "ssm_alpha"},
+    {TensorRole::kSsmConv, "ssm_conv1d"},     {TensorRole::kSsmDtBias, "ssm_dt.bias"},
+    {TensorRole::kSsmA, "ssm_a"},             {TensorRole::kSsmNorm, "ssm_norm"},
+    {TensorRole::kSsmOut, "ssm_out"},
 }};
+
+// The GGUF name of a role's tensor after "blk.N.": "<stem>.weight", a bias as it is, ssm_a bare.
+std::string tensor_suffix(TensorRole role, std::string_view stem) {
+  if (stem.ends_with(".bias") || role == TensorRole::kSsmA) return std::string(stem);
+  return std::string(stem) + ".weight";
+}
 
 // Weights stored in the weight type (as opposed to norms, biases and routers, kept f32).
 bool is_matrix(TensorRole r) {
@@ -39,6 +50,8 @@ bool is_matrix(TensorRole r) {
     case TensorRole::kFfnGate: case TensorRole::kFfnUp: case TensorRole::kFfnDown:
     case TensorRole::kFfnGateExps: case TensorRole::kFfnUpExps: case TensorRole::kFfnDownExps:
     case TensorRole::kFfnGateShexp: case TensorRole::kFfnUpShexp: case TensorRole::kFfnDownShexp:
+    case TensorRole::kSsmQkv: case TensorRole::kSsmGate: case TensorRole::kSsmBeta:
+    case TensorRole::kSsmAlpha: case TensorRole::kSsmOut:
       return true;
     default:
       return false;
@@ -63,6 +76,7 @@ int64_t cols_of(TensorRole role, const ModelConfig& cfg) {
     case TensorRole::kFfnDown: return cfg.n_ff;
     case TensorRole::kFfnDownExps: return cfg.n_ff_exp;
     case TensorRole::kFfnDownShexp: return cfg.n_ff_shexp;
+    case TensorRole::kSsmOut: return cfg.ssm_value_dim();
     default: return cfg.n_embd;
   }
 }
@@ -89,7 +103,8 @@ TensorTypeFn mixture_types(QuantMix mix, const ModelConfig& cfg) {
     if (!is_matrix(role)) return GgmlType::kF32;
     const int64_t cols = cols_of(role, cfg);
     const std::string stem(tensor_role_name(role));
-    const std::string name = layer >= 0 ? fmt::format("blk.{}.{}.weight", layer, stem) : stem + ".weight";
+    const std::string name = layer >= 0 ? fmt::format("blk.{}.{}", layer, tensor_suffix(role, stem))
+                                        : tensor_suffix(role, stem);
     return standard_tensor_type(mix, cfg, name, static_cast<uint64_t>(cols));
   };
 }
@@ -101,13 +116,36 @@ struct Shape {
   int64_t n = 1;  // stacked matrices: n_expert for the routed experts
 };
 
-// Every per-layer tensor of the architecture with its [rows, cols] shape.
-std::vector<Shape> layer_shapes(const ModelConfig& c) {
-  std::vector<Shape> s = {
-      {TensorRole::kAttnNorm, 1, c.n_embd},      {TensorRole::kAttnQ, c.q_dim(), c.n_embd},
-      {TensorRole::kAttnK, c.kv_dim(), c.n_embd}, {TensorRole::kAttnV, c.kv_dim(), c.n_embd},
-      {TensorRole::kAttnO, c.n_embd, c.q_dim()},  {TensorRole::kFfnNorm, 1, c.n_embd},
-  };
+// Every tensor of layer il with its [rows, cols] shape.
+std::vector<Shape> layer_shapes(const ModelConfig& c, int64_t il) {
+  std::vector<Shape> s = {{TensorRole::kAttnNorm, 1, c.n_embd}, {TensorRole::kFfnNorm, 1, c.n_embd}};
+  if (c.is_recurrent_layer(il)) {
+    const int64_t hv = c.ssm_n_v_heads;
+    s.insert(s.end(), {{TensorRole::kSsmQkv, c.ssm_conv_dim(), c.n_embd},
+                       {TensorRole::kSsmGate, c.ssm_value_dim(), c.n_embd},
+                       {TensorRole::kSsmBeta, hv, c.n_embd},
+                       {TensorRole::kSsmAlpha, hv, c.n_embd},
+                       {TensorRole::kSsmConv, c.ssm_conv_dim(), c.ssm_conv_kernel},
+                       {TensorRole::kSsmDtBias, 1, hv},
+                       {TensorRole::kSsmA, 1, hv},
+                       {TensorRole::kSsmNorm, 1, c.ssm_head_dim},
+                       {TensorRole::kSsmOut, c.n_embd, c.ssm_value_dim()}});
+  } else {
+    const int64_t q_rows = c.attn_output_gate ? 2 * c.q_dim() : c.q_dim();
+    s.insert(s.end(), {{TensorRole::kAttnQ, q_rows, c.n_embd},
+                       {TensorRole::kAttnK, c.kv_dim(), c.n_embd},
+                       {TensorRole::kAttnV, c.kv_dim(), c.n_embd},
+                       {TensorRole::kAttnO, c.n_embd, c.q_dim()}});
+    if (c.qk_norm) {
+      s.push_back({TensorRole::kAttnQNorm, 1, c.head_dim});
+      s.push_back({TensorRole::kAttnKNorm, 1, c.head_dim});
+    }
+    if (c.qkv_bias) {
+      s.push_back({TensorRole::kAttnQBias, 1, c.q_dim()});
+      s.push_back({TensorRole::kAttnKBias, 1, c.kv_dim()});
+      s.push_back({TensorRole::kAttnVBias, 1, c.kv_dim()});
+    }
+  }
   if (c.is_moe()) {
     const int64_t e = c.n_expert, ff = c.n_ff_exp;
     s.push_back({TensorRole::kFfnGateInp, e, c.n_embd});
@@ -124,15 +162,6 @@ std::vector<Shape> layer_shapes(const ModelConfig& c) {
     s.push_back({TensorRole::kFfnGate, c.n_ff, c.n_embd});
     s.push_back({TensorRole::kFfnUp, c.n_ff, c.n_embd});
     s.push_back({TensorRole::kFfnDown, c.n_embd, c.n_ff});
-  }
-  if (c.qk_norm) {
-    s.push_back({TensorRole::kAttnQNorm, 1, c.head_dim});
-    s.push_back({TensorRole::kAttnKNorm, 1, c.head_dim});
-  }
-  if (c.qkv_bias) {
-    s.push_back({TensorRole::kAttnQBias, 1, c.q_dim()});
-    s.push_back({TensorRole::kAttnKBias, 1, c.kv_dim()});
-    s.push_back({TensorRole::kAttnVBias, 1, c.kv_dim()});
   }
   return s;
 }
@@ -176,9 +205,7 @@ Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file) {
       rest.remove_prefix(dot + 1);
     }
     for (const auto& [role, stem] : kRoleNames) {
-      bool bias = stem.ends_with(".bias");
-      std::string want = bias ? std::string(stem) : std::string(stem) + ".weight";
-      if (rest == want) types[{role, layer}] = t.type;
+      if (rest == tensor_suffix(role, stem)) types[{role, layer}] = t.type;
     }
   }
   if (!types.count({TensorRole::kTokenEmbd, -1})) {
@@ -234,7 +261,7 @@ double kv_bytes_per_element(KvType type) {
 }
 
 double ModelCost::attention_flops_per_position() const {
-  return 4.0 * static_cast<double>(config.n_layer) * static_cast<double>(config.q_dim());
+  return 4.0 * static_cast<double>(config.n_kv_layers()) * static_cast<double>(config.q_dim());
 }
 
 double ModelCost::flops_per_token(int64_t context) const {
@@ -243,7 +270,7 @@ double ModelCost::flops_per_token(int64_t context) const {
 }
 
 double ModelCost::kv_read_bytes(double past, double n_new) const {
-  const double layers = static_cast<double>(config.n_layer);
+  const double layers = static_cast<double>(config.n_kv_layers());
   const double per_layer = layers > 0 ? kv_bytes_per_token / layers : 0.0;
   const double windowed = static_cast<double>(n_window_layers);
   const double all = past + n_new;
@@ -252,7 +279,7 @@ double ModelCost::kv_read_bytes(double past, double n_new) const {
 }
 
 double ModelCost::attention_flops(double past, double n_new) const {
-  const double layers = static_cast<double>(config.n_layer);
+  const double layers = static_cast<double>(config.n_kv_layers());
   const double per_layer = layers > 0 ? attention_flops_per_position() / layers : 0.0;
   const double windowed = static_cast<double>(n_window_layers);
   // Token i (1-based) of the chunk attends past + i positions: sum = n*past + n(n+1)/2.
@@ -317,11 +344,14 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   m.dense_read_bytes = head_bytes + norm_bytes;
   m.head_flops_per_row = 2.0 * vocab * embd;
 
-  const auto shapes = layer_shapes(cfg);
   const double n_used = static_cast<double>(cfg.n_expert_used);
   m.expert_bytes.assign(cfg.is_moe() ? static_cast<size_t>(cfg.n_layer) : 0, 0.0);
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
-    for (const auto& s : shapes) {
+    if (cfg.is_recurrent_layer(l)) {  // the conv's taps and the delta rule per state element
+      m.layer_flops_per_token += 2.0 * static_cast<double>(cfg.ssm_conv_kernel * cfg.ssm_conv_dim()) +
+                                 7.0 * static_cast<double>(cfg.ssm_n_v_heads * cfg.ssm_head_dim * cfg.ssm_head_dim);
+    }
+    for (const auto& s : layer_shapes(cfg, l)) {
       const double n = static_cast<double>(s.n);
       const double one = tensor_bytes(types(s.role, l), s.rows, s.cols);  // one matrix (expert)
       const double elems = static_cast<double>(s.rows) * static_cast<double>(s.cols);
@@ -347,8 +377,10 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   m.n_active_params = m.n_params - (cfg.is_moe() ? idle * m.expert_params : 0.0);
   m.active_weight_bytes = m.weight_file_bytes - (cfg.is_moe() ? idle * m.expert_bytes_all_layers : 0.0);
   m.head_activation_bytes = 4.0 * (embd + vocab);
-  m.kv_bytes_per_token = 2.0 * static_cast<double>(cfg.n_layer) *
+  m.kv_bytes_per_token = 2.0 * static_cast<double>(cfg.n_kv_layers()) *
                          static_cast<double>(cfg.kv_dim()) * kv_bytes_per_element(kv_type);
+  m.state_bytes_per_seq = 4.0 * static_cast<double>(cfg.n_recurrent_layers()) *
+                          static_cast<double>(cfg.ssm_state_floats());
   m.window = cfg.n_swa;
   m.n_window_layers = cfg.n_swa_layers();
   return m;
@@ -366,6 +398,7 @@ double step_without_weights(const ModelCost& m, std::span<const SeqWork> seqs, S
     n_tokens += n_new;
     c.kv_read_bytes += m.kv_read_bytes(past, n_new);  // the sequence's KV, read once
     c.kv_write_bytes += n_new * m.kv_bytes_per_token;
+    c.state_bytes += 2.0 * m.state_bytes_per_seq;  // read once, written once
     c.attention_flops += m.attention_flops(past, n_new);
     c.flops += n_new * m.layer_flops_per_token + m.head_flops_per_row;
     c.activation_bytes += n_new * m.activation_bytes_per_token + m.head_activation_bytes;
@@ -413,6 +446,7 @@ StepCost cost_of_step(const ModelCost& m, int64_t batch, int64_t context) {
   s.kv_read_bytes *= b;
   s.kv_write_bytes *= b;
   s.activation_bytes *= b;
+  s.state_bytes *= b;
   s.flops *= b;
   s.attention_flops *= b;
   return s;

@@ -13,6 +13,10 @@
 //   each *distinct* expert its tokens were routed to once. Under uniform routing the expected
 //   number of distinct experts for n tokens is E * (1 - (1 - k/E)^n) (k of E experts per token):
 //   k at one token, -> E as n grows. FLOPs per token count the k experts each token uses.
+// - Linear-attention layers (Qwen3.5's Gated DeltaNet) keep no KV: each sequence in a step reads
+//   and writes its recurrent state (conv rows and delta-rule matrices, f32) once, whatever its
+//   context; their FLOPs per token are the projections plus ~7 per state element (decay, S k,
+//   the rank-1 update, S q) and the conv's taps. Attention FLOPs and KV count the other layers.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +65,16 @@ enum class TensorRole {
   kFfnGateShexp,     // blk.N.ffn_gate_shexp [n_ff_shexp, n_embd]
   kFfnUpShexp,       // blk.N.ffn_up_shexp   [n_ff_shexp, n_embd]
   kFfnDownShexp,     // blk.N.ffn_down_shexp [n_embd, n_ff_shexp]
+  // Gated DeltaNet layers (cfg.is_recurrent_layer: no attn_q/k/v/output there).
+  kSsmQkv,      // blk.N.attn_qkv    [conv_dim, n_embd]
+  kSsmGate,     // blk.N.attn_gate   [Dv, n_embd]
+  kSsmBeta,     // blk.N.ssm_beta    [Hv, n_embd]
+  kSsmAlpha,    // blk.N.ssm_alpha   [Hv, n_embd]
+  kSsmConv,     // blk.N.ssm_conv1d  [conv_dim, K] (f32)
+  kSsmDtBias,   // blk.N.ssm_dt.bias [Hv]
+  kSsmA,        // blk.N.ssm_a       [Hv] (no ".weight")
+  kSsmNorm,     // blk.N.ssm_norm    [dv]
+  kSsmOut,      // blk.N.ssm_out     [n_embd, Dv]
 };
 std::string_view tensor_role_name(TensorRole role);
 // The role whose type stands for the bulk of the weights (it picks the roofline's precision):
@@ -92,10 +106,13 @@ struct StepCost {
   double kv_read_bytes = 0;     // K and V rows attended
   double kv_write_bytes = 0;    // K and V rows of the new tokens
   double activation_bytes = 0;  // f32 inputs/outputs of every matmul (estimate)
+  double state_bytes = 0;       // recurrent state read and written (hybrid models)
   double flops = 0;             // all FLOPs, attention included
   double attention_flops = 0;   // the attention part of `flops`
 
-  double bytes() const { return weight_bytes + kv_read_bytes + kv_write_bytes + activation_bytes; }
+  double bytes() const {
+    return weight_bytes + kv_read_bytes + kv_write_bytes + activation_bytes + state_bytes;
+  }
   double intensity() const { return bytes() > 0 ? flops / bytes() : 0; }  // FLOP/byte
 };
 
@@ -112,7 +129,8 @@ struct ModelCost {
   double head_flops_per_row = 0;      // 2 * n_vocab * n_embd, per row that needs logits
   double activation_bytes_per_token = 0;  // layer matmuls' f32 inputs and outputs
   double head_activation_bytes = 0;       // head input + logits, per row that needs logits
-  double kv_bytes_per_token = 0;   // K + V, all layers, per token of context
+  double kv_bytes_per_token = 0;   // K + V, all attention layers, per token of context
+  double state_bytes_per_seq = 0;  // recurrent state of one sequence, all linear layers (f32)
   // Sliding-window layers (gpt-oss, gemma3) read and attend to their last `window` positions only.
   int64_t window = 0;              // cfg.n_swa (0: none)
   int64_t n_window_layers = 0;     // layers with the window
@@ -131,7 +149,7 @@ struct ModelCost {
   bool is_moe() const { return config.n_expert > 0; }
   // FLOPs to decode one token at context c (matmuls + head + attention over c positions).
   double flops_per_token(int64_t context) const;
-  double attention_flops_per_position() const;  // 4 * n_layer * q_dim
+  double attention_flops_per_position() const;  // 4 * attention layers * q_dim
   // K + V bytes a chunk of n_new tokens after `past` reads (each position once per step): every
   // position in full layers, the last window + n_new - 1 (capped) in sliding-window layers.
   double kv_read_bytes(double past, double n_new) const;

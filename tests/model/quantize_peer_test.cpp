@@ -41,7 +41,8 @@ class QuantizePeer : public ::testing::Test {
   }
 
   // Quantizes `in` to `mix`, writes it, and compares both engines on `tokens`.
-  void compare(const gguf::File& in, QuantMix mix, const std::vector<int32_t>& tokens, const std::string& label) {
+  void compare(const gguf::File& in, QuantMix mix, const std::vector<int32_t>& tokens, const std::string& label,
+               double all_positions_bound = 4e-2) {
     SCOPED_TRACE(label);
     const Quantized q = quantize(in, mix);
     ASSERT_TRUE(q.file);
@@ -115,7 +116,7 @@ class QuantizePeer : public ::testing::Test {
     // by 2.1e-2 between 48- and 64-token batches of wide-qwen3 q8_0 (its CPU flash attention
     // accumulates V in f16 below 64 query rows, and whenever head_dim is not a multiple of the
     // SIMD width). Reaching 1e-2 would need ggml's float operations reproduced bit for bit.
-    EXPECT_LE(max_diff, 4e-2);
+    EXPECT_LE(max_diff, all_positions_bound);
   }
 
   std::string peer_;
@@ -160,6 +161,22 @@ TEST_F(QuantizePeer, MixtureOfExpertsModels) {
   ASSERT_TRUE(oss.file);
   for (QuantMix mix : {QuantMix::kMXFP4_MOE, QuantMix::kQ4_K_M}) {
     compare(*oss.file, mix, sequence(64, 512), "gpt-oss-" + std::string(quant_mix_info(mix).name));
+  }
+}
+
+// Qwen3.5 files (linear layers' attn_qkv under attn_v's rules, ssm_conv1d and the small state
+// vectors kept f32, the small ssm_beta / ssm_alpha matrices in their fallback types): llama.cpp
+// loads them and its probabilities match ridge's on the same file. Position 0 holds them to 1e-5
+// as every file; after the first flip (see compare) the recurrent state carries it to every later
+// position as the KV cache does, and through more layers: measured 1.9e-2..6.9e-2 (seed 17;
+// tiny-qwen35moe q4_k_m the largest, with 3 top-1 swaps), so the bound for all positions is 1e-1.
+TEST_F(QuantizePeer, HybridModels) {
+  for (const char* preset : {"tiny-qwen35", "tiny-qwen35moe"}) {
+    const Synth in = synth_f32(wide_qwen35_config(preset), 17);
+    ASSERT_TRUE(in.file);
+    for (QuantMix mix : {QuantMix::kQ4_K_M, QuantMix::kQ8_0}) {
+      compare(*in.file, mix, sequence(64, 512), std::string(preset) + "-" + std::string(quant_mix_info(mix).name), 1e-1);
+    }
   }
 }
 

@@ -171,6 +171,25 @@ inline ModelConfig wide_gpt_oss_config() {
   return c;
 }
 
+// Qwen3.5 in small with rows of 256 (tiny-qwen35's / tiny-qwen35moe's linear layers, gated
+// attention and partial rope; 8 layers, 2 of them attention), written by the synthesizer.
+inline ModelConfig wide_qwen35_config(const std::string& preset) {
+  ModelConfig c;
+  for (const Preset& p : presets()) {
+    if (p.name == preset) c = p.config;
+  }
+  EXPECT_TRUE(c.is_hybrid());
+  c.name = "wide-" + c.arch;
+  c.n_embd = 256;
+  c.n_head = 4;
+  c.head_dim = 64;
+  c.rope_dims = 16;
+  c.n_ff = 512;
+  c.ssm_head_dim = 64;
+  if (c.is_moe()) c.n_ff_exp = c.n_ff_shexp = 256;
+  return c;
+}
+
 struct Quantized {
   QuantizePlan plan;
   std::vector<uint8_t> bytes;
