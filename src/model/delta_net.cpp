@@ -69,6 +69,14 @@ void delta_rule_sequential(const DeltaNetShape& s, int64_t n, const float* q, co
   }
 }
 
+DeltaRuleFn delta_rule_for(kernels::Isa isa) {
+  switch (isa) {
+    case kernels::Isa::kAvx512: return delta_rule_avx512;
+    case kernels::Isa::kAvx2: return delta_rule_avx2;
+    default: return delta_rule_sequential;
+  }
+}
+
 void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
                         const float* v, const float* g, const float* beta, float* state, float* out,
                         float out_scale, int64_t chunk) {
@@ -137,26 +145,43 @@ void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const
   }
 }
 
-void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* w, int64_t K,
-                        float* state, float* y, IndexRange range) {
-  RIDGE_CHECK(K >= 1 && K <= 64 && channels > 0 && n >= 0);
+void causal_conv1d(const float* x, int64_t n, int64_t channels, const float* w, int64_t K,
+                   float* state, float* y, IndexRange range) {
+  constexpr int64_t kMaxK = 8, kMaxWidth = 256;  // taps; channels per pass (stack buffers)
+  RIDGE_CHECK(K >= 1 && K <= kMaxK && channels > 0 && n >= 0);
   const int64_t c_end = range.end < 0 ? channels : range.end;
   RIDGE_CHECK(range.begin >= 0 && c_end <= channels);
   const int64_t hist = K - 1;
-  float win[64];  // one channel's last K - 1 inputs, oldest first
-  for (int64_t c = range.begin; c < c_end; ++c) {
-    const float* wc = w + c * K;
-    for (int64_t i = 0; i < hist; ++i) win[i] = state[i * channels + c];
-    for (int64_t t = 0; t < n; ++t) {
-      const float xt = x[t * channels + c];  // read before y (which may be x) is written
-      float acc = 0.0f;
-      for (int64_t i = 0; i < hist; ++i) acc += win[i] * wc[i];
-      acc += xt * wc[hist];
-      y[t * channels + c] = acc / (1.0f + std::exp(-acc));
-      for (int64_t i = 0; i + 1 < hist; ++i) win[i] = win[i + 1];
-      if (hist > 0) win[hist - 1] = xt;
+  for (int64_t c0 = range.begin; c0 < c_end; c0 += kMaxWidth) {
+    const int64_t width = std::min(kMaxWidth, c_end - c0);
+    // The taps transposed ([K][width]) and the last K - 1 inputs as rows, oldest first: each row
+    // of the output is then a few contiguous multiply-adds per channel.
+    float wt[kMaxK][kMaxWidth], ring[kMaxK][kMaxWidth];
+    float* rows[kMaxK];
+    for (int64_t i = 0; i < K; ++i) {
+      for (int64_t c = 0; c < width; ++c) wt[i][c] = w[(c0 + c) * K + i];
     }
-    for (int64_t i = 0; i < hist; ++i) state[i * channels + c] = win[i];
+    for (int64_t i = 0; i < hist; ++i) {
+      std::copy(state + i * channels + c0, state + i * channels + c0 + width, ring[i]);
+      rows[i] = ring[i];
+    }
+    for (int64_t t = 0; t < n; ++t) {
+      const float* xt = x + t * channels + c0;
+      float* yt = y + t * channels + c0;
+      float* oldest = hist > 0 ? rows[0] : nullptr;
+      for (int64_t c = 0; c < width; ++c) {
+        const float xc = xt[c];  // read before yt (which may be xt) is written
+        float acc = 0.0f;
+        for (int64_t i = 0; i < hist; ++i) acc += rows[i][c] * wt[i][c];
+        acc += xc * wt[hist][c];
+        if (hist > 0) oldest[c] = xc;  // rows[0][c] was read above: it becomes the newest
+        yt[c] = acc;
+      }
+      if (hist > 0) {
+        std::rotate(rows, rows + 1, rows + hist);
+      }
+    }
+    for (int64_t i = 0; i < hist; ++i) std::copy(rows[i], rows[i] + width, state + i * channels + c0);
   }
 }
 

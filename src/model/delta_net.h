@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "kernels/kernels.h"
+
 namespace ridge::model {
 
 // A half-open range of heads or channels; end -1: to the last.
@@ -38,6 +40,19 @@ void delta_rule_sequential(const DeltaNetShape& s, int64_t n, const float* q, co
                            const float* v, const float* g, const float* beta, float* state,
                            float* out, float out_scale = 1.0f, IndexRange heads = {});
 
+// The same in AVX-512 / AVX2 lanes (x86_avx512/delta_rule.cpp, x86_avx2/delta_rule.cpp; dot
+// products summed in lanes: a few ulps from the scalar order), and the one to use under an ISA.
+void delta_rule_avx512(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
+                       const float* v, const float* g, const float* beta, float* state, float* out,
+                       float out_scale, IndexRange heads);
+void delta_rule_avx2(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
+                     const float* v, const float* g, const float* beta, float* state, float* out,
+                     float out_scale, IndexRange heads);
+using DeltaRuleFn = void (*)(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
+                             const float* v, const float* g, const float* beta, float* state,
+                             float* out, float out_scale, IndexRange heads);
+DeltaRuleFn delta_rule_for(kernels::Isa isa);
+
 // The same, `chunk` tokens at a time (64 unless given).
 void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
                         const float* v, const float* g, const float* beta, float* state, float* out,
@@ -46,10 +61,10 @@ void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const
 // Causal depthwise convolution of n new rows x [n][channels] with kernel w [channels][K] (ggml's
 // ssm_conv1d {K, channels}; w[c][K - 1] weighs the current row), after the K - 1 previous rows
 // held in state [K - 1][channels] (oldest first; zeros for a new sequence): y[t][c] =
-// silu(sum_i X[t + i][c] w[c][i]) over X = state rows then x rows. The state becomes the last
-// K - 1 rows of X. Only the channels in `range` are computed and updated (threads split them);
-// y may be x (each channel's window is kept as it goes).
-void causal_conv1d_silu(const float* x, int64_t n, int64_t channels, const float* w, int64_t K,
-                        float* state, float* y, IndexRange range = {});
+// sum_i X[t + i][c] w[c][i] over X = state rows then x rows, summed oldest first as ggml does
+// (Qwen3.5 applies silu to it next). The state becomes the last K - 1 rows of X. Only the
+// channels in `range` are computed and updated (threads split them), row by row; y may be x.
+void causal_conv1d(const float* x, int64_t n, int64_t channels, const float* w, int64_t K,
+                   float* state, float* y, IndexRange range = {});
 
 }  // namespace ridge::model

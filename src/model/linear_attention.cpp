@@ -37,7 +37,6 @@ void for_items(ThreadPool& pool, int64_t n, int64_t work, const Fn& fn) {
 }
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
 float softplus(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }
 
 // x / max(||x||, eps), the sum of squares in double (as ggml's l2_norm).
@@ -118,18 +117,20 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
   auto state_of = [&](int64_t i) {
     return states.data(layer, batch.state_slots[static_cast<size_t>(lw.rows[static_cast<size_t>(i)].seq)]);
   };
-  // The causal conv (in place) with each sequence's conv state, in channel blocks.
+  // The causal conv (in place) with each sequence's conv state, in channel blocks; silu below.
   const int64_t blocks = (conv_dim + kConvChannelsPerItem - 1) / kConvChannelsPerItem;
   for_items(pool, n_seqs * blocks, n * conv_dim * K, [&](int64_t item) {
     const SeqRows& r = lw.rows[static_cast<size_t>(item / blocks)];
     const int64_t c0 = item % blocks * kConvChannelsPerItem;
     float* x = lw.mixed.data() + r.begin * conv_dim;
-    causal_conv1d_silu(x, r.end - r.begin, conv_dim, l.ssm_conv.data, K, state_of(item / blocks), x,
+    causal_conv1d(x, r.end - r.begin, conv_dim, l.ssm_conv.data, K, state_of(item / blocks), x,
                        IndexRange{c0, std::min(conv_dim, c0 + kConvChannelsPerItem)});
   });
-  // q and k L2-normalized per head, v apart; beta = sigmoid(b), g = softplus(a + dt_bias) * A.
+  // silu; q and k L2-normalized per head, v apart; beta = sigmoid(b), g = softplus(a + dt_bias) A.
+  const SiluFn silu_row = silu_for(kernels.isa);
   for_rows(pool, n, conv_dim, [&](int64_t t) {
-    const float* c = lw.mixed.data() + t * conv_dim;
+    float* c = lw.mixed.data() + t * conv_dim;
+    silu_row(c, conv_dim);
     for (int64_t h = 0; h < hk; ++h) {
       l2_normalize(c + h * hd, lw.q.data() + t * key_dim + h * hd, hd, cfg.rms_eps);
       l2_normalize(c + key_dim + h * hd, lw.k.data() + t * key_dim + h * hd, hd, cfg.rms_eps);
@@ -146,21 +147,22 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
   const DeltaNetShape shape{hk, hv, hd, hd};
   const float out_scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int64_t conv_floats = cfg.ssm_conv_state_floats();
+  const DeltaRuleFn delta_rule = delta_rule_for(kernels.isa);
   for_items(pool, n_seqs * hv, n * hv * hd * hd, [&](int64_t item) {
     const SeqRows& r = lw.rows[static_cast<size_t>(item / hv)];
     const int64_t j = item % hv;
-    delta_rule_sequential(shape, r.end - r.begin, lw.q.data() + r.begin * key_dim,
+    delta_rule(shape, r.end - r.begin, lw.q.data() + r.begin * key_dim,
                           lw.k.data() + r.begin * key_dim, lw.v.data() + r.begin * value_dim,
                           lw.g.data() + r.begin * hv, lw.beta.data() + r.begin * hv,
                           state_of(item / hv) + conv_floats, ws.attn.data() + r.begin * value_dim,
                           out_scale, IndexRange{j, j + 1});
   });
   // o = RMSNorm(o; ssm_norm) * silu(z), per head.
+  const SwigluFn gate = swiglu_for(kernels.isa);
   for_rows(pool, n, 2 * value_dim, [&](int64_t t) {
     float* o = ws.attn.data() + t * value_dim;
-    const float* z = lw.z.data() + t * value_dim;
     for (int64_t j = 0; j < hv; ++j) rms_norm(o + j * hd, l.ssm_norm.data, o + j * hd, hd, cfg.rms_eps);
-    for (int64_t i = 0; i < value_dim; ++i) o[i] *= silu(z[i]);
+    gate(lw.z.data() + t * value_dim, o, o, value_dim);
   });
 }
 

@@ -54,6 +54,18 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void silu_inplace(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+SiluFn silu_for(kernels::Isa isa) {
+  switch (isa) {
+    case kernels::Isa::kAvx512: return silu_inplace_avx512;
+    case kernels::Isa::kAvx2: return silu_inplace_avx2;
+    default: return silu_inplace;
+  }
+}
+
 SwigluFn swiglu_for(kernels::Isa isa) {
   switch (isa) {
     case kernels::Isa::kAvx512: return swiglu_avx512;

@@ -27,6 +27,12 @@ void swiglu_avx512(const float* gate, const float* up, float* out, int64_t n);
 void swiglu_avx2(const float* gate, const float* up, float* out, int64_t n);
 using SwigluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
 SwigluFn swiglu_for(kernels::Isa isa);
+// x[i] = silu(x[i]) in place; in vector lanes as swiglu; the one to use under an ISA.
+void silu_inplace(float* x, int64_t n);
+void silu_inplace_avx512(float* x, int64_t n);
+void silu_inplace_avx2(float* x, int64_t n);
+using SiluFn = void (*)(float* x, int64_t n);
+SiluFn silu_for(kernels::Isa isa);
 
 // Rotary embedding of one token: x holds n_heads vectors of head_dim; the first rope_dims of
 // each are rotated by angles whose cosines/sines are cs[0..rope_dims/2) / sn[...].

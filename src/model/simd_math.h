@@ -53,6 +53,20 @@ void swiglu_lanes(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+// x = silu(x) in place; the tail through a zero-padded copy.
+template <typename M>
+void silu_lanes(float* x, int64_t n) {
+  constexpr int kL = M::kLanes;
+  int64_t i = 0;
+  for (; i + kL <= n; i += kL) M::storeu(x + i, silu<M>(M::loadu(x + i)));
+  if (i < n) {
+    float g[kL] = {};
+    std::copy(x + i, x + n, g);
+    M::storeu(g, silu<M>(M::loadu(g)));
+    std::copy(g, g + (n - i), x + i);
+  }
+}
+
 // Softmax over n >= 1 values in place; the tail through a padded copy, the sums in a fixed order.
 template <typename M>
 void softmax_lanes(float* x, int64_t n) {
