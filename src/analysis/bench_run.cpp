@@ -77,7 +77,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   const int64_t max_ctx = context + opt.n_decode + 1;  // + the untimed warm-up step
   const int64_t per_seq = (max_ctx + kBlockSize - 1) / kBlockSize;
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv, kv::KvCache::create(model.kv_config(
-                                             per_seq * batch, opt.kv_type, kBlockSize)));
+                                             per_seq * batch, opt.kv_type, kBlockSize, batch)));
   model::WorkspaceLimits lim;
   lim.max_tokens = std::max(batch, std::min(opt.prefill_chunk, context));
   lim.max_outputs = batch;
@@ -86,7 +86,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   lim.block_size = kBlockSize;
   RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(cfg, lim));
 
-  // Sequence s owns blocks [s * per_seq, (s + 1) * per_seq).
+  // Sequence s owns blocks [s * per_seq, (s + 1) * per_seq) and recurrent-state slot s.
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(batch));
   for (int64_t s = 0; s < batch; ++s) {
     for (int64_t i = 0; i < per_seq; ++i) {
@@ -108,7 +108,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   {
     const int64_t m = std::min(lim.max_tokens, context);
     b.clear();
-    b.add_seq(tables[0], static_cast<int32_t>(m));
+    b.add_seq(tables[0], static_cast<int32_t>(m), 0);
     for (int64_t j = 0; j < m; ++j) {
       b.add_token(static_cast<int32_t>(j % cfg.n_vocab), static_cast<int32_t>(j), 0, j == m - 1, kBlockSize);
     }
@@ -122,7 +122,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     for (int64_t i = 0; i < context; i += lim.max_tokens) {
       const int64_t m = std::min(lim.max_tokens, context - i);
       b.clear();
-      b.add_seq(tables[static_cast<size_t>(s)], static_cast<int32_t>(i + m));
+      b.add_seq(tables[static_cast<size_t>(s)], static_cast<int32_t>(i + m), static_cast<int32_t>(s));
       for (int64_t j = 0; j < m; ++j) {
         b.add_token(pick(rng), static_cast<int32_t>(i + j), 0, i + j == context - 1, kBlockSize);
       }
@@ -144,7 +144,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     const int64_t pos = context + step;
     b.clear();
     for (int64_t s = 0; s < batch; ++s) {
-      const auto seq = b.add_seq(tables[static_cast<size_t>(s)], static_cast<int32_t>(pos + 1));
+      const auto seq = b.add_seq(tables[static_cast<size_t>(s)], static_cast<int32_t>(pos + 1), static_cast<int32_t>(s));
       b.add_token(next[static_cast<size_t>(s)], static_cast<int32_t>(pos), seq, true, kBlockSize);
       work[static_cast<size_t>(s)] = model::SeqWork{pos, 1};
     }
@@ -170,12 +170,14 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     total.activation_bytes += c.activation_bytes;
     total.flops += c.flops;
     total.attention_flops += c.attention_flops;
+    total.state_bytes += c.state_bytes;
   }
   double decode_s = 0;
   for (double t : times) decode_s += t;
   const auto n = static_cast<double>(opt.n_decode);
   p.step = {total.weight_bytes / n,      total.kv_read_bytes / n, total.kv_write_bytes / n,
-            total.activation_bytes / n, total.flops / n,         total.attention_flops / n};
+            total.activation_bytes / n, total.flops / n,         total.attention_flops / n,
+            total.state_bytes / n};
   p.step_s = decode_s / n;
   if (cfg.is_moe()) {
     p.experts_measured = experts_run / (n * static_cast<double>(cfg.n_layer));

@@ -118,6 +118,7 @@ Result<RooflineResult> analyze(const RooflineQuery& q) {
   r.weight_read_bytes = m.weight_read_bytes;
   r.kv_bytes_per_token = m.kv_bytes_per_token;
   r.kv_bytes_at_context = m.kv_bytes_per_token * static_cast<double>(q.context);
+  r.state_bytes_per_seq = m.state_bytes_per_seq;
   r.flops_per_token = m.flops_per_token(q.context);
   r.attention_flops_per_token = m.attention_flops(static_cast<double>(std::max<int64_t>(q.context - 1, 0)), 1.0);
   r.peak_flops = q.hw.peak_flops(prec);
@@ -126,7 +127,8 @@ Result<RooflineResult> analyze(const RooflineQuery& q) {
   if (q.hw.memory_gb > 0) {
     double free_bytes = q.hw.memory_gb * 1e9 - m.weight_file_bytes;
     r.weights_fit = free_bytes > 0;
-    r.max_sequences = r.weights_fit ? static_cast<int64_t>(std::floor(free_bytes / r.kv_bytes_at_context)) : 0;
+    const double per_seq = r.kv_bytes_at_context + r.state_bytes_per_seq;
+    r.max_sequences = r.weights_fit ? static_cast<int64_t>(std::floor(free_bytes / per_seq)) : 0;
   }
   const int64_t n_prompt = q.prefill_tokens > 0 ? q.prefill_tokens : q.context;
   const double bw = q.hw.bandwidth_bytes_per_s();

@@ -80,6 +80,7 @@ struct RooflineResult {
   double weight_read_bytes = 0;     // per decode step
   double kv_bytes_per_token = 0;
   double kv_bytes_at_context = 0;   // one sequence
+  double state_bytes_per_seq = 0;   // recurrent state of one sequence (hybrid models), any context
   double flops_per_token = 0;       // at `context`, attention included
   double attention_flops_per_token = 0;
   double peak_flops = 0;

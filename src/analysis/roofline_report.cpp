@@ -32,6 +32,7 @@ nlohmann::json cost_json(const model::StepCost& c) {
           {"kv_read_bytes", c.kv_read_bytes},
           {"kv_write_bytes", c.kv_write_bytes},
           {"activation_bytes", c.activation_bytes},
+          {"state_bytes", c.state_bytes},
           {"bytes", c.bytes()},
           {"flops", c.flops},
           {"attention_flops", c.attention_flops}};
@@ -84,12 +85,16 @@ std::string format_roofline(const RooflineResult& r) {
   }
   s += fmt::format("  KV {} per token · {} per sequence at ctx {}\n", bytes_str(r.kv_bytes_per_token),
                    bytes_str(r.kv_bytes_at_context), r.context);
+  if (r.state_bytes_per_seq > 0) {
+    s += fmt::format("  recurrent state {} per sequence (linear-attention layers, any context; read and "
+                     "written every step)\n", bytes_str(r.state_bytes_per_seq));
+  }
   s += fmt::format("  FLOPs per token {}FLOP at ctx {} (attention {:.1f}%)\n", flops_str(r.flops_per_token),
                    r.context, 100.0 * r.attention_flops_per_token / r.flops_per_token);
   if (r.max_sequences >= 0) {
     s += r.weights_fit
-             ? fmt::format("  memory {:.0f} GB: weights + KV fit {} sequences of {} tokens\n",
-                           r.hw.memory_gb, r.max_sequences, r.context)
+             ? fmt::format("  memory {:.0f} GB: weights + KV{} fit {} sequences of {} tokens\n",
+                           r.hw.memory_gb, r.state_bytes_per_seq > 0 ? " + state" : "", r.max_sequences, r.context)
              : fmt::format("  memory {:.0f} GB: the weights alone do not fit\n", r.hw.memory_gb);
   }
   // An MoE adds: the distinct experts read per layer, the weights read, and the step's ceiling
@@ -164,6 +169,7 @@ nlohmann::json roofline_to_json(const std::vector<RooflineResult>& results) {
         {"weight_file_bytes", r.weight_file_bytes},
         {"weight_read_bytes", r.weight_read_bytes},
         {"kv_bytes_per_token", r.kv_bytes_per_token},
+        {"state_bytes_per_sequence", r.state_bytes_per_seq},
         {"kv_bytes_at_context", r.kv_bytes_at_context},
         {"flops_per_token", r.flops_per_token},
         {"attention_flops_per_token", r.attention_flops_per_token},

@@ -106,9 +106,9 @@ struct StepCost {
   double kv_read_bytes = 0;     // K and V rows attended
   double kv_write_bytes = 0;    // K and V rows of the new tokens
   double activation_bytes = 0;  // f32 inputs/outputs of every matmul (estimate)
-  double state_bytes = 0;       // recurrent state read and written (hybrid models)
   double flops = 0;             // all FLOPs, attention included
   double attention_flops = 0;   // the attention part of `flops`
+  double state_bytes = 0;       // recurrent state read and written (hybrid models)
 
   double bytes() const {
     return weight_bytes + kv_read_bytes + kv_write_bytes + activation_bytes + state_bytes;

@@ -10,19 +10,12 @@
 #include "gguf/writer.h"
 #include "model/config.h"
 #include "model/cost.h"
+#include "cost_test_util.h"
 
 namespace ridge::model {
 namespace {
 
-ModelCost cost_of(const char* preset, const char* type, KvType kv = KvType::kF16) {
-  auto cfg = preset_config(preset);
-  EXPECT_TRUE(cfg.ok()) << cfg.status().message();
-  auto fn = weight_types_by_name(type, *cfg);
-  EXPECT_TRUE(fn.ok()) << fn.status().message();
-  auto m = model_cost(*cfg, *fn, kv);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return *m;
-}
+using testing::cost_of;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 

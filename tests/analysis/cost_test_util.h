@@ -1,0 +1,21 @@
+// The cost model of a named preset under a weight type (a ggml type or a llama.cpp mixture).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "model/config.h"
+#include "model/cost.h"
+
+namespace ridge::model::testing {
+
+inline ModelCost cost_of(const char* preset, const char* type, KvType kv = KvType::kF16) {
+  auto cfg = preset_config(preset);
+  EXPECT_TRUE(cfg.ok()) << cfg.status().message();
+  auto fn = weight_types_by_name(type, *cfg);
+  EXPECT_TRUE(fn.ok()) << fn.status().message();
+  auto m = model_cost(*cfg, *fn, kv);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return *m;
+}
+
+}  // namespace ridge::model::testing
