@@ -64,8 +64,8 @@ Status turn(Loaded& l, const chat::ChatTemplate& tmpl, const ChatTemplateArgs& t
                         &generated));
   fmt::print("\n");
   std::fflush(stdout);
-  // Each decode step evaluated one generated token, in order; the last one sampled may not be.
-  cached.insert(cached.end(), generated.begin(), generated.begin() + st.n_decode_steps);
+  // The generated tokens in the cache: all but the last one sampled, in order.
+  cached.insert(cached.end(), generated.begin(), generated.begin() + st.n_evaluated);
   RIDGE_CHECK(static_cast<int64_t>(cached.size()) == l.session->n_past());
   if (st.context_full) log_warn("the context of {} tokens is full: /reset to start over", n_ctx);
   // The history keeps the answer as the template expects it: reasoning apart from the content.

@@ -1,5 +1,6 @@
 #include "cli/generation.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "base/timer.h"
@@ -31,6 +32,10 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("--presence-penalty", s.presence_penalty, "presence penalty")->capture_default_str();
   app.add_option("-s,--seed", o.seed, "random seed (default: random)");
   app.add_option("--stop", s.stop, "stop string (repeatable)");
+  app.add_option("--spec", o.spec, "speculative decoding: ngram (prompt lookup) or draft (--draft); output unchanged");
+  app.add_option("--draft", o.draft_path, "draft model for speculative decoding (same vocabulary)");
+  app.add_option("--spec-max", o.spec_max, "draft tokens per step at most")->capture_default_str();
+  app.add_option("--spec-ngram", o.spec_ngram, "longest n-gram --spec ngram looks up")->capture_default_str();
   add_mmap_flag(app, o.backing);
 }
 
@@ -45,6 +50,13 @@ Status validate(const GenerationOptions& o) {
   for (const auto& stop : o.sampling.stop) {
     if (stop.empty()) return usage_error("--stop: empty stop string");
   }
+  if (!o.spec.empty() && o.spec != "ngram" && o.spec != "draft") {
+    return usage_error("--spec must be ngram or draft, got '{}' (MTP heads are not supported yet)", o.spec);
+  }
+  if (o.spec == "draft" && o.draft_path.empty()) return usage_error("--spec draft needs --draft FILE.gguf");
+  if (o.spec == "ngram" && !o.draft_path.empty()) return usage_error("--draft goes with --spec draft, not ngram");
+  if (o.spec_max < 1 || o.spec_max > 64) return usage_error("--spec-max must be 1..64, got {}", o.spec_max);
+  if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("--spec-ngram must be 1..16, got {}", o.spec_ngram);
   return ok_status();
 }
 
@@ -59,12 +71,21 @@ Result<const kernels::Kernels*> pick_kernels(const std::string& name) {
 }  // namespace
 
 Result<Loaded> load_for_generation(GenerationOptions& o) {
+  if (!o.draft_path.empty() && o.spec.empty()) o.spec = "draft";
   RIDGE_RETURN_IF_ERROR(validate(o));
   RIDGE_ASSIGN_OR_RETURN(const kernels::Kernels* k, pick_kernels(o.isa));
   Stopwatch sw;
   RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(o.model_path, *k, o.backing));
   Loaded l;
   l.model = std::make_unique<model::Model>(std::move(m));
+  if (!o.spec.empty()) {
+    if (l.model->config().n_recurrent_layers() > 0) {
+      return usage_error("--spec: not supported yet for a model with recurrent state ({}): its "
+                         "state cannot roll rejected drafts back", l.model->config().arch);
+    }
+    if (o.spec == "ngram") l.ngram = spec::NgramOptions{o.spec_ngram, 1, o.spec_max};
+    l.spec_max = o.spec_max;
+  }
   RIDGE_ASSIGN_OR_RETURN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::from_gguf(l.model->file()));
   l.tok = std::make_unique<tokenizer::Tokenizer>(std::move(tok));
   o.sampling.seed = o.seed ? *o.seed : sampling::random_seed();
@@ -78,8 +99,13 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   so.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
   so.max_batch = o.n_batch;
   so.n_threads = n_threads;
+  if (l.spec_max > 0) so.max_outputs = o.spec_max + 1;  // a step verifies the draft's rows
   RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(*l.model, so));
   l.session = std::make_unique<model::Session>(std::move(s));
+  if (o.spec == "draft") {
+    so.n_ctx = l.session->n_ctx();
+    RIDGE_ASSIGN_OR_RETURN(l.draft, DraftModel::load(o.draft_path, *l.model, *k, so));
+  }
   l.load_seconds = sw.seconds();
   return l;
 }
@@ -93,13 +119,15 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
   tokenizer::IncrementalDetokenizer detok(*l.tok);
   sampling::StopMatcher stop(stops);
   model::Session& s = *l.session;
+  const auto n_vocab = static_cast<size_t>(l.model->config().n_vocab);
   Stopwatch sw;
-  while (st.n_generated < n_max) {
-    const int32_t tok = sampler.sample(logits, history);
+  // Samples from `row` and emits the token; false when generation ends with it.
+  auto take = [&](std::span<const float> row, int32_t& tok) {
+    tok = sampler.sample(row, history);
     ++st.n_generated;
     if (l.tok->is_eog(tok)) {
       st.stopped_by_eog = true;
-      break;
+      return false;
     }
     history.push_back(tok);
     if (generated) generated->push_back(tok);
@@ -107,15 +135,53 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     if (!out.text.empty()) emit(out.text);
     if (out.stopped) {
       st.stopped_by_string = true;
-      break;
+      return false;
     }
-    if (st.n_generated == n_max) break;
+    return st.n_generated < n_max;
+  };
+  int32_t tok = 0;  // sampled and emitted, not yet in the cache
+  bool more = n_max > 0 && take(logits, tok);
+  while (more) {
     if (s.n_past() >= s.n_ctx()) {
       st.context_full = true;
       break;
     }
-    RIDGE_ASSIGN_OR_RETURN(logits, s.eval(std::span<const int32_t>(&tok, 1), *l.pool));
+    std::vector<int32_t> step{tok};
+    if (l.spec_max > 0) {
+      // No draft past the context, nor of the last token to generate (sampled from the row
+      // before it, it needs no check).
+      const int64_t room = std::min({s.n_ctx() - s.n_past() - 1, n_max - st.n_generated - 1, l.spec_max});
+      std::vector<int32_t> draft;
+      if (l.ngram) {
+        draft = spec::ngram_draft(history, *l.ngram);
+      } else if (room > 0) {
+        RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, *l.pool));
+      }
+      draft.resize(static_cast<size_t>(std::clamp<int64_t>(room, 0, static_cast<int64_t>(draft.size()))));
+      step.insert(step.end(), draft.begin(), draft.end());
+    }
+    const int64_t base = s.n_past();
+    RIDGE_ASSIGN_OR_RETURN(logits, s.eval(step, *l.pool, /*all_logits=*/step.size() > 1));
     ++st.n_decode_steps;
+    ++st.n_evaluated;
+    if (step.size() == 1) {
+      more = take(logits, tok);
+      continue;
+    }
+    const auto k = static_cast<int64_t>(step.size()) - 1;
+    st.spec.n_steps += 1;
+    st.spec.n_drafted += k;
+    for (int64_t i = 0; i <= k; ++i) {
+      more = take(logits.subspan(static_cast<size_t>(i) * n_vocab, n_vocab), tok);
+      // Draft i + 1 is right when the sampler picked it: its K/V is already in the cache.
+      if (more && i < k && tok == step[static_cast<size_t>(i + 1)]) {
+        ++st.spec.n_accepted;
+        ++st.n_evaluated;
+        continue;
+      }
+      s.truncate(base + 1 + i);  // the newest token and the accepted drafts stay
+      break;
+    }
   }
   st.decode_seconds = sw.seconds();
   if (!stop.stopped()) {

@@ -12,11 +12,13 @@
 
 #include "base/status.h"
 #include "cli/common.h"
+#include "cli/draft_model.h"
 #include "base/thread_pool.h"
 #include "model/model.h"
 #include "model/session.h"
 #include "sampling/params.h"
 #include "sampling/sampler.h"
+#include "spec/ngram.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::cli {
@@ -32,13 +34,20 @@ struct GenerationOptions {
   sampling::SamplingParams sampling;
   std::optional<uint64_t> seed;
   gguf::Backing backing = gguf::Backing::kHugePages;
+  std::string spec;             // speculative decoding: "" (off), "ngram" (prompt lookup), "draft"
+  std::string draft_path;       // --draft FILE.gguf: the draft model (implies --spec draft)
+  int spec_max = 8;             // draft tokens per verification step at most
+  int spec_ngram = 3;           // longest suffix the n-gram proposer looks up
 };
 
-// Adds -m, -t, -c, -b, -n, --isa, --kv-type, --mmap and the sampling flags to `app`.
+// Adds -m, -t, -c, -b, -n, --isa, --kv-type, --mmap, --spec* and the sampling flags to `app`.
 void add_generation_options(CLI::App& app, GenerationOptions& o);
 
 // Everything a generating command needs, loaded and validated.
 struct Loaded {
+  std::optional<spec::NgramOptions> ngram;  // --spec ngram
+  std::unique_ptr<DraftModel> draft;        // --spec draft
+  int64_t spec_max = 0;                     // draft tokens per step at most (0: no speculation)
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
   std::unique_ptr<ThreadPool> pool;
@@ -51,17 +60,23 @@ Result<Loaded> load_for_generation(GenerationOptions& o);
 
 struct GenerationStats {
   int64_t n_generated = 0;    // tokens sampled
-  int64_t n_decode_steps = 0; // forward steps of one token
+  int64_t n_decode_steps = 0; // forward steps (one token, or one token and a draft to verify)
+  int64_t n_evaluated = 0;    // generated tokens now in the session's cache (all but the last)
   double decode_seconds = 0;  // sampling + decode steps
   bool stopped_by_eog = false;
   bool stopped_by_string = false;
   bool context_full = false;
+  spec::SpecStats spec;       // with --spec: the verification steps and their drafts
 };
 
 // Samples from `logits` (of the session's last position), then alternates decode steps and
 // sampling until end of generation, a stop string, `n_max` tokens or a full context. Text goes
 // to `emit` as it becomes final (valid UTF-8, stop strings withheld). `generated` receives the
-// sampled tokens (without a final end-of-generation token).
+// sampled tokens (without a final end-of-generation token). With l.ngram, each step also
+// evaluates a draft after the newest token and takes the drafts the sampler picks itself, in
+// order: every token is sampled once, from the logits plain decoding computes for it (the
+// forward pass gives a row the same bits in a chunk as alone), so the output is plain
+// decoding's, seed for seed. The cache ends as plain decoding leaves it (rejected drafts cut).
 Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
                                  std::span<const float> logits, std::vector<int32_t>& history,
                                  int64_t n_max, const std::vector<std::string>& stops,

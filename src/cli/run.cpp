@@ -57,23 +57,32 @@ int cmd_run(int argc, char** argv) {
   std::fflush(stdout);
   if (stats->context_full) log_warn("the context of {} tokens is full (raise -c)", n_ctx);
   const auto n_prompt = static_cast<double>(tokens.size());
-  const auto n_dec = static_cast<double>(stats->n_decode_steps);
+  const auto n_dec = static_cast<double>(stats->n_evaluated);
+  const auto n_steps = static_cast<double>(stats->n_decode_steps);
   fmt::print(stderr,
              "\nload: {:.2f} s ({}) | prompt: {} tokens, {:.2f} s, {:.1f} tok/s | decode: {} tokens, "
              "{:.2f} s, {:.1f} tok/s | {} threads, {} kernels\n",
              l.load_seconds,
              gguf::backing_name(l.model->file().backing()),
-             tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_decode_steps,
+             tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_evaluated,
              stats->decode_seconds, n_dec > 0 ? n_dec / stats->decode_seconds : 0.0,
              l.pool->size(), kernels::kernels_label(l.model->kernels().isa));
+  if (l.spec_max > 0) {
+    const spec::SpecStats& sp = stats->spec;
+    fmt::print(stderr, "speculative ({}, up to {} per step): {} forward steps for {} tokens · {} of {} "
+               "drafted tokens accepted ({:.0f}%) · {:.2f} tokens per verification step\n",
+               o.spec, o.spec_max, stats->n_decode_steps, stats->n_evaluated, sp.n_accepted, sp.n_drafted,
+               100.0 * sp.acceptance(), sp.tokens_per_step());
+  }
   // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.
   auto types = model::weight_types_from_gguf(l.model->file());
   auto cost = types.ok() ? model::model_cost(l.model->config(), *types,
                                              model::kv_type_from_name(o.kv_type).value_or(model::KvType::kF16))
                          : Result<model::ModelCost>(types.status());
-  if (n_dec > 0 && cost.ok()) {
+  // A speculative step reads the weights once for several tokens: its bandwidth is the steps'.
+  if (n_steps > 0 && cost.ok()) {
     const model::StepCost c = model::cost_of_step(*cost, 1, static_cast<int64_t>(n_prompt + n_dec / 2) + 1);
-    fmt::print(stderr, "{}\n", analysis::format_run_summary(c.bytes(), n_dec / stats->decode_seconds,
+    fmt::print(stderr, "{}\n", analysis::format_run_summary(c.bytes(), n_steps / stats->decode_seconds,
                                                            analysis::load_probe(), c.flops));
   }
   return 0;

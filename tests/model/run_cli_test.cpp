@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <string>
 
 #include "run_binary.h"
@@ -49,6 +50,9 @@ TEST_F(RunCli, ErrorsAreOneLineWithExitCodes) {
       {"run " + model_ + "-p x -n -2", 2, "-n must be 0 or more"},
       {"run " + model_ + "-p x --top-p 1.5", 2, "top_p"},
       {"run " + model_ + "-p x --temp -1", 2, "temperature"},
+      {"run " + model_ + "-p x --spec mtp", 2, "--spec must be ngram or draft"},
+      {"run " + model_ + "-p x --spec draft", 2, "--spec draft needs --draft"},
+      {"run " + model_ + "-p x --spec ngram --spec-max 0", 2, "--spec-max must be 1..64"},
       {"run " + model_ + "-p 'one two three four five six seven eight nine ten' -c 4", 2,
        "context holds 4"},
   };
@@ -58,6 +62,27 @@ TEST_F(RunCli, ErrorsAreOneLineWithExitCodes) {
     EXPECT_EQ(o.text.rfind("ridge: error: ", 0), 0u) << o.text;
     EXPECT_EQ(o.text.find('\n'), o.text.size() - 1) << "not one line: " << o.text;
     EXPECT_NE(o.text.find(c.needle), std::string::npos) << o.text;
+  }
+}
+
+// Speculative decoding by prompt lookup leaves the text as it is, greedy and sampled with a seed
+// (every token is still sampled once, from the logits plain decoding computes for it), while the
+// run line shows drafts accepted: fewer forward steps than tokens.
+TEST_F(RunCli, SpeculativeNgramGivesTheSameText) {
+  auto text_of = [](const std::string& out) { return out.substr(0, out.find("\nload:")); };
+  for (const std::string sampling : {"--temp 0", "--temp 0.9 --top-k 40 -s 7"}) {
+    SCOPED_TRACE(sampling);
+    const std::string args = "run " + model_ + "-t 1 -p 'Once upon a time' -n 160 " + sampling;
+    const Out plain = sh(args);
+    const Out spec = sh(args + " --spec ngram --spec-max 6");
+    ASSERT_EQ(plain.rc, 0) << plain.text;
+    ASSERT_EQ(spec.rc, 0) << spec.text;
+    EXPECT_EQ(text_of(spec.text), text_of(plain.text));
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(spec.text, m, std::regex(R"((\d+) forward steps for (\d+) tokens · (\d+) of (\d+) drafted)")))
+        << spec.text;
+    EXPECT_GT(std::stoi(m[3]), 0) << spec.text;
+    EXPECT_LT(std::stoi(m[1]), std::stoi(m[2])) << spec.text;
   }
 }
 
@@ -80,6 +105,41 @@ TEST_F(RunCli, ChatWithPipedStdinKeepsTurnsAndResets) {
   ASSERT_FALSE(answer.empty()) << o.text;
   const auto first = o.text.find(answer);
   EXPECT_NE(o.text.find(answer, first + 1), std::string::npos) << o.text;
+}
+
+// A draft model: the model drafting for itself proposes what the target picks (every draft
+// accepted, greedy), the text is unchanged; a draft of another vocabulary is refused.
+TEST_F(RunCli, SpeculativeDraftModel) {
+  auto text_of = [](const std::string& out) { return out.substr(0, out.find("\nload:")); };
+  const std::string args = "run " + model_ + "-t 1 -p 'Once upon a time' -n 60 --temp 0";
+  const Out plain = sh(args);
+  const Out spec = sh(args + " --draft " + testing::stories_path() + " --spec-max 4");
+  ASSERT_EQ(plain.rc, 0) << plain.text;
+  ASSERT_EQ(spec.rc, 0) << spec.text;
+  EXPECT_EQ(text_of(spec.text), text_of(plain.text));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(spec.text, m, std::regex(R"((\d+) of (\d+) drafted tokens accepted)"))) << spec.text;
+  EXPECT_GT(std::stoi(m[2]), 0) << spec.text;
+  EXPECT_EQ(m[1], m[2]) << spec.text;
+
+  const std::string other = (std::filesystem::temp_directory_path() / "ridge_draft_vocab_test.gguf").string();
+  ASSERT_EQ(sh("synth --preset tiny-llama --type f32 -o " + other).rc, 0);
+  const Out bad = sh(args + " --draft " + other);
+  std::filesystem::remove(other);
+  EXPECT_EQ(bad.rc, 2) << bad.text;
+  EXPECT_NE(bad.text.find("--draft: the vocabularies differ at token 0"), std::string::npos) << bad.text;
+  EXPECT_EQ(bad.text.find('\n'), bad.text.size() - 1) << "not one line: " << bad.text;
+}
+
+// Two chat turns with prompt lookup: the same answers as without, and the cache bookkeeping
+// between turns (rejected drafts cut) holds.
+TEST_F(RunCli, ChatWithSpeculationKeepsItsAnswers) {
+  const std::string in = "Once upon a time\\nThe dog ran\\n/exit\\n";
+  const Out plain = sh("chat " + model_ + "-t 1 -n 40 --temp 0", in);
+  const Out spec = sh("chat " + model_ + "-t 1 -n 40 --temp 0 --spec ngram", in);
+  ASSERT_EQ(plain.rc, 0) << plain.text;
+  ASSERT_EQ(spec.rc, 0) << spec.text;
+  EXPECT_EQ(spec.text, plain.text);
 }
 
 }  // namespace

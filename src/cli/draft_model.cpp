@@ -1,0 +1,77 @@
+#include "cli/draft_model.h"
+
+#include <algorithm>
+
+#include "gguf/reader.h"
+#include "sampling/argmax.h"
+
+namespace ridge::cli {
+namespace {
+
+// Same token strings under the same ids, or one line saying where they differ.
+Status same_vocabulary(const gguf::File& target, const gguf::File& draft) {
+  auto a = target.get_string_array("tokenizer.ggml.tokens");
+  auto b = draft.get_string_array("tokenizer.ggml.tokens");
+  if (!a.ok() || !b.ok()) return usage_error("--draft: both models need a tokenizer (tokenizer.ggml.tokens)");
+  if (a->size() != b->size()) {
+    return usage_error("--draft: the draft's vocabulary has {} tokens, the model's {}", b->size(), a->size());
+  }
+  for (size_t i = 0; i < a->size(); ++i) {
+    if ((*a)[i] != (*b)[i]) {
+      return usage_error("--draft: the vocabularies differ at token {} ('{}' in the model, '{}' in the draft)",
+                         i, (*a)[i], (*b)[i]);
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DraftModel>> DraftModel::load(const std::string& path, const model::Model& target,
+                                                     const kernels::Kernels& kernels,
+                                                     const model::SessionOptions& opts) {
+  RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, kernels));
+  RIDGE_RETURN_IF_ERROR(same_vocabulary(target.file(), m.file()));
+  if (m.config().n_vocab != target.config().n_vocab) {
+    return usage_error("--draft: the draft's output has {} rows, the model's {}", m.config().n_vocab,
+                       target.config().n_vocab);
+  }
+  if (m.config().n_recurrent_layers() > 0) {
+    return usage_error("--draft: not supported yet: a draft model with recurrent state ({})", m.config().arch);
+  }
+  auto d = std::unique_ptr<DraftModel>(new DraftModel());
+  d->model_ = std::make_unique<model::Model>(std::move(m));
+  model::SessionOptions so = opts;
+  so.max_outputs = 1;
+  RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(*d->model_, so));
+  d->session_ = std::make_unique<model::Session>(std::move(s));
+  return d;
+}
+
+Result<std::vector<int32_t>> DraftModel::propose(std::span<const int32_t> history, int64_t k, ThreadPool& pool) {
+  // The cache keeps the longest prefix it shares with the text (a chat may have rewritten it).
+  const auto shared = static_cast<int64_t>(
+      std::mismatch(cached_.begin(), cached_.end(), history.begin(), history.end()).first - cached_.begin());
+  keep(shared);
+  std::vector<int32_t> out;
+  const int64_t room = session_->n_ctx() - static_cast<int64_t>(history.size());
+  k = std::min(k, room);
+  if (k <= 0 || static_cast<int64_t>(cached_.size()) >= static_cast<int64_t>(history.size())) return out;
+  const auto fresh = history.subspan(cached_.size());
+  RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, session_->eval(fresh, pool));
+  cached_.insert(cached_.end(), fresh.begin(), fresh.end());
+  while (true) {
+    const int32_t t = sampling::argmax(logits);
+    out.push_back(t);
+    if (static_cast<int64_t>(out.size()) >= k) break;
+    RIDGE_ASSIGN_OR_RETURN(logits, session_->eval(std::span<const int32_t>(&t, 1), pool));
+    cached_.push_back(t);
+  }
+  return out;
+}
+
+void DraftModel::keep(int64_t n) {
+  cached_.resize(static_cast<size_t>(session_->truncate(std::min<int64_t>(n, static_cast<int64_t>(cached_.size())))));
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,43 @@
+// Speculative decoding's draft-model proposer (`--draft FILE.gguf`, docs/speculative.md): a
+// smaller model with the same vocabulary, run greedily on a session of its own that follows the
+// target's text; it proposes its next k tokens.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "model/session.h"
+
+namespace ridge::cli {
+
+class DraftModel {
+ public:
+  // Loads `path` for drafting beside `target` (same context, KV type and threads as its
+  // session): refused with one line when the vocabularies differ or it keeps recurrent state.
+  static Result<std::unique_ptr<DraftModel>> load(const std::string& path, const model::Model& target,
+                                                  const kernels::Kernels& kernels,
+                                                  const model::SessionOptions& opts);
+
+  // Up to k greedy tokens after `history` (the target's text, its newest token included),
+  // evaluating what of it the draft's cache lacks first (at most room tokens in all).
+  // The draft's cache first drops what no longer matches the text (rejected drafts, a chat's
+  // rewritten turn).
+  Result<std::vector<int32_t>> propose(std::span<const int32_t> history, int64_t k, ThreadPool& pool);
+
+  const model::Model& model() const { return *model_; }
+
+ private:
+  void keep(int64_t n);  // the first n cached tokens
+  std::unique_ptr<model::Model> model_;
+  std::unique_ptr<model::Session> session_;
+  std::vector<int32_t> cached_;  // the tokens in the draft's cache, in order
+};
+
+}  // namespace ridge::cli

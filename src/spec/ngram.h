@@ -1,0 +1,38 @@
+// Speculative decoding's proposers and bookkeeping (docs/speculative.md). A proposer guesses the
+// next few tokens cheaply; the target model checks all of them in one forward pass, which costs
+// about one decode step while decode is bandwidth-bound.
+//
+// Prompt lookup (n-gram) drafting: the tokens that followed the most recent earlier occurrence of
+// the text's last n tokens (n from max_ngram down to min_ngram), up to max_draft of them. Code
+// edits, summaries and RAG answers repeat their context, and so does a model stuck in a loop.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ridge::spec {
+
+struct NgramOptions {
+  int max_ngram = 3;  // longest suffix looked up
+  int min_ngram = 1;  // shortest
+  int max_draft = 8;  // tokens proposed at most
+};
+
+// The draft for `history` (prompt and generated tokens, the last one included); empty when no
+// suffix of min_ngram..max_ngram tokens occurred earlier with a continuation.
+std::vector<int32_t> ngram_draft(std::span<const int32_t> history, const NgramOptions& o);
+
+// What speculation did over a run: verification steps, tokens proposed, tokens accepted.
+struct SpecStats {
+  int64_t n_steps = 0;     // forward steps that verified a draft
+  int64_t n_drafted = 0;   // draft tokens proposed
+  int64_t n_accepted = 0;  // of them, accepted
+  double acceptance() const { return n_drafted > 0 ? static_cast<double>(n_accepted) / static_cast<double>(n_drafted) : 0.0; }
+  // Tokens each verification step emitted: the accepted drafts and the target's own token.
+  double tokens_per_step() const {
+    return n_steps > 0 ? static_cast<double>(n_accepted + n_steps) / static_cast<double>(n_steps) : 0.0;
+  }
+};
+
+}  // namespace ridge::spec
