@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <thread>
 
+#include "analysis/bench.h"
+#include "analysis/probe.h"
 #include "base/timer.h"
 #include "gguf/reader.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
 #include "sampling/stop_matcher.h"
+#include "spec/draft_length.h"
 
 namespace ridge::cli {
 
@@ -106,9 +109,44 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
     so.n_ctx = l.session->n_ctx();
     RIDGE_ASSIGN_OR_RETURN(l.draft, DraftModel::load(o.draft_path, *l.model, *k, so));
   }
+  l.kv_cost_type = model::kv_type_from_name(o.kv_type).value_or(model::KvType::kF16);
   l.load_seconds = sw.seconds();
   return l;
 }
+
+namespace {
+
+// The time of a step that verifies k = 0..spec_max drafts after n_past tokens, relative to a
+// plain decode step (cost model: max(bytes / bandwidth, FLOPs / peak) with the probe's figures,
+// the bytes alone without a probe; every row needs logits), and the draft model's time per
+// drafted token in the same unit (0 for prompt lookup).
+struct SpecCosts {
+  std::vector<double> step;
+  double draft = 0;
+};
+
+SpecCosts spec_costs(const Loaded& l, int64_t n_past) {
+  SpecCosts out;
+  auto step_time = [&](const model::Model& m, int64_t rows) -> double {
+    auto types = model::weight_types_from_gguf(m.file());
+    if (!types.ok()) return 0;
+    auto mc = model::model_cost(m.config(), *types, l.kv_cost_type);
+    if (!mc.ok()) return 0;
+    const model::SeqWork w{n_past, rows};
+    model::StepCost c = model::cost_of_step(*mc, std::span<const model::SeqWork>(&w, 1));
+    c.flops += static_cast<double>(rows - 1) * mc->head_flops_per_row;
+    static const std::optional<analysis::ProbeResult> probe = analysis::load_probe();
+    if (!probe) return c.bytes();
+    const analysis::BenchRoof roof = analysis::roof_from_probe(*probe, (*types)(model::TensorRole::kFfnUp, 0));
+    return std::max(c.bytes() / roof.bandwidth_bytes_per_s, roof.peak_flops > 0 ? c.flops / roof.peak_flops : 0.0);
+  };
+  const double plain = step_time(*l.model, 1);
+  for (int64_t k = 0; k <= l.spec_max; ++k) out.step.push_back(plain > 0 ? step_time(*l.model, k + 1) / plain : 1.0);
+  if (l.draft && plain > 0) out.draft = step_time(l.draft->model(), 1) / plain;
+  return out;
+}
+
+}  // namespace
 
 Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
                                  std::span<const float> logits, std::vector<int32_t>& history,
@@ -141,6 +179,10 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
   };
   int32_t tok = 0;  // sampled and emitted, not yet in the cache
   bool more = n_max > 0 && take(logits, tok);
+  // Speculation: the draft length that pays best at the acceptance measured so far (one draft
+  // token every 8th step where none pays, to keep measuring it).
+  const SpecCosts costs = l.spec_max > 0 ? spec_costs(l, s.n_past()) : SpecCosts{};
+  spec::AcceptanceRate acceptance;
   while (more) {
     if (s.n_past() >= s.n_ctx()) {
       st.context_full = true;
@@ -148,9 +190,11 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     }
     std::vector<int32_t> step{tok};
     if (l.spec_max > 0) {
+      int64_t k = spec::best_draft_length(acceptance.value(), costs.step, costs.draft);
+      if (k == 0 && st.n_decode_steps % 8 == 0) k = 1;
       // No draft past the context, nor of the last token to generate (sampled from the row
       // before it, it needs no check).
-      const int64_t room = std::min({s.n_ctx() - s.n_past() - 1, n_max - st.n_generated - 1, l.spec_max});
+      const int64_t room = std::min({s.n_ctx() - s.n_past() - 1, n_max - st.n_generated - 1, k});
       std::vector<int32_t> draft;
       if (l.ngram) {
         draft = spec::ngram_draft(history, *l.ngram);
@@ -164,13 +208,18 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     RIDGE_ASSIGN_OR_RETURN(logits, s.eval(step, *l.pool, /*all_logits=*/step.size() > 1));
     ++st.n_decode_steps;
     ++st.n_evaluated;
-    if (step.size() == 1) {
+    const auto k = static_cast<int64_t>(step.size()) - 1;
+    if (l.spec_max > 0) {
+      st.spec.predicted_units += costs.step[static_cast<size_t>(k)] + static_cast<double>(k) * costs.draft;
+    }
+    if (k == 0) {
+      st.spec.n_tokens += 1;
       more = take(logits, tok);
       continue;
     }
-    const auto k = static_cast<int64_t>(step.size()) - 1;
     st.spec.n_steps += 1;
     st.spec.n_drafted += k;
+    const int64_t accepted_before = st.spec.n_accepted;
     for (int64_t i = 0; i <= k; ++i) {
       more = take(logits.subspan(static_cast<size_t>(i) * n_vocab, n_vocab), tok);
       // Draft i + 1 is right when the sampler picked it: its K/V is already in the cache.
@@ -182,6 +231,8 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
       s.truncate(base + 1 + i);  // the newest token and the accepted drafts stay
       break;
     }
+    acceptance.update(k, st.spec.n_accepted - accepted_before);
+    st.spec.n_tokens += 1 + st.spec.n_accepted - accepted_before;
   }
   st.decode_seconds = sw.seconds();
   if (!stop.stopped()) {

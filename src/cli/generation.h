@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "cli/draft_model.h"
 #include "base/thread_pool.h"
+#include "model/cost.h"
 #include "model/model.h"
 #include "model/session.h"
 #include "sampling/params.h"
@@ -48,6 +49,7 @@ struct Loaded {
   std::optional<spec::NgramOptions> ngram;  // --spec ngram
   std::unique_ptr<DraftModel> draft;        // --spec draft
   int64_t spec_max = 0;                     // draft tokens per step at most (0: no speculation)
+  model::KvType kv_cost_type = model::KvType::kF16;  // the cache's type, for the cost model
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
   std::unique_ptr<ThreadPool> pool;

@@ -70,9 +70,10 @@ int cmd_run(int argc, char** argv) {
   if (l.spec_max > 0) {
     const spec::SpecStats& sp = stats->spec;
     fmt::print(stderr, "speculative ({}, up to {} per step): {} forward steps for {} tokens · {} of {} "
-               "drafted tokens accepted ({:.0f}%) · {:.2f} tokens per verification step\n",
+               "drafted tokens accepted ({:.0f}%) · {:.2f} tokens per verification step · predicted "
+               "speed-up {:.2f}x (cost model, draft lengths chosen from the acceptance)\n",
                o.spec, o.spec_max, stats->n_decode_steps, stats->n_evaluated, sp.n_accepted, sp.n_drafted,
-               100.0 * sp.acceptance(), sp.tokens_per_step());
+               100.0 * sp.acceptance(), sp.tokens_per_step(), sp.predicted_speedup());
   }
   // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.
   auto types = model::weight_types_from_gguf(l.model->file());

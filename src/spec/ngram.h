@@ -28,10 +28,16 @@ struct SpecStats {
   int64_t n_steps = 0;     // forward steps that verified a draft
   int64_t n_drafted = 0;   // draft tokens proposed
   int64_t n_accepted = 0;  // of them, accepted
+  int64_t n_tokens = 0;    // tokens the steps (plain ones included) put in the cache
+  double predicted_units = 0;  // the cost model's time of those steps, in plain decode steps
   double acceptance() const { return n_drafted > 0 ? static_cast<double>(n_accepted) / static_cast<double>(n_drafted) : 0.0; }
   // Tokens each verification step emitted: the accepted drafts and the target's own token.
   double tokens_per_step() const {
     return n_steps > 0 ? static_cast<double>(n_accepted + n_steps) / static_cast<double>(n_steps) : 0.0;
+  }
+  // The speed-up over plain decoding the cost model predicts for the steps taken.
+  double predicted_speedup() const {
+    return predicted_units > 0 ? static_cast<double>(n_tokens) / predicted_units : 0.0;
   }
 };
 
