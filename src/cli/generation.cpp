@@ -179,10 +179,14 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
   };
   int32_t tok = 0;  // sampled and emitted, not yet in the cache
   bool more = n_max > 0 && take(logits, tok);
-  // Speculation: the draft length that pays best at the acceptance measured so far (one draft
-  // token every 8th step where none pays, to keep measuring it).
-  const SpecCosts costs = l.spec_max > 0 ? spec_costs(l, s.n_past()) : SpecCosts{};
+  // Speculation: the draft length that pays best at the acceptance and step costs measured so
+  // far (one draft token every 8th step where none pays, to keep measuring them), within a cap
+  // that doubles after a draft taken whole and falls back after a rejection, so that a run
+  // starts with short drafts until the timing is known.
+  const SpecCosts model_costs = l.spec_max > 0 ? spec_costs(l, s.n_past()) : SpecCosts{};
+  spec::StepCosts costs(model_costs.step, model_costs.draft);
   spec::AcceptanceRate acceptance;
+  int64_t cap = 1;
   while (more) {
     if (s.n_past() >= s.n_ctx()) {
       st.context_full = true;
@@ -190,8 +194,9 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     }
     std::vector<int32_t> step{tok};
     if (l.spec_max > 0) {
-      int64_t k = spec::best_draft_length(acceptance.value(), costs.step, costs.draft);
+      int64_t k = spec::best_draft_length(acceptance.value(), costs.steps(), costs.draft());
       if (k == 0 && st.n_decode_steps % 8 == 0) k = 1;
+      k = std::min(k, cap);
       // No draft past the context, nor of the last token to generate (sampled from the row
       // before it, it needs no check).
       const int64_t room = std::min({s.n_ctx() - s.n_past() - 1, n_max - st.n_generated - 1, k});
@@ -199,18 +204,22 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
       if (l.ngram) {
         draft = spec::ngram_draft(history, *l.ngram);
       } else if (room > 0) {
+        const Stopwatch drafting;
         RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, *l.pool));
+        costs.record_draft(static_cast<int64_t>(draft.size()), drafting.seconds());
       }
       draft.resize(static_cast<size_t>(std::clamp<int64_t>(room, 0, static_cast<int64_t>(draft.size()))));
       step.insert(step.end(), draft.begin(), draft.end());
     }
     const int64_t base = s.n_past();
+    const Stopwatch stepping;
     RIDGE_ASSIGN_OR_RETURN(logits, s.eval(step, *l.pool, /*all_logits=*/step.size() > 1));
     ++st.n_decode_steps;
     ++st.n_evaluated;
     const auto k = static_cast<int64_t>(step.size()) - 1;
     if (l.spec_max > 0) {
-      st.spec.predicted_units += costs.step[static_cast<size_t>(k)] + static_cast<double>(k) * costs.draft;
+      costs.record_step(k, stepping.seconds());
+      st.spec.predicted_units += model_costs.step[static_cast<size_t>(k)] + static_cast<double>(k) * model_costs.draft;
     }
     if (k == 0) {
       st.spec.n_tokens += 1;
@@ -231,8 +240,10 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
       s.truncate(base + 1 + i);  // the newest token and the accepted drafts stay
       break;
     }
-    acceptance.update(k, st.spec.n_accepted - accepted_before);
-    st.spec.n_tokens += 1 + st.spec.n_accepted - accepted_before;
+    const int64_t accepted = st.spec.n_accepted - accepted_before;
+    acceptance.update(k, accepted);
+    cap = accepted == k ? std::min(2 * cap, l.spec_max) : std::max<int64_t>(1, accepted + 1);
+    st.spec.n_tokens += 1 + accepted;
   }
   st.decode_seconds = sw.seconds();
   if (!stop.stopped()) {

@@ -1,6 +1,7 @@
 #include "spec/draft_length.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace ridge::spec {
 
@@ -21,6 +22,27 @@ int64_t best_draft_length(double alpha, std::span<const double> step_cost, doubl
     }
   }
   return best;
+}
+
+StepCosts::StepCosts(std::vector<double> model_steps, double model_draft)
+    : model_(std::move(model_steps)), avg_(model_.size(), 0.0), current_(model_), model_draft_(model_draft) {}
+
+void StepCosts::record_step(int64_t k, double seconds) {
+  if (k < 0 || k >= static_cast<int64_t>(avg_.size()) || !(seconds > 0)) return;
+  double& a = avg_[static_cast<size_t>(k)];
+  a = a > 0 ? kKeep * a + (1 - kKeep) * seconds : seconds;
+  if (avg_[0] <= 0) return;
+  for (size_t i = 0; i < avg_.size(); ++i) current_[i] = avg_[i] > 0 ? avg_[i] / avg_[0] : model_[i];
+}
+
+void StepCosts::record_draft(int64_t k, double seconds) {
+  if (k <= 0 || !(seconds > 0)) return;
+  const double per_token = seconds / static_cast<double>(k);
+  draft_avg_ = draft_avg_ > 0 ? kKeep * draft_avg_ + (1 - kKeep) * per_token : per_token;
+}
+
+double StepCosts::draft() const {
+  return draft_avg_ > 0 && !avg_.empty() && avg_[0] > 0 ? draft_avg_ / avg_[0] : model_draft_;
 }
 
 void AcceptanceRate::update(int64_t drafted, int64_t accepted) {

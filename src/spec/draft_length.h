@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace ridge::spec {
 
@@ -17,6 +18,27 @@ double expected_tokens(double alpha, int64_t k);
 // draft_cost), where step_cost[0] = 1 is a plain step and draft_cost the proposer's time per
 // drafted token in the same unit; 0 when no draft beats plain decoding.
 int64_t best_draft_length(double alpha, std::span<const double> step_cost, double draft_cost);
+
+// The time of a step verifying k = 0..max drafts relative to a plain step, and the proposer's time
+// per drafted token: the cost model's figures until the run has timed a plain step and one of
+// that kind, then the measured ratios (decayed averages). On a CPU a step of a few rows costs
+// more than the roofline says (another kernel path, a logits row each), and only the timing
+// sees it.
+class StepCosts {
+ public:
+  StepCosts(std::vector<double> model_steps, double model_draft);
+  void record_step(int64_t k, double seconds);
+  void record_draft(int64_t k, double seconds);  // proposing k tokens took `seconds`
+  // [0..max]: the measured ratio where known, else the model's.
+  const std::vector<double>& steps() const { return current_; }
+  double draft() const;
+  double model_step(int64_t k) const { return model_[static_cast<size_t>(k)]; }
+
+ private:
+  static constexpr double kKeep = 0.8;  // weight of the old average
+  std::vector<double> model_, avg_, current_;  // avg_: seconds, 0 = not timed yet
+  double model_draft_ = 0, draft_avg_ = 0;
+};
 
 // The acceptance rate of draft tokens, from decayed counts and a uniform prior: a step that
 // accepted a of k drafted tokens tested a + 1 of them when it rejected one, a when it did not

@@ -28,6 +28,26 @@ TEST(DraftLength, ChoosesByRatePerUnitTime) {
   EXPECT_GT(best_draft_length(0.9, flat, 0.3), 2);
 }
 
+// The model's costs until a plain step and a step of that kind are timed, then the measured ratio
+// (which then changes the choice: two drafts measured at 1.6 plain steps no longer pay at 0.5).
+TEST(DraftLength, StepCostsTurnFromTheModelToTheTiming) {
+  StepCosts c({1.0, 1.0, 1.0}, 0.25);
+  EXPECT_EQ(c.steps(), (std::vector<double>{1.0, 1.0, 1.0}));
+  EXPECT_EQ(best_draft_length(0.5, c.steps(), 0.0), 2);
+  c.record_step(2, 0.016);  // no plain step timed yet: nothing to compare with
+  EXPECT_EQ(c.steps(), (std::vector<double>{1.0, 1.0, 1.0}));
+  c.record_step(0, 0.010);
+  EXPECT_EQ(c.steps(), (std::vector<double>{1.0, 1.0, 1.6}));
+  EXPECT_EQ(best_draft_length(0.5, c.steps(), 0.0), 1);
+  c.record_step(0, 0.020);  // decayed average: 0.8 x 10 ms + 0.2 x 20 ms = 12 ms
+  EXPECT_NEAR(c.steps()[2], 16.0 / 12.0, 1e-12);
+  EXPECT_DOUBLE_EQ(c.draft(), 0.25);
+  c.record_draft(4, 0.012);  // 3 ms a token against 12 ms
+  EXPECT_NEAR(c.draft(), 0.25, 1e-12);
+  c.record_draft(3, 0.003);  // 1 ms a token: 0.8 x 3 + 0.2 x 1 = 2.6 ms
+  EXPECT_NEAR(c.draft(), 2.6 / 12.0, 1e-12);
+}
+
 TEST(DraftLength, AcceptanceRateCountsTestedTokensAndForgets) {
   AcceptanceRate r;
   EXPECT_DOUBLE_EQ(r.value(), 0.5);  // the prior

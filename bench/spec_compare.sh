@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Speculative decoding against plain decoding on the same file, prompt and seed (the output is the
+# same, so only the speed differs): ridge run, REPEATS alternating runs, medians.
+#   usage: [REPEATS=3] bench/spec_compare.sh MODEL.gguf [THREADS] [SAMPLING] [SPEC...]
+# SAMPLING: ridge run's sampling flags (default "--temp 0"); SPEC: the speculation flags (default
+# "--spec ngram --spec-max 8"; e.g. "--draft small.gguf"). Prints decode tok/s of both, their
+# ratio, the acceptance and the speed-up the cost model predicted for the steps taken.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+model=${1:?usage: bench/spec_compare.sh MODEL.gguf [THREADS] [SAMPLING] [SPEC...]}
+threads=${2:-2}
+sampling=${3:---temp 0}
+shift $(( $# < 3 ? $# : 3 ))
+spec=${*:---spec ngram --spec-max 8}
+repeats=${REPEATS:-3}
+prompt=${PROMPT:-The history of the world}
+n=${TOKENS:-128}
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+plain="" fast="" accept="" predicted=""
+for _ in $(seq "$repeats"); do
+  # shellcheck disable=SC2086
+  out=$(build/ridge run -m "$model" -t "$threads" -p "$prompt" -n "$n" $sampling 2>&1)
+  plain+=" $(sed -nE 's/.*decode: [0-9]+ tokens, [0-9.]+ s, ([0-9.]+) tok\/s.*/\1/p' <<<"$out")"
+  # shellcheck disable=SC2086
+  out=$(build/ridge run -m "$model" -t "$threads" -p "$prompt" -n "$n" $sampling $spec 2>&1)
+  fast+=" $(sed -nE 's/.*decode: [0-9]+ tokens, [0-9.]+ s, ([0-9.]+) tok\/s.*/\1/p' <<<"$out")"
+  accept+=" $(sed -nE 's/.*accepted \(([0-9]+)%\).*/\1/p' <<<"$out")"
+  predicted+=" $(sed -nE 's/.*predicted speed-up ([0-9.]+)x.*/\1/p' <<<"$out")"
+done
+p=$(median <<<"$plain") f=$(median <<<"$fast") a=$(median <<<"$accept") pr=$(median <<<"$predicted")
+printf '%s | %s | %s\nplain %.1f tok/s · speculative %.1f tok/s · %.2fx (predicted %.2fx) · %s%% of drafts accepted\n' \
+  "$(basename "$model")" "$sampling" "$spec" "$p" "$f" "$(awk -v a="$f" -v b="$p" 'BEGIN{print a/b}')" "$pr" "$a"
