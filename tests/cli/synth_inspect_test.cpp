@@ -166,6 +166,27 @@ TEST_F(SynthInspect, InspectShowsWindowsAndSoftcaps) {
   EXPECT_NE(text.out.find("soft-capping: attention scores 2, logits 30"), std::string::npos) << text.out;
 }
 
+// A Qwen3.5 file: the layer pattern and the recurrent state per sequence (6 linear layers of
+// 3 x 128 conv values and 4 x 16 x 16 state values, f32), KV for the 2 attention layers only;
+// the roofline of the 9B shape shows the state and counts it in the memory fit.
+TEST_F(SynthInspect, InspectAndRooflineOfAHybridModel) {
+  ASSERT_EQ(run("synth --preset tiny-qwen35 --type f16 -o " + path("q35.gguf")).code, 0);
+  CmdResult r = run("inspect --json " + path("q35.gguf") + " 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["linear_attention_layers"], 6);
+  EXPECT_DOUBLE_EQ(j["cost"]["state_bytes_per_sequence"].get<double>(), 6.0 * (3 * 128 + 4 * 16 * 16) * 4);
+  EXPECT_DOUBLE_EQ(j["cost"]["kv_bytes_per_token"]["f16"].get<double>(), 2.0 * 2 * 64 * 2);
+  CmdResult text = run("inspect " + path("q35.gguf"));
+  ASSERT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("Gated DeltaNet on 6 of 8 layers (full attention every 4th): 2 q/k and 4 v heads of 16"),
+            std::string::npos) << text.out;
+  CmdResult roof = run("roofline --preset qwen3.5-9b --type q4_k_m --hw h100 --ctx 4096 --batch 1");
+  ASSERT_EQ(roof.code, 0) << roof.out;
+  EXPECT_NE(roof.out.find("recurrent state 52.7 MB per sequence"), std::string::npos) << roof.out;
+  EXPECT_NE(roof.out.find("weights + KV + state fit"), std::string::npos) << roof.out;
+}
+
 TEST_F(SynthInspect, RooflineOfAnMoePreset) {
   CmdResult r = run("roofline --preset qwen3-30b-a3b --type q4_k_m --hw h100 --batch 1,8,32");
   ASSERT_EQ(r.code, 0) << r.out;
