@@ -125,24 +125,37 @@ struct SpecCosts {
   double draft = 0;
 };
 
-SpecCosts spec_costs(const Loaded& l, int64_t n_past) {
-  SpecCosts out;
-  auto step_time = [&](const model::Model& m, int64_t rows) -> double {
-    auto types = model::weight_types_from_gguf(m.file());
-    if (!types.ok()) return 0;
-    auto mc = model::model_cost(m.config(), *types, l.kv_cost_type);
-    if (!mc.ok()) return 0;
+// One model's step time for 1..max_rows rows after n_past tokens (index rows - 1), in seconds
+// with a probe, in bytes without; empty when the file's types cannot be costed.
+std::vector<double> step_times(const model::Model& m, model::KvType kv_type, int64_t n_past, int64_t max_rows) {
+  auto types = model::weight_types_from_gguf(m.file());
+  if (!types.ok()) return {};
+  auto mc = model::model_cost(m.config(), *types, kv_type);
+  if (!mc.ok()) return {};
+  static const std::optional<analysis::ProbeResult> probe = analysis::load_probe();
+  std::optional<analysis::BenchRoof> roof;
+  if (probe) roof = analysis::roof_from_probe(*probe, (*types)(model::TensorRole::kFfnUp, 0));
+  std::vector<double> out;
+  for (int64_t rows = 1; rows <= max_rows; ++rows) {
     const model::SeqWork w{n_past, rows};
     model::StepCost c = model::cost_of_step(*mc, std::span<const model::SeqWork>(&w, 1));
     c.flops += static_cast<double>(rows - 1) * mc->head_flops_per_row;
-    static const std::optional<analysis::ProbeResult> probe = analysis::load_probe();
-    if (!probe) return c.bytes();
-    const analysis::BenchRoof roof = analysis::roof_from_probe(*probe, (*types)(model::TensorRole::kFfnUp, 0));
-    return std::max(c.bytes() / roof.bandwidth_bytes_per_s, roof.peak_flops > 0 ? c.flops / roof.peak_flops : 0.0);
-  };
-  const double plain = step_time(*l.model, 1);
-  for (int64_t k = 0; k <= l.spec_max; ++k) out.step.push_back(plain > 0 ? step_time(*l.model, k + 1) / plain : 1.0);
-  if (l.draft && plain > 0) out.draft = step_time(l.draft->model(), 1) / plain;
+    out.push_back(!roof ? c.bytes()
+                        : std::max(c.bytes() / roof->bandwidth_bytes_per_s,
+                                   roof->peak_flops > 0 ? c.flops / roof->peak_flops : 0.0));
+  }
+  return out;
+}
+
+SpecCosts spec_costs(const Loaded& l, int64_t n_past) {
+  SpecCosts out;
+  const std::vector<double> t = step_times(*l.model, l.kv_cost_type, n_past, l.spec_max + 1);
+  const double plain = t.empty() ? 0.0 : t[0];
+  for (int64_t k = 0; k <= l.spec_max; ++k) out.step.push_back(plain > 0 ? t[static_cast<size_t>(k)] / plain : 1.0);
+  if (l.draft && plain > 0) {
+    const std::vector<double> d = step_times(l.draft->model(), l.kv_cost_type, n_past, 1);
+    if (!d.empty()) out.draft = d[0] / plain;
+  }
   return out;
 }
 

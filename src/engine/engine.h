@@ -163,6 +163,7 @@ class Engine {
   // or preempted and its slot taken) gets a slot no running sequence holds (it starts at
   // position 0 then, which resets the state).
   int32_t state_slot(Sequence& seq);
+  void mark_held_slots();  // slot_held_ from the running sequences, once per step
 
   EngineOptions opts_;
   MemoryBudget budget_;
@@ -178,6 +179,7 @@ class Engine {
   std::shared_ptr<grammar::GrammarCache> grammar_cache_;  // under token_index_mu_
   std::vector<uint8_t> mask_;  // engine thread: allowed tokens of the sequence being sampled
   std::vector<RequestId> slot_owner_;  // [n_state_slots] the sequence that last took each slot
+  std::vector<uint8_t> slot_held_;     // [n_state_slots] owned by a running sequence (this step)
 };
 
 }  // namespace ridge::engine

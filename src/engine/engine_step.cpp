@@ -163,17 +163,24 @@ void Engine::process_outputs(const SchedulerOutput& out, std::span<const float> 
 }
 
 int32_t Engine::state_slot(Sequence& seq) {
-  const auto owned = [&](int32_t slot) { return slot >= 0 && slot_owner_[static_cast<size_t>(slot)] == seq.id; };
-  if (owned(seq.state_slot)) return seq.state_slot;
-  for (size_t slot = 0; slot < slot_owner_.size(); ++slot) {
-    bool held = false;
-    for (const Sequence* r : scheduler_->running()) held = held || (r != &seq && r->id == slot_owner_[slot]);
-    if (held) continue;
+  const int32_t own = seq.state_slot;
+  if (own >= 0 && slot_owner_[static_cast<size_t>(own)] == seq.id) return own;
+  for (size_t slot = 0; slot < slot_held_.size(); ++slot) {
+    if (slot_held_[slot]) continue;
+    slot_held_[slot] = 1;
     slot_owner_[slot] = seq.id;
     seq.state_slot = static_cast<int32_t>(slot);
     return seq.state_slot;
   }
   return -1;  // more running sequences than slots: the model refuses the step
+}
+
+void Engine::mark_held_slots() {
+  slot_held_.assign(slot_owner_.size(), 0);
+  for (const Sequence* r : scheduler_->running()) {
+    const int32_t s = r->state_slot;
+    if (s >= 0 && slot_owner_[static_cast<size_t>(s)] == r->id) slot_held_[static_cast<size_t>(s)] = 1;
+  }
 }
 
 bool Engine::step() {
@@ -185,6 +192,7 @@ bool Engine::step() {
   }
   const int64_t bs = runner_->block_size();
   batch_.clear();
+  if (!slot_owner_.empty()) mark_held_slots();
   for (const ScheduledChunk& c : out.chunks) {
     const Sequence& s = *c.seq;
     const int32_t slot = slot_owner_.empty() ? -1 : state_slot(*c.seq);

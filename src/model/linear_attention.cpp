@@ -83,7 +83,8 @@ Status check_recurrent_batch(const Batch& batch, const kv::RecurrentState& state
   return ok_status();
 }
 
-void begin_recurrent_step(const Batch& batch, kv::RecurrentState& states) {
+void begin_recurrent_step(const Batch& batch, kv::RecurrentState& states, Workspace& ws) {
+  seq_rows(batch, ws.lin.rows);
   for (int64_t t = 0; t < batch.n_tokens(); ++t) {
     if (batch.positions[static_cast<size_t>(t)] != 0) continue;
     states.reset(batch.state_slots[static_cast<size_t>(batch.seq_index[static_cast<size_t>(t)])]);
@@ -112,7 +113,6 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
                                         {&l.ssm_beta, lw.beta.data(), hv},
                                         {&l.ssm_alpha, lw.g.data(), hv}};
   kernels.matmul_group(std::span(proj), ws.xn.data(), d, n, pool, nullptr);
-  seq_rows(batch, lw.rows);
   const auto n_seqs = static_cast<int64_t>(lw.rows.size());
   auto state_of = [&](int64_t i) {
     return states.data(layer, batch.state_slots[static_cast<size_t>(lw.rows[static_cast<size_t>(i)].seq)]);

@@ -22,8 +22,9 @@ namespace ridge::model {
 // together in position order, starting at position 0 or where its slot's state stopped.
 Status check_recurrent_batch(const Batch& batch, const kv::RecurrentState& states);
 
-// Before the layers: zeroes the slots of sequences that start at position 0.
-void begin_recurrent_step(const Batch& batch, kv::RecurrentState& states);
+// Before the layers: zeroes the slots of sequences that start at position 0, and finds each
+// sequence's rows once for every layer of the step (ws.lin.rows).
+void begin_recurrent_step(const Batch& batch, kv::RecurrentState& states, Workspace& ws);
 // After them: records the positions each slot has consumed.
 void end_recurrent_step(const Batch& batch, kv::RecurrentState& states);
 

@@ -220,7 +220,7 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
   std::fill(ws.moe.experts_run.begin(), ws.moe.experts_run.end(), 0);
   embed(batch, ws, pool);  // x: [n, n_embd]
   const bool recurrent = cfg_.n_recurrent_layers() > 0;
-  if (recurrent) begin_recurrent_step(batch, kv.states());
+  if (recurrent) begin_recurrent_step(batch, kv.states(), ws);
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
     attention_block(il, batch, kv, ws, pool);
     // After the last attention only rows that need logits matter: drop the others so the last

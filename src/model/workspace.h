@@ -47,7 +47,7 @@ struct LinearWorkspace {
   std::vector<float> q, k;    // [max_tokens, Hk * dk] L2-normalized
   std::vector<float> v;       // [max_tokens, Dv]
   std::vector<float> q_gate;  // [max_tokens, 2 q_dim] gated attention: each head's q, then gate
-  std::vector<SeqRows> rows;  // the step's sequences
+  std::vector<SeqRows> rows;  // the step's sequences (begin_recurrent_step)
 };
 
 class Workspace {
