@@ -17,6 +17,7 @@
 #include "cli/chat_options.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/engine_spec.h"
 #include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
@@ -31,6 +32,7 @@ using nlohmann::json;
 struct BatchArgs {
   std::string model_path, prompts_path, out_path, kv_size, kv_type = "f16", isa;
   engine::EngineOptions engine;
+  EngineSpecArgs spec;
   bool ignore_eos = false;
   bool quiet = false;
   gguf::Backing backing = gguf::Backing::kHugePages;
@@ -188,6 +190,7 @@ void add_flags(CLI::App& app, BatchArgs& a) {
   app.add_flag("--no-prefix-caching", [&a](int64_t) { a.engine.prefix_caching = false; }, "disable prefix caching");
   app.add_flag("--ignore-eos", a.ignore_eos, "generate max_tokens whatever the model says (benchmarks)");
   app.add_option("-t,--threads", a.engine.n_threads, "compute threads")->capture_default_str();
+  add_engine_spec_flags(app, a.spec, a.engine);
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
   add_mmap_flag(app, a.backing);
   app.add_flag("-q,--quiet", a.quiet, "no memory banner");
@@ -274,6 +277,7 @@ int cmd_batch(int argc, char** argv) {
   auto tok = tokenizer::Tokenizer::from_gguf(model->file());
   if (!tok.ok()) return report(tok.status());
   if (Status s = render_chats(*items, model->file(), *tok, a.chat); !s.ok()) return report(s);
+  if (Status s = resolve_engine_spec(a.spec, *model, a.engine); !s.ok()) return report(s.with_prefix("batch"));
   auto eng = engine::Engine::create(*model, &*tok, a.engine);
   if (!eng.ok()) return report(eng.status());
   engine::Engine& e = **eng;
@@ -353,6 +357,7 @@ int cmd_batch(int argc, char** argv) {
   }
   fmt::print("prefix cache: {:.1f}% of prompt tokens hit ({} tokens) · preemptions {} · steps {} · errors {}\n",
              st.prefix_cache_hit_rate * 100, st.n_cached_tokens, st.n_preemptions, st.n_steps, n_err);
+  if (const std::string spec = format_spec_stats(e.options(), st); !spec.empty()) fmt::print("{}\n", spec);
   if (st.bytes_moved > 0 && st.busy_seconds > 0) {
     fmt::print("memory traffic (cost model): {:.2f} GB moved, {:.1f} GB/s while stepping\n", st.bytes_moved / 1e9,
                st.bytes_moved / 1e9 / st.busy_seconds);

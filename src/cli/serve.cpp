@@ -19,6 +19,7 @@
 #include "cli/chat_options.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/engine_spec.h"
 #include "engine/engine.h"
 #include "gguf/reader.h"
 #include "kernels/kernels.h"
@@ -44,6 +45,7 @@ struct ServeArgs {
   double drain_timeout_s = 30;
   gguf::Backing backing = gguf::Backing::kHugePages;
   engine::EngineOptions engine;
+  EngineSpecArgs spec;
   server::ServerOptions server;
 };
 
@@ -71,6 +73,7 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("--block-size", a.engine.block_size, "KV block size in tokens")->capture_default_str();
   app.add_flag("--no-prefix-caching", [&a](int64_t) { a.engine.prefix_caching = false; }, "disable prefix caching");
   app.add_option("-t,--threads", a.engine.n_threads, "engine compute threads")->capture_default_str();
+  add_engine_spec_flags(app, a.spec, a.engine);
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
   add_mmap_flag(app, a.backing);
   app.add_option("--max-queue", a.server.max_queue, "sequences that may wait beyond --max-seqs before 429")->capture_default_str();
@@ -228,6 +231,7 @@ int cmd_serve(int argc, char** argv) {
   } else if (!a.pooling.empty()) {
     return fail(Status::usage("--pooling needs --embeddings"));
   }
+  if (Status s = resolve_engine_spec(a.spec, *model, a.engine); !s.ok()) return fail(s.with_prefix("serve"));
   auto eng = engine::Engine::create(*model, &*tok, a.engine);
   if (!eng.ok()) return fail(eng.status());
   engine::Engine& engine = **eng;

@@ -38,6 +38,11 @@ Status check_options(const EngineOptions& o) {
   if (o.pooling == model::Pooling::kRank) {
     return usage_error("engine: rank pooling (rerankers) is not supported yet");
   }
+  if (o.spec != SpecMethod::kNone) {
+    if (o.spec_max < 1 || o.spec_max > 64) return usage_error("engine: --spec-max must be 1..64, got {}", o.spec_max);
+    if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("engine: --spec-ngram must be 1..16, got {}", o.spec_ngram);
+    if (o.pooling != model::Pooling::kNone) return usage_error("engine: speculative decoding does not apply to embeddings");
+  }
   return ok_status();
 }
 
@@ -95,6 +100,10 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
       return usage_error("engine: {} recurrent-state slots for max-seqs {}", runner->n_state_slots(), o.max_seqs);
     }
     o.prefix_caching = false;
+    if (o.spec != SpecMethod::kNone) {
+      return usage_error("engine: speculative decoding is not supported yet for a model with "
+                         "recurrent state: its state cannot roll rejected drafts back");
+    }
   }
   const int64_t pool_tokens = int64_t{runner->n_blocks()} * runner->block_size();
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(4096, pool_tokens));
@@ -112,6 +121,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
   e->budget_.n_state_slots = e->runner_->n_state_slots();
   e->slot_owner_.assign(static_cast<size_t>(e->budget_.n_state_slots), 0);
+  if (o.spec != SpecMethod::kNone) e->step_times_.emplace(o.max_batched_tokens + kMaxDraftRowsPerStep);
   return e;
 }
 
@@ -146,6 +156,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   ro.kv_type = o.kv_type;
   ro.max_tokens = o.max_batched_tokens;
   ro.max_outputs = o.max_seqs;
+  if (o.spec != SpecMethod::kNone) ro.max_outputs += std::min(kMaxDraftRowsPerStep, o.max_batched_tokens);
   if (o.pooling != model::Pooling::kNone) {
     ro.embeddings = true;
     if (o.pooling == model::Pooling::kMean) ro.max_outputs = o.max_batched_tokens;  // every row

@@ -31,6 +31,7 @@
 #include "engine/runner.h"
 #include "model/cost.h"
 #include "model/model.h"
+#include "spec/draft_length.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::engine {
@@ -38,6 +39,9 @@ namespace ridge::engine {
 class Scheduler;
 struct Sequence;
 struct SchedulerOutput;
+struct ScheduledChunk;
+
+enum class SpecMethod { kNone, kNgram };
 
 struct EngineOptions {
   int32_t max_batched_tokens = 512;  // tokens per step (decodes + prompt chunks)
@@ -55,7 +59,21 @@ struct EngineOptions {
   // vector (RequestOutput::embedding, L2-normalised); nothing is generated. Prefix caching is
   // off (pooling needs every pooled row computed).
   model::Pooling pooling = model::Pooling::kNone;
+  // Speculative decoding (docs/speculative.md). kNgram: each decoding sequence may propose the
+  // continuation of the latest earlier match of its last 1..spec_ngram tokens, up to spec_max
+  // tokens, verified in the same step as everyone else's work; the draft lengths are chosen per
+  // step from each sequence's acceptance rate and the step's cost (the cost model on the roof
+  // below, corrected by measured step times), so speculation turns itself off where it does not
+  // pay. Output is unchanged: every token is still sampled from plain decoding's logits.
+  SpecMethod spec = SpecMethod::kNone;
+  int32_t spec_max = 8;
+  int32_t spec_ngram = 3;
+  double roof_bandwidth = 0;  // bytes/s (ridge probe); 0: step times in bytes until measured
+  double roof_flops = 0;      // FLOP/s; 0: no compute roof
 };
+
+// Draft rows one step verifies at most (the runner's logits rows beyond one per sequence).
+inline constexpr int32_t kMaxDraftRowsPerStep = 64;
 
 // What the memory went to, for the start-up banner (format_budget).
 struct MemoryBudget {
@@ -92,6 +110,8 @@ struct EngineStats {
   int64_t n_generated_tokens = 0;
   double bytes_moved = 0;          // cost model (model/cost.h), summed over steps
   double busy_seconds = 0;         // time inside step() that ran a batch
+  int64_t n_draft_tokens = 0;      // speculative decoding: draft tokens verified
+  int64_t n_accepted_tokens = 0;   // of them, accepted
 };
 
 class Engine {
@@ -164,6 +184,20 @@ class Engine {
   // position 0 then, which resets the state).
   int32_t state_slot(Sequence& seq);
   void mark_held_slots();  // slot_held_ from the running sequences, once per step
+  // Speculative decoding: proposes drafts for the step's decoding sequences and adds the ones
+  // that pay (spec::allocate_drafts on the step's predicted time) to `out`.
+  void add_drafts(SchedulerOutput& out);
+  // The cost model's figures of the step `out` (needs cost_), its time on the roof (seconds;
+  // bytes without a roof), and that time or 1 without a cost model.
+  model::StepCost step_cost(const SchedulerOutput& out) const;
+  double roof_time(const model::StepCost& c) const;
+  double model_step_time(const SchedulerOutput& out) const;
+  // Samples seq's token from one logits row (under its grammar, with logprobs when asked).
+  // kError in ev.finish when the grammar allows nothing.
+  int32_t sample_row(Sequence& seq, std::span<const float> logits, RequestOutput& ev);
+  // A decode with a draft: samples row by row while the sampler picks the drafted tokens,
+  // gives back the rejected drafts' slots, streams the tokens. Returns the rows it read.
+  size_t verify_draft(const ScheduledChunk& c, std::span<const float> logits);
 
   EngineOptions opts_;
   MemoryBudget budget_;
@@ -180,6 +214,7 @@ class Engine {
   std::vector<uint8_t> mask_;  // engine thread: allowed tokens of the sequence being sampled
   std::vector<RequestId> slot_owner_;  // [n_state_slots] the sequence that last took each slot
   std::vector<uint8_t> slot_held_;     // [n_state_slots] owned by a running sequence (this step)
+  std::optional<spec::StepTimes> step_times_;  // speculative decoding: measured step times
 };
 
 }  // namespace ridge::engine

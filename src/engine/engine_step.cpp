@@ -93,6 +93,15 @@ int32_t Engine::sample_constrained(Sequence& seq, std::span<const float> logits,
   return token;
 }
 
+int32_t Engine::sample_row(Sequence& seq, std::span<const float> logits, RequestOutput& ev) {
+  if (seq.matcher) return sample_constrained(seq, logits, ev);
+  if (seq.n_logprobs < 0) return seq.sampler->sample(logits, seq.tokens);
+  sampling::SampleResult r = seq.sampler->sample_with_logprobs(logits, seq.tokens, seq.n_logprobs);
+  const int32_t token = r.token;
+  ev.logprobs.push_back(std::move(r));
+  return token;
+}
+
 bool Engine::needs_row(int32_t pos, int32_t end, bool chunk_ends_prompt) const {
   switch (opts_.pooling) {
     case model::Pooling::kMean: return true;
@@ -138,23 +147,17 @@ void Engine::process_outputs(const SchedulerOutput& out, std::span<const float> 
   size_t row = 0;
   for (const ScheduledChunk& c : out.chunks) {
     if (!c.need_logits) continue;
+    if (c.n_draft > 0) {
+      row += verify_draft(c, logits.subspan(row * n_vocab));
+      continue;
+    }
     Sequence& seq = *c.seq;
-    const std::span<const float> row_logits = logits.subspan(row * n_vocab, n_vocab);
-    ++row;
     RequestOutput ev;
-    int32_t token = 0;
-    if (seq.matcher) {
-      token = sample_constrained(seq, row_logits, ev);
-      if (ev.finish == FinishReason::kError) {
-        finish(seq, FinishReason::kError, std::move(ev.error));
-        continue;
-      }
-    } else if (seq.n_logprobs >= 0) {
-      sampling::SampleResult r = seq.sampler->sample_with_logprobs(row_logits, seq.tokens, seq.n_logprobs);
-      token = r.token;
-      ev.logprobs.push_back(std::move(r));
-    } else {
-      token = seq.sampler->sample(row_logits, seq.tokens);
+    const int32_t token = sample_row(seq, logits.subspan(row * n_vocab, n_vocab), ev);
+    ++row;
+    if (ev.finish == FinishReason::kError) {
+      finish(seq, FinishReason::kError, std::move(ev.error));
+      continue;
     }
     ev.tokens.push_back(token);
     ev.finish = append_token(seq, token, ev.text);
@@ -185,11 +188,12 @@ void Engine::mark_held_slots() {
 
 bool Engine::step() {
   take_inbox();
-  const SchedulerOutput out = scheduler_->schedule();
+  SchedulerOutput out = scheduler_->schedule();
   if (out.empty()) {
     publish_stats();
     return false;
   }
+  if (opts_.spec != SpecMethod::kNone) add_drafts(out);
   const int64_t bs = runner_->block_size();
   batch_.clear();
   if (!slot_owner_.empty()) mark_held_slots();
@@ -199,8 +203,9 @@ bool Engine::step() {
     const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new, slot);
     for (int32_t j = 0; j < c.n_new; ++j) {
       const int32_t pos = c.start + j;
-      batch_.add_token(s.tokens[static_cast<size_t>(pos)], pos, idx,
-                       needs_row(pos, c.start + c.n_new, c.need_logits), bs);
+      const bool drafted = pos >= s.n_tokens();
+      batch_.add_token(drafted ? s.draft[static_cast<size_t>(pos - s.n_tokens())] : s.tokens[static_cast<size_t>(pos)],
+                       pos, idx, c.n_draft > 0 || needs_row(pos, c.start + c.n_new, c.need_logits), bs);
     }
   }
   batch_.output_hidden = opts_.pooling != model::Pooling::kNone;
@@ -214,7 +219,11 @@ bool Engine::step() {
   }
   scheduler_->on_computed(out);
   stats_.n_steps += 1;
-  for (const ScheduledChunk& c : out.chunks) stats_.n_prompt_tokens += c.n_new == 1 && c.start >= c.seq->n_prompt ? 0 : c.n_new;
+  for (const ScheduledChunk& c : out.chunks) {
+    const bool decode = c.n_draft > 0 || (c.n_new == 1 && c.start >= c.seq->n_prompt);
+    stats_.n_prompt_tokens += decode ? 0 : c.n_new;
+  }
+  if (step_times_) step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
   if (cost_) {
     std::vector<model::SeqWork> work;
     work.reserve(out.chunks.size());

@@ -38,6 +38,8 @@ struct RequestStats {
                                        // at the first admission
   int32_t n_completion_tokens = 0;
   int32_t n_preemptions = 0;           // times this request lost its KV and was recomputed
+  int32_t n_draft_tokens = 0;          // speculative decoding: tokens proposed and verified
+  int32_t n_accepted_tokens = 0;       // of them, the ones the sampler picked (output unchanged)
 
   double queue_time() const { return first_scheduled_time > 0 ? first_scheduled_time - arrival_time : 0; }
   double ttft() const { return first_token_time > 0 ? first_token_time - arrival_time : 0; }

@@ -158,8 +158,31 @@ SchedulerOutput Scheduler::schedule() {
   return out;
 }
 
+bool Scheduler::add_draft(SchedulerOutput& out, ScheduledChunk& chunk, int32_t k) {
+  Sequence& s = *chunk.seq;
+  RIDGE_CHECK(chunk.n_draft == 0 && chunk.n_new == 1 && s.n_uncomputed() == 1 && k > 0 &&
+              static_cast<size_t>(k) <= s.draft.size());
+  if (out.n_tokens + k > opts_.max_batched_tokens) return false;
+  const int32_t n_more = std::max(0, s.n_computed + 1 + k - s.table.n_tokens);
+  if (!blocks_.can_allocate(s.table, n_more)) return false;
+  RIDGE_CHECK(blocks_.allocate(s.table, n_more).ok());
+  chunk.n_new += k;
+  chunk.n_draft = k;
+  out.n_tokens += k;
+  return true;
+}
+
+void Scheduler::on_verified(const ScheduledChunk& chunk, int32_t n_kept) {
+  Sequence& s = *chunk.seq;
+  RIDGE_CHECK(s.n_computed == chunk.start && n_kept >= 1 && n_kept <= chunk.n_new);
+  s.n_computed += n_kept;
+  blocks_.truncate(s.table, s.n_computed);
+  blocks_.cache_computed(s.table, s.tokens, s.n_computed);
+}
+
 void Scheduler::on_computed(const SchedulerOutput& out) {
   for (const ScheduledChunk& c : out.chunks) {
+    if (c.n_draft > 0) continue;
     Sequence& s = *c.seq;
     RIDGE_CHECK(s.n_computed == c.start);
     s.n_computed += c.n_new;

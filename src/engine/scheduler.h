@@ -34,12 +34,14 @@ struct SchedulerOptions {
   int32_t max_prefill_with_decodes = 0;
 };
 
-// Tokens [start, start + n_new) of seq run in this step.
+// Tokens [start, start + n_new) of seq run in this step. With n_draft > 0 (a decode with a
+// speculative draft) the last n_draft of them are seq->draft, and every row returns logits.
 struct ScheduledChunk {
   Sequence* seq = nullptr;
   int32_t start = 0;
   int32_t n_new = 0;
   bool need_logits = false;  // the chunk reaches the sequence's last token
+  int32_t n_draft = 0;
 };
 
 struct SchedulerOutput {
@@ -56,9 +58,16 @@ class Scheduler {
   // Queues a new sequence (state kWaiting, no blocks).
   void add(std::unique_ptr<Sequence> seq);
   SchedulerOutput schedule();
+  // Adds the first k tokens of the decoding chunk's seq->draft to the step when the token budget
+  // and free blocks allow it without preempting anyone; false (nothing changed) otherwise.
+  bool add_draft(SchedulerOutput& out, ScheduledChunk& chunk, int32_t k);
   // After the step's forward: the chunks' tokens are computed; full blocks are published to the
-  // prefix cache.
+  // prefix cache. Chunks with a draft are skipped: on_verified settles them.
   void on_computed(const SchedulerOutput& out);
+  // A draft chunk after verification: its first n_kept tokens stand (the decoded token and the
+  // accepted drafts); the slots of the rejected ones are given back, and only kept tokens are
+  // published to the prefix cache.
+  void on_verified(const ScheduledChunk& chunk, int32_t n_kept);
   // Removes a sequence (finished or aborted) and frees its blocks. Returns it (state kFinished).
   std::unique_ptr<Sequence> remove(RequestId id);
 

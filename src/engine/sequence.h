@@ -12,6 +12,7 @@
 #include "grammar/matcher.h"
 #include "sampling/sampler.h"
 #include "sampling/stop_matcher.h"
+#include "spec/draft_length.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::engine {
@@ -40,6 +41,12 @@ struct Sequence {
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
   int32_t n_logprobs = -1;
+  // Speculative decoding (EngineOptions::spec): the draft this step verifies after the newest
+  // token, the acceptance measured so far, and the longest draft allowed next (doubles after a
+  // draft taken whole, falls back after a rejection).
+  std::vector<int32_t> draft;
+  spec::AcceptanceRate acceptance;
+  int32_t draft_cap = 1;
   std::vector<float> pooled;    // embedding engines: sum (mean), or the chosen row
   OutputCallback on_output;
 

@@ -118,6 +118,17 @@ void BlockManager::cache_computed(BlockTable& table, std::span<const int32_t> to
   }
 }
 
+void BlockManager::truncate(BlockTable& table, int32_t n_tokens) {
+  RIDGE_CHECK(n_tokens >= 0 && n_tokens <= table.n_tokens);
+  const auto keep = static_cast<size_t>(ceil_div(n_tokens, block_size()));
+  RIDGE_CHECK(keep >= table.hashes.size());
+  while (table.blocks.size() > keep) {
+    pool_.free(table.blocks.back());
+    table.blocks.pop_back();
+  }
+  table.n_tokens = n_tokens;
+}
+
 void BlockManager::free_sequence(BlockTable& table) {
   for (auto it = table.blocks.rbegin(); it != table.blocks.rend(); ++it) pool_.free(*it);
   table = BlockTable{};

@@ -78,6 +78,11 @@ class BlockManager {
   // tokens: the sequence's tokens, at least n_computed of them. No-op without prefix caching.
   void cache_computed(BlockTable& table, std::span<const int32_t> tokens, int32_t n_computed);
 
+  // Gives back the slots at positions n_tokens and later (speculative decoding's rejected drafts):
+  // the blocks past ceil(n_tokens / block_size) return to the pool. Published blocks stay
+  // (n_tokens must not cut into them).
+  void truncate(BlockTable& table, int32_t n_tokens);
+
   // Releases every block (last block first, so a shared prefix is evicted last); empties table.
   void free_sequence(BlockTable& table);
 

@@ -361,9 +361,12 @@ json GenerationRun::timings() const {
   const double gbs = busy > 0 ? bytes / busy / 1e9 : 0;
   double last_finish = 0;
   json cached = json::array();
+  int64_t drafted = 0, accepted = 0;
   for (const auto& c : choices_) {
     last_finish = std::max(last_finish, c.stats.finish_time);
     cached.push_back(c.stats.n_cached_prompt_tokens);
+    drafted += c.stats.n_draft_tokens;
+    accepted += c.stats.n_accepted_tokens;
   }
   const double probed = model_->probed_gbs;
   return {{"queue_ms", s.queue_time() * 1e3},
@@ -373,6 +376,8 @@ json GenerationRun::timings() const {
           {"prompt_tokens", req_.prompt.size()},
           {"cached_prompt_tokens_per_choice", std::move(cached)},
           {"preemptions", s.n_preemptions},
+          {"draft_tokens", drafted},
+          {"accepted_draft_tokens", accepted},
           {"engine_bytes_moved", bytes},
           {"engine_busy_ms", busy * 1e3},
           {"achieved_gbs", gbs},

@@ -120,6 +120,10 @@ std::string Metrics::render(const EngineSnapshot& e, bool ready) const {
   scalar(out, "ridge_preemptions_total", "counter", "sequences preempted (KV freed, recomputed)",
          e.preemptions);
   scalar(out, "ridge_engine_steps_total", "counter", "engine steps run", e.steps);
+  scalar(out, "ridge_spec_draft_tokens_total", "counter",
+         "speculative decoding: draft tokens verified (serve --spec)", e.draft_tokens);
+  scalar(out, "ridge_spec_accepted_tokens_total", "counter",
+         "speculative decoding: draft tokens accepted", e.accepted_tokens);
   scalar(out, "ridge_prompt_tokens_total", "counter", "prompt tokens of finished requests",
          prompt_tokens_);
   scalar(out, "ridge_cached_prompt_tokens_total", "counter",

@@ -43,6 +43,8 @@ struct EngineSnapshot {
   int64_t kv_blocks_used = 0;   // referenced by a live sequence
   double prefix_cache_hit_rate = 0;  // prompt tokens served from cache / prompt tokens looked up
   int64_t preemptions = 0;
+  int64_t draft_tokens = 0;     // speculative decoding: draft tokens verified
+  int64_t accepted_tokens = 0;  // of them, accepted
   double bytes_moved = 0;       // total over all steps (cost model)
   double busy_seconds = 0;      // time spent in steps
   double live_gbs = 0;          // achieved bandwidth over the recent steps

@@ -132,6 +132,8 @@ EngineSnapshot Server::snapshot() const {
   s.kv_blocks_used = e.kv_blocks_used;
   s.prefix_cache_hit_rate = e.prefix_cache_hit_rate;
   s.preemptions = e.n_preemptions;
+  s.draft_tokens = e.n_draft_tokens;
+  s.accepted_tokens = e.n_accepted_tokens;
   s.bytes_moved = e.bytes_moved;
   s.busy_seconds = e.busy_seconds;
   s.steps = e.n_steps;

@@ -45,6 +45,52 @@ double StepCosts::draft() const {
   return draft_avg_ > 0 && !avg_.empty() && avg_[0] > 0 ? draft_avg_ / avg_[0] : model_draft_;
 }
 
+std::vector<int64_t> allocate_drafts(std::span<const double> alpha, std::span<const int64_t> max_len,
+                                     double n_tokens, int64_t max_total,
+                                     const std::function<double(int64_t)>& step_time) {
+  struct Term {
+    double gain;
+    size_t seq;
+  };
+  std::vector<Term> terms;
+  for (size_t i = 0; i < alpha.size(); ++i) {
+    double g = 1;
+    for (int64_t j = 0; j < max_len[i]; ++j) terms.push_back({g *= alpha[i], i});
+  }
+  // Within a sequence the terms fall with j, so a stable sort keeps each sequence's in order.
+  std::stable_sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.gain > b.gain; });
+  terms.resize(std::min(terms.size(), static_cast<size_t>(std::max<int64_t>(0, max_total))));
+  size_t best = 0;
+  double best_rate = n_tokens / step_time(0), tokens = n_tokens;
+  for (size_t k = 1; k <= terms.size(); ++k) {
+    tokens += terms[k - 1].gain;
+    const double rate = tokens / step_time(static_cast<int64_t>(k));
+    if (rate > best_rate) {
+      best = k;
+      best_rate = rate;
+    }
+  }
+  std::vector<int64_t> out(alpha.size(), 0);
+  for (size_t k = 0; k < best; ++k) out[terms[k].seq] += 1;
+  return out;
+}
+
+void StepTimes::record(int64_t rows, double seconds, double model) {
+  if (rows < 0 || rows >= static_cast<int64_t>(ratio_.size()) || !(seconds > 0) || !(model > 0)) return;
+  double& r = ratio_[static_cast<size_t>(rows)];
+  r = r > 0 ? kKeep * r + (1 - kKeep) * seconds / model : seconds / model;
+}
+
+double StepTimes::estimate(int64_t rows, double model) const {
+  const auto n = static_cast<int64_t>(ratio_.size());
+  const int64_t at = std::clamp<int64_t>(rows, 0, n - 1);
+  for (int64_t d = 0; d < n; ++d) {  // the nearest timed row count, the smaller one first
+    if (at - d >= 0 && ratio_[static_cast<size_t>(at - d)] > 0) return model * ratio_[static_cast<size_t>(at - d)];
+    if (at + d < n && ratio_[static_cast<size_t>(at + d)] > 0) return model * ratio_[static_cast<size_t>(at + d)];
+  }
+  return model;
+}
+
 void AcceptanceRate::update(int64_t drafted, int64_t accepted) {
   successes_ = kDecay * successes_ + static_cast<double>(accepted);
   trials_ = kDecay * trials_ + static_cast<double>(accepted + (accepted < drafted ? 1 : 0));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -51,6 +52,32 @@ class AcceptanceRate {
  private:
   static constexpr double kDecay = 0.9;  // per verification step
   double successes_ = 0, trials_ = 0;
+};
+
+// Drafts for a batch (the engine's continuous batching, docs/speculative.md): each sequence i may
+// verify up to max_len[i] drafted tokens, each accepted with probability alpha[i]; `step_time(K)`
+// is the time of the step with K draft rows in all (any unit; step_time(0) > 0) and n_tokens the
+// tokens the step emits without drafts. The j-th draft of sequence i adds alpha[i]^j expected
+// tokens, so the best K rows are the K largest such terms; the K chosen maximizes expected
+// tokens per unit of time, and K = 0 (speculation off) when no draft pays, as at batch sizes
+// where the step is compute-bound; K stays within max_total. Returns the draft length per
+// sequence.
+std::vector<int64_t> allocate_drafts(std::span<const double> alpha, std::span<const int64_t> max_len,
+                                     double n_tokens, int64_t max_total,
+                                     const std::function<double(int64_t)>& step_time);
+
+// Measured step times by row count, to correct the cost model where a CPU's step of a few rows
+// costs more than the roofline says: estimate() scales the model's time for `rows` by the
+// measured/model ratio of the nearest row count timed so far (decayed averages).
+class StepTimes {
+ public:
+  explicit StepTimes(int64_t max_rows) : ratio_(static_cast<size_t>(max_rows + 1), 0.0) {}
+  void record(int64_t rows, double seconds, double model);
+  double estimate(int64_t rows, double model) const;
+
+ private:
+  static constexpr double kKeep = 0.8;
+  std::vector<double> ratio_;  // [rows] measured / model, 0 = not timed
 };
 
 }  // namespace ridge::spec

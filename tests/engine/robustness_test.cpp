@@ -2,7 +2,7 @@
 // lengths, sampling, priorities and aborts against a KV pool far too small for all of them.
 // Afterwards every request has exactly one final event (stop, length or abort), every block is
 // free, and greedy requests produced exactly what they produce alone (no KV corruption through
-// preemption, recompute, chunking or the prefix cache).
+// preemption, recompute, chunking, the prefix cache or rolled-back speculative drafts).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -60,7 +60,8 @@ std::vector<int32_t> prompt_of(std::mt19937& rng, int32_t n_vocab) {
   return p;
 }
 
-TEST(Robustness, ThousandsOfRequestsOnATightPool) {
+// spec: the engine also speculates (prompt lookup), which changes no output.
+void stress(bool spec) {
   const testing::TinyModel& tm = testing::tiny_model("tiny-qwen3", "f32");
   const model::Model& m = *tm.model;
   const auto n_vocab = static_cast<int32_t>(m.config().n_vocab);
@@ -90,7 +91,15 @@ TEST(Robustness, ThousandsOfRequestsOnATightPool) {
     }
   }
 
-  auto eng = Engine::create(m, tm.tokenizer.get(), tight_options(m));
+  EngineOptions opts = tight_options(m);
+  if (spec) {
+    // Speculating sequences finish in fewer steps and hold the pool for less time: a tighter
+    // pool keeps preemption certain (the draft lengths follow measured step times, so the run
+    // is not the same twice; the outputs are).
+    opts.spec = SpecMethod::kNgram;
+    opts.kv_bytes = opts.kv_bytes / 40 * 28;
+  }
+  auto eng = Engine::create(m, tm.tokenizer.get(), opts);
   ASSERT_TRUE(eng.ok());
   Engine& e = **eng;
   std::map<RequestId, Record> records;
@@ -158,10 +167,22 @@ TEST(Robustness, ThousandsOfRequestsOnATightPool) {
   EXPECT_EQ(st.n_running + st.n_waiting, 0);
   EXPECT_GT(st.n_preemptions, 0);
   EXPECT_GT(st.prefix_cache_hit_rate, 0);
-  std::printf("robustness: %d requests (%d rejected), %lld steps, %lld preemptions, hit rate %.2f\n",
+  if (spec) {
+    EXPECT_GT(st.n_accepted_tokens, 0);
+    EXPECT_LT(st.n_accepted_tokens, st.n_draft_tokens);  // rejected drafts were rolled back
+  } else {
+    EXPECT_EQ(st.n_draft_tokens, 0);
+  }
+  std::printf("robustness: %d requests (%d rejected), %lld steps, %lld preemptions, hit rate %.2f, "
+              "drafts %lld (%lld accepted)\n",
               submitted, rejected, static_cast<long long>(steps), static_cast<long long>(st.n_preemptions),
-              st.prefix_cache_hit_rate);
+              st.prefix_cache_hit_rate, static_cast<long long>(st.n_draft_tokens),
+              static_cast<long long>(st.n_accepted_tokens));
 }
+
+TEST(Robustness, ThousandsOfRequestsOnATightPool) { stress(false); }
+
+TEST(Robustness, ThousandsOfRequestsOnATightPoolWithSpeculation) { stress(true); }
 
 }  // namespace
 }  // namespace ridge::engine

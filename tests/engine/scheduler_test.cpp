@@ -239,3 +239,56 @@ TEST(Scheduler, RandomizedStress) {
 
 }  // namespace
 }  // namespace ridge::engine
+
+namespace ridge::engine {
+namespace {
+
+// A decode with a draft takes budget and blocks only where they are left; after verification
+// the rejected drafts' blocks return to the pool and only kept tokens reach the prefix cache.
+TEST(Scheduler, DraftsUseWhatIsLeftAndGiveRejectedSlotsBack) {
+  Scheduler sched({8, 4, 0}, kv::BlockManager(6, 4, true));
+  auto s = std::make_unique<Sequence>();
+  s->id = 1;
+  s->tokens = {1, 2, 3};
+  s->n_prompt = 3;
+  s->max_tokens = 20;
+  Sequence* seq = s.get();
+  sched.add(std::move(s));
+  SchedulerOutput out = sched.schedule();  // the prompt
+  sched.on_computed(out);
+  seq->tokens.push_back(4);                // its first generated token
+  out = sched.schedule();
+  ASSERT_EQ(out.chunks.size(), 1u);
+  EXPECT_EQ(out.chunks[0].n_new, 1);
+  const int32_t free_before = sched.blocks().pool().n_free();
+  seq->draft = {5, 6, 7, 8, 9, 10, 11, 12};
+  EXPECT_FALSE(sched.add_draft(out, out.chunks[0], 8));  // 1 + 8 tokens exceed the budget of 8
+  EXPECT_EQ(out.chunks[0].n_new, 1);
+  ASSERT_TRUE(sched.add_draft(out, out.chunks[0], 7));
+  EXPECT_EQ(out.chunks[0].n_new, 8);
+  EXPECT_EQ(out.chunks[0].n_draft, 7);
+  EXPECT_EQ(out.n_tokens, 8);
+  EXPECT_EQ(seq->table.n_tokens, 11);                    // positions 0..10: 3 blocks
+  EXPECT_EQ(sched.blocks().pool().n_free(), free_before - 2);
+  sched.on_computed(out);                                // skips the draft chunk
+  EXPECT_EQ(seq->n_computed, 3);
+  seq->tokens.insert(seq->tokens.end(), {5, 6, 99});     // two drafts accepted, then another token
+  sched.on_verified(out.chunks[0], 3);                   // 4, 5, 6 kept
+  EXPECT_EQ(seq->n_computed, 6);
+  EXPECT_EQ(seq->table.n_tokens, 6);
+  EXPECT_EQ(seq->table.blocks.size(), 2u);
+  EXPECT_EQ(sched.blocks().pool().n_free(), free_before - 1);
+  EXPECT_EQ(seq->table.hashes.size(), 1u);               // block 0 (1, 2, 3, 4) only
+  // A pool without room for a draft's blocks: no draft, nothing preempted.
+  seq->draft = std::vector<int32_t>(7, 1);
+  out = sched.schedule();
+  while (sched.blocks().pool().n_free() > 0) {
+    kv::BlockTable t;
+    ASSERT_TRUE(sched.blocks().allocate(t, 4).ok());
+  }
+  EXPECT_FALSE(sched.add_draft(out, out.chunks[0], 3));
+  EXPECT_EQ(out.n_preempted, 0);
+}
+
+}  // namespace
+}  // namespace ridge::engine

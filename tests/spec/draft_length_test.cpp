@@ -61,3 +61,61 @@ TEST(DraftLength, AcceptanceRateCountsTestedTokensAndForgets) {
 
 }  // namespace
 }  // namespace ridge::spec
+
+namespace ridge::spec {
+namespace {
+
+// Bandwidth-bound: a draft row costs 1% of a step, so every draft a likely sequence proposes pays,
+// the likelier sequence's first; within max_total.
+TEST(AllocateDrafts, DraftsWhileRowsAreCheapLikelierSequencesFirst) {
+  const std::vector<double> alpha{0.9, 0.3};
+  const std::vector<int64_t> len{4, 4};
+  const auto cheap = [](int64_t k) { return 1.0 + 0.01 * static_cast<double>(k); };
+  const std::vector<int64_t> k = allocate_drafts(alpha, len, 2, 64, cheap);
+  EXPECT_EQ(k[0], 4);
+  EXPECT_GE(k[1], 1);
+  const std::vector<int64_t> capped = allocate_drafts(alpha, len, 2, 3, cheap);
+  EXPECT_EQ(capped[0], 3);  // 0.9, 0.81, 0.73 beat 0.3
+  EXPECT_EQ(capped[1], 0);
+}
+
+// Compute-bound: 64 decodes, each row costs what a decode does; an accepted draft never earns a
+// whole row, so speculation is off.
+TEST(AllocateDrafts, OffWhenTheStepIsComputeBound) {
+  const std::vector<double> alpha(64, 0.9);
+  const std::vector<int64_t> len(64, 8);
+  const auto linear = [](int64_t k) { return 64.0 + static_cast<double>(k); };
+  const std::vector<int64_t> k = allocate_drafts(alpha, len, 64, 64, linear);
+  for (int64_t v : k) EXPECT_EQ(v, 0);
+  // Past the knee of a roof: cheap until the step turns compute-bound at 80 rows.
+  const auto roof = [](int64_t rows) { return std::max(80.0, 64.0 + static_cast<double>(rows)); };
+  const std::vector<int64_t> some = allocate_drafts(alpha, len, 64, 64, roof);
+  int64_t total = 0;
+  for (int64_t v : some) total += v;
+  EXPECT_GE(total, 15);
+  EXPECT_LE(total, 17);
+}
+
+TEST(AllocateDrafts, NothingToDraft) {
+  const auto t = [](int64_t) { return 1.0; };
+  EXPECT_TRUE(allocate_drafts({}, {}, 3, 64, t).empty());
+  const std::vector<double> alpha{0.5};
+  const std::vector<int64_t> len{0};
+  EXPECT_EQ(allocate_drafts(alpha, len, 1, 64, t)[0], 0);
+}
+
+TEST(StepTimes, ScalesTheModelByTheNearestMeasuredRatio) {
+  StepTimes t(16);
+  EXPECT_DOUBLE_EQ(t.estimate(4, 10.0), 10.0);  // nothing measured: the model
+  t.record(2, 4.0, 2.0);                         // measured twice the model at 2 rows
+  EXPECT_DOUBLE_EQ(t.estimate(2, 3.0), 6.0);
+  EXPECT_DOUBLE_EQ(t.estimate(9, 5.0), 10.0);    // nearest: 2 rows
+  t.record(8, 24.0, 8.0);
+  EXPECT_DOUBLE_EQ(t.estimate(9, 5.0), 15.0);    // nearest: 8 rows
+  EXPECT_DOUBLE_EQ(t.estimate(40, 1.0), 3.0);    // beyond the table: its last row count
+  t.record(8, 8.0, 8.0);                          // decayed: 0.8 * 3 + 0.2 * 1
+  EXPECT_NEAR(t.estimate(8, 1.0), 2.6, 1e-12);
+}
+
+}  // namespace
+}  // namespace ridge::spec

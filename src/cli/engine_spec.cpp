@@ -1,0 +1,43 @@
+#include "cli/engine_spec.h"
+
+#include <fmt/format.h>
+
+#include "analysis/bench.h"
+#include "analysis/probe.h"
+
+namespace ridge::cli {
+
+void add_engine_spec_flags(CLI::App& app, EngineSpecArgs& a, engine::EngineOptions& o) {
+  app.add_option("--spec", a.method, "speculative decoding: ngram (prompt lookup), verified in the batch; "
+                                     "output unchanged, turned off per step where it does not pay");
+  app.add_option("--spec-max", o.spec_max, "draft tokens per sequence and step at most")->capture_default_str();
+  app.add_option("--spec-ngram", o.spec_ngram, "longest n-gram --spec ngram looks up")->capture_default_str();
+}
+
+Status resolve_engine_spec(const EngineSpecArgs& a, const model::Model& m, engine::EngineOptions& o) {
+  if (a.method.empty()) return ok_status();
+  if (a.method == "draft") {
+    return usage_error("--spec draft: draft models run in `ridge run` and `ridge chat` only so far; "
+                       "the engine speculates with --spec ngram");
+  }
+  if (a.method != "ngram") return usage_error("--spec must be ngram, got '{}'", a.method);
+  o.spec = engine::SpecMethod::kNgram;
+  if (auto probe = analysis::load_probe()) {
+    auto types = model::weight_types_from_gguf(m.file());
+    if (types.ok()) {
+      const analysis::BenchRoof roof = analysis::roof_from_probe(*probe, (*types)(model::TensorRole::kFfnUp, 0));
+      o.roof_bandwidth = roof.bandwidth_bytes_per_s;
+      o.roof_flops = roof.peak_flops;
+    }
+  }
+  return ok_status();
+}
+
+std::string format_spec_stats(const engine::EngineOptions& o, const engine::EngineStats& st) {
+  if (o.spec == engine::SpecMethod::kNone) return {};
+  const double rate = st.n_draft_tokens > 0 ? 100.0 * static_cast<double>(st.n_accepted_tokens) / static_cast<double>(st.n_draft_tokens) : 0.0;
+  return fmt::format("speculation: prompt lookup, {} draft tokens verified, {} accepted ({:.0f}%)",
+                     st.n_draft_tokens, st.n_accepted_tokens, rate);
+}
+
+}  // namespace ridge::cli

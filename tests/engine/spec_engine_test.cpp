@@ -1,0 +1,213 @@
+// Speculative decoding inside the engine (EngineOptions::spec): every request's tokens, greedy or
+// sampled (seed for seed, logprobs included), equal what the engine gives without speculation,
+// with batching, chunked prefill, preemption and the prefix cache; rejected drafts leave no
+// blocks behind and never reach the prefix cache; models that cannot roll a draft back refuse.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "engine/engine.h"
+#include "fake_runner.h"
+#include "tiny_model.h"
+
+namespace ridge::engine {
+namespace {
+
+using testing::FakeRunner;
+
+struct Output {
+  std::vector<int32_t> tokens;
+  std::vector<float> logprobs;
+  FinishReason finish = FinishReason::kNone;
+  RequestStats stats;
+};
+
+struct Job {
+  std::vector<int32_t> prompt;
+  int32_t max_tokens = 0;
+  float temperature = 0;
+  uint64_t seed = 0;
+  int32_t n_logprobs = -1;
+};
+
+// Runs the jobs, all submitted at once, and returns their outputs in job order.
+std::vector<Output> run_jobs(Engine& e, const std::vector<Job>& jobs) {
+  std::map<RequestId, Output> out;
+  std::vector<RequestId> ids;
+  for (const Job& j : jobs) {
+    Request r;
+    r.prompt_tokens = j.prompt;
+    r.params.temperature = j.temperature;
+    r.params.seed = j.seed;
+    r.params.max_tokens = j.max_tokens;
+    r.n_logprobs = j.n_logprobs;
+    r.ignore_eos = true;
+    r.on_output = [&out](const RequestOutput& ev) {
+      Output& o = out[ev.id];
+      o.tokens.insert(o.tokens.end(), ev.tokens.begin(), ev.tokens.end());
+      for (const auto& lp : ev.logprobs) o.logprobs.push_back(lp.logprob);
+      if (ev.finished()) {
+        o.finish = ev.finish;
+        o.stats = ev.stats;
+      }
+    };
+    auto id = e.add_request(std::move(r));
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    ids.push_back(*id);
+  }
+  for (int i = 0; i < 200000 && e.has_work(); ++i) e.step();
+  EXPECT_FALSE(e.has_work());
+  std::vector<Output> result;
+  for (RequestId id : ids) result.push_back(out[id]);
+  return result;
+}
+
+// Prompts that repeat themselves (so prompt lookup finds matches) over a small vocabulary (so
+// that some drafts are right and some wrong), a third of them with a shared prefix.
+std::vector<Job> repetitive_jobs(std::mt19937& rng, int n, int32_t n_vocab) {
+  std::vector<Job> jobs;
+  for (int i = 0; i < n; ++i) {
+    Job j;
+    std::vector<int32_t> motif(2 + rng() % 4);
+    for (int32_t& t : motif) t = static_cast<int32_t>(rng() % static_cast<uint32_t>(n_vocab));
+    if (i % 3 == 0) {
+      for (int32_t t = 0; t < 12; ++t) j.prompt.push_back((t * 7 + 1) % n_vocab);
+    }
+    for (uint32_t r = 0, reps = 2 + rng() % 8; r < reps; ++r) j.prompt.insert(j.prompt.end(), motif.begin(), motif.end());
+    j.max_tokens = 1 + static_cast<int32_t>(rng() % 40);
+    j.temperature = i % 2 == 0 ? 0.0f : 0.9f;
+    j.seed = rng();
+    j.n_logprobs = i % 5 == 0 ? 2 : -1;
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+std::unique_ptr<Engine> fake_engine(int32_t n_blocks, EngineOptions o, int32_t n_vocab) {
+  auto e = Engine::create(std::make_unique<FakeRunner>(n_blocks, 4, n_vocab), nullptr, o);
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  return std::move(e).value();
+}
+
+void expect_same(const std::vector<Output>& spec, const std::vector<Output>& plain) {
+  ASSERT_EQ(spec.size(), plain.size());
+  for (size_t i = 0; i < spec.size(); ++i) {
+    EXPECT_EQ(spec[i].tokens, plain[i].tokens) << "request " << i;
+    EXPECT_EQ(spec[i].logprobs, plain[i].logprobs) << "request " << i;
+    EXPECT_EQ(spec[i].finish, plain[i].finish) << "request " << i;
+  }
+}
+
+TEST(SpecEngine, OutputsUnchangedWithBatchingPreemptionAndPrefixCache) {
+  constexpr int32_t kVocab = 6;
+  std::mt19937 rng(11);
+  const std::vector<Job> jobs = repetitive_jobs(rng, 60, kVocab);
+  EngineOptions o;
+  o.max_batched_tokens = 24;  // chunked prompts
+  o.max_seqs = 12;
+  o.max_model_len = 96;
+  auto plain = fake_engine(48, o, kVocab);  // 192 slots for 12 sequences: preemption
+  const std::vector<Output> expected = run_jobs(*plain, jobs);
+  o.spec = SpecMethod::kNgram;
+  o.spec_max = 6;
+  auto spec = fake_engine(48, o, kVocab);
+  const std::vector<Output> got = run_jobs(*spec, jobs);
+  expect_same(got, expected);
+  const EngineStats st = spec->stats();
+  EXPECT_GT(st.n_preemptions, 0);
+  EXPECT_GT(st.prefix_cache_hit_rate, 0);
+  EXPECT_GT(st.n_accepted_tokens, 0);
+  EXPECT_LT(st.n_accepted_tokens, st.n_draft_tokens);
+  EXPECT_EQ(st.kv_blocks_used, 0);  // rejected drafts' blocks came back
+  EXPECT_EQ(st.n_running + st.n_waiting, 0);
+  // Fewer forward steps for the same tokens, and per-request statistics that add up.
+  EXPECT_LT(st.n_steps, plain->stats().n_steps);
+  EXPECT_EQ(st.n_generated_tokens, plain->stats().n_generated_tokens);
+  int64_t drafted = 0, accepted = 0;
+  for (const Output& out : got) {
+    drafted += out.stats.n_draft_tokens;
+    accepted += out.stats.n_accepted_tokens;
+  }
+  EXPECT_EQ(drafted, st.n_draft_tokens);
+  EXPECT_EQ(accepted, st.n_accepted_tokens);
+}
+
+// A second wave whose prompts extend the first wave's texts reuses their cached blocks: a block
+// published with a rejected draft's token in it would change the fake runner's output.
+TEST(SpecEngine, PrefixCacheHoldsOnlyAcceptedTokens) {
+  constexpr int32_t kVocab = 5;
+  std::mt19937 rng(5);
+  std::vector<Job> first = repetitive_jobs(rng, 16, kVocab);
+  for (Job& j : first) j.max_tokens = 30;
+  EngineOptions o;
+  o.max_model_len = 160;
+  o.spec = SpecMethod::kNgram;
+  auto spec = fake_engine(400, o, kVocab);
+  const std::vector<Output> out1 = run_jobs(*spec, first);
+  std::vector<Job> second;
+  for (size_t i = 0; i < first.size(); ++i) {
+    Job j = first[i];
+    j.prompt.insert(j.prompt.end(), out1[i].tokens.begin(), out1[i].tokens.end());
+    j.prompt.push_back(static_cast<int32_t>(i % kVocab));
+    j.max_tokens = 8;
+    second.push_back(std::move(j));
+  }
+  const std::vector<Output> got = run_jobs(*spec, second);
+  EXPECT_GT(spec->stats().n_cached_tokens, 16 * 16);
+  EngineOptions plain_opts = o;
+  plain_opts.spec = SpecMethod::kNone;
+  plain_opts.prefix_caching = false;
+  auto plain = fake_engine(400, plain_opts, kVocab);
+  expect_same(got, run_jobs(*plain, second));
+}
+
+// On a real (tiny, synthetic) model: greedy and sampled tokens with speculation equal plain
+// decoding's, for f16 and q8_0 KV, batched.
+TEST(SpecEngine, RealModelOutputsUnchanged) {
+  const testing::TinyModel& tm = testing::tiny_model("tiny-qwen3", "f32");
+  const auto n_vocab = static_cast<int32_t>(tm.model->config().n_vocab);
+  std::mt19937 rng(3);
+  std::vector<Job> jobs = repetitive_jobs(rng, 12, n_vocab);
+  for (Job& j : jobs) j.max_tokens = 24;
+  for (GgmlType kv : {GgmlType::kF16, GgmlType::kQ8_0}) {
+    EngineOptions o;
+    o.max_model_len = 128;
+    o.max_seqs = 6;
+    o.max_batched_tokens = 48;
+    o.kv_type = kv;
+    o.kv_bytes = 1 << 22;
+    auto plain = Engine::create(*tm.model, tm.tokenizer.get(), o);
+    ASSERT_TRUE(plain.ok()) << plain.status().message();
+    const std::vector<Output> expected = run_jobs(**plain, jobs);
+    o.spec = SpecMethod::kNgram;
+    auto spec = Engine::create(*tm.model, tm.tokenizer.get(), o);
+    ASSERT_TRUE(spec.ok()) << spec.status().message();
+    expect_same(run_jobs(**spec, jobs), expected);
+    EXPECT_GT((*spec)->stats().n_draft_tokens, 0) << ggml_type_name(kv);
+    EXPECT_EQ((*spec)->stats().kv_blocks_used, 0);
+  }
+}
+
+TEST(SpecEngine, RefusedWhereADraftCannotBeRolledBackAndForBadValues) {
+  EngineOptions o;
+  o.spec = SpecMethod::kNgram;
+  const testing::TinyModel& hybrid = testing::tiny_model("tiny-qwen35", "f32");
+  o.max_model_len = 64;
+  o.max_seqs = 2;
+  o.kv_bytes = 1 << 22;
+  auto e = Engine::create(*hybrid.model, nullptr, o);
+  ASSERT_FALSE(e.ok());
+  EXPECT_TRUE(e.status().is_usage());
+  EXPECT_NE(e.status().message().find("recurrent state"), std::string::npos) << e.status().message();
+  EngineOptions bad;
+  bad.spec = SpecMethod::kNgram;
+  bad.spec_max = 0;
+  EXPECT_TRUE(Engine::create(std::make_unique<FakeRunner>(64, 4, 8), nullptr, bad).status().is_usage());
+  bad.spec_max = 4;
+  bad.pooling = model::Pooling::kMean;
+  EXPECT_TRUE(Engine::create(std::make_unique<FakeRunner>(64, 4, 8), nullptr, bad).status().is_usage());
+}
+
+}  // namespace
+}  // namespace ridge::engine
