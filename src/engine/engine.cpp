@@ -121,7 +121,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
   e->budget_.n_state_slots = e->runner_->n_state_slots();
   e->slot_owner_.assign(static_cast<size_t>(e->budget_.n_state_slots), 0);
-  if (o.spec != SpecMethod::kNone) e->step_times_.emplace(o.max_batched_tokens + kMaxDraftRowsPerStep);
+  if (o.spec != SpecMethod::kNone) e->step_times_.emplace();
   return e;
 }
 

@@ -184,6 +184,9 @@ class Engine {
   // position 0 then, which resets the state).
   int32_t state_slot(Sequence& seq);
   void mark_held_slots();  // slot_held_ from the running sequences, once per step
+  // Whether every chunk of the step decodes one token (and maybe verifies a draft): the steps
+  // speculation drafts in and times (a step with a prompt chunk is another regime).
+  static bool decodes_only(const SchedulerOutput& out);
   // Speculative decoding: proposes drafts for the step's decoding sequences and adds the ones
   // that pay (spec::allocate_drafts on the step's predicted time) to `out`.
   void add_drafts(SchedulerOutput& out);
@@ -215,6 +218,7 @@ class Engine {
   std::vector<RequestId> slot_owner_;  // [n_state_slots] the sequence that last took each slot
   std::vector<uint8_t> slot_held_;     // [n_state_slots] owned by a running sequence (this step)
   std::optional<spec::StepTimes> step_times_;  // speculative decoding: measured step times
+  spec::AcceptanceRate acceptance_;  // over all sequences: a new sequence's first estimate
 };
 
 }  // namespace ridge::engine

@@ -47,6 +47,7 @@ double Engine::model_step_time(const SchedulerOutput& out) const {
 }
 
 void Engine::add_drafts(SchedulerOutput& out) {
+  if (!decodes_only(out)) return;
   std::vector<size_t> chunk_of;
   std::vector<double> alpha;
   std::vector<int64_t> max_len;
@@ -68,7 +69,8 @@ void Engine::add_drafts(SchedulerOutput& out) {
     seq.draft = spec::ngram_draft(seq.tokens, spec::NgramOptions{opts_.spec_ngram, 1, room});
     if (seq.draft.empty()) continue;
     chunk_of.push_back(i);
-    alpha.push_back(seq.acceptance.value());
+    if (!seq.acceptance) seq.acceptance = acceptance_;
+    alpha.push_back(seq.acceptance->value());
     max_len.push_back(static_cast<int64_t>(seq.draft.size()));
   }
   if (chunk_of.empty()) return;
@@ -88,14 +90,22 @@ void Engine::add_drafts(SchedulerOutput& out) {
     row.activation_bytes = b.activation_bytes - a.activation_bytes + cost_->head_activation_bytes;
     row.flops = b.flops - a.flops + cost_->head_flops_per_row;
   }
+  const auto model_time = [&](int64_t k) {
+    return cost_ ? roof_time(plus_rows(base, row, static_cast<double>(k))) : 1.0;
+  };
+  // Measured times scale the model's; a row count timed faster than the plain step (noise) does
+  // not make rows look cheaper than the model says they are.
+  const double plain = step_times_->estimate(rows, model_time(0));
   const auto step_time = [&](int64_t k) {
-    const double model = cost_ ? roof_time(plus_rows(base, row, static_cast<double>(k))) : 1.0;
-    return step_times_->estimate(rows + k, model);
+    const double m = model_time(k);
+    return std::max(step_times_->estimate(rows + k, m), plain * m / model_time(0));
   };
   std::vector<int64_t> k = spec::allocate_drafts(alpha, max_len, n_emitting,
                                                  kMaxDraftRowsPerStep, step_time);
-  // Where no draft pays, one token every 8th step keeps the acceptance and timings measured.
-  if (std::all_of(k.begin(), k.end(), [](int64_t v) { return v == 0; }) && stats_.n_steps % 8 == 0) {
+  // Where no draft pays, a one-token draft every 8th step keeps the acceptance and timings
+  // measured; every 64th where a row costs more than a tenth of the step (past the knee).
+  const int64_t period = step_time(1) < 1.1 * step_time(0) ? 8 : 64;
+  if (std::all_of(k.begin(), k.end(), [](int64_t v) { return v == 0; }) && stats_.n_steps % period == 0) {
     k[static_cast<size_t>(std::max_element(alpha.begin(), alpha.end()) - alpha.begin())] = 1;
   }
   for (size_t j = 0; j < chunk_of.size(); ++j) {
@@ -127,7 +137,8 @@ size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logi
   seq.stats.n_accepted_tokens += accepted;
   stats_.n_draft_tokens += c.n_draft;
   stats_.n_accepted_tokens += accepted;
-  seq.acceptance.update(c.n_draft, accepted);
+  seq.acceptance->update(c.n_draft, accepted);
+  acceptance_.update(c.n_draft, accepted);
   seq.draft_cap = accepted == c.n_draft ? std::min(2 * seq.draft_cap, opts_.spec_max) : std::max(1, accepted + 1);
   seq.draft.clear();
   scheduler_->on_verified(c, kept);

@@ -102,6 +102,12 @@ int32_t Engine::sample_row(Sequence& seq, std::span<const float> logits, Request
   return token;
 }
 
+bool Engine::decodes_only(const SchedulerOutput& out) {
+  return std::all_of(out.chunks.begin(), out.chunks.end(), [](const ScheduledChunk& c) {
+    return c.n_new == 1 + c.n_draft && c.need_logits && c.seq->n_generated() > 0;
+  });
+}
+
 bool Engine::needs_row(int32_t pos, int32_t end, bool chunk_ends_prompt) const {
   switch (opts_.pooling) {
     case model::Pooling::kMean: return true;
@@ -223,7 +229,7 @@ bool Engine::step() {
     const bool decode = c.n_draft > 0 || (c.n_new == 1 && c.start >= c.seq->n_prompt);
     stats_.n_prompt_tokens += decode ? 0 : c.n_new;
   }
-  if (step_times_) step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
+  if (step_times_ && decodes_only(out)) step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
   if (cost_) {
     std::vector<model::SeqWork> work;
     work.reserve(out.chunks.size());

@@ -42,10 +42,11 @@ struct Sequence {
   bool ignore_eos = false;
   int32_t n_logprobs = -1;
   // Speculative decoding (EngineOptions::spec): the draft this step verifies after the newest
-  // token, the acceptance measured so far, and the longest draft allowed next (doubles after a
-  // draft taken whole, falls back after a rejection).
+  // token, the acceptance measured so far (starting from the engine's at the first draft), and
+  // the longest draft allowed next (doubles after a draft taken whole, falls back after a
+  // rejection).
   std::vector<int32_t> draft;
-  spec::AcceptanceRate acceptance;
+  std::optional<spec::AcceptanceRate> acceptance;
   int32_t draft_cap = 1;
   std::vector<float> pooled;    // embedding engines: sum (mean), or the chosen row
   OutputCallback on_output;

@@ -75,20 +75,31 @@ std::vector<int64_t> allocate_drafts(std::span<const double> alpha, std::span<co
   return out;
 }
 
+double StepTimes::ratio(double rows) const {
+  if (w_ <= 0) return 1.0;
+  const double mx = sx_ / w_, my = sy_ / w_;
+  const double var = sxx_ / w_ - mx * mx;
+  const double slope = var > kMinVariance ? std::max(0.0, (sxy_ / w_ - mx * my) / var) : 0.0;
+  return std::max(my + slope * (rows - mx), 0.25 * my);
+}
+
 void StepTimes::record(int64_t rows, double seconds, double model) {
-  if (rows < 0 || rows >= static_cast<int64_t>(ratio_.size()) || !(seconds > 0) || !(model > 0)) return;
-  double& r = ratio_[static_cast<size_t>(rows)];
-  r = r > 0 ? kKeep * r + (1 - kKeep) * seconds / model : seconds / model;
+  if (rows <= 0 || !(seconds > 0) || !(model > 0)) return;
+  const auto x = static_cast<double>(rows);
+  double y = seconds / model;
+  if (w_ > 0) {  // one slow step (the machine was busy) moves the line by a bounded amount
+    const double predicted = ratio(x);
+    y = std::clamp(y, 0.5 * predicted, 2.0 * predicted);
+  }
+  w_ = kKeep * w_ + 1;
+  sx_ = kKeep * sx_ + x;
+  sy_ = kKeep * sy_ + y;
+  sxx_ = kKeep * sxx_ + x * x;
+  sxy_ = kKeep * sxy_ + x * y;
 }
 
 double StepTimes::estimate(int64_t rows, double model) const {
-  const auto n = static_cast<int64_t>(ratio_.size());
-  const int64_t at = std::clamp<int64_t>(rows, 0, n - 1);
-  for (int64_t d = 0; d < n; ++d) {  // the nearest timed row count, the smaller one first
-    if (at - d >= 0 && ratio_[static_cast<size_t>(at - d)] > 0) return model * ratio_[static_cast<size_t>(at - d)];
-    if (at + d < n && ratio_[static_cast<size_t>(at + d)] > 0) return model * ratio_[static_cast<size_t>(at + d)];
-  }
-  return model;
+  return model * ratio(static_cast<double>(rows));
 }
 
 void AcceptanceRate::update(int64_t drafted, int64_t accepted) {

@@ -66,18 +66,23 @@ std::vector<int64_t> allocate_drafts(std::span<const double> alpha, std::span<co
                                      double n_tokens, int64_t max_total,
                                      const std::function<double(int64_t)>& step_time);
 
-// Measured step times by row count, to correct the cost model where a CPU's step of a few rows
-// costs more than the roofline says: estimate() scales the model's time for `rows` by the
-// measured/model ratio of the nearest row count timed so far (decayed averages).
+// Measured step times by row count, to correct the cost model where a CPU's step costs more
+// than the roofline says: estimate() scales the model's time for `rows` by the measured/model
+// ratio on the line fitted (decayed least squares, never falling with rows) through the steps
+// timed so far. A CPU's step grows about linearly with its rows once its matmuls are
+// compute-bound, which the roofline's flat bandwidth-bound part does not say. Until steps of
+// two row counts are timed the line is flat: rows look as cheap as the model says, and the
+// first drafts measure them.
 class StepTimes {
  public:
-  explicit StepTimes(int64_t max_rows) : ratio_(static_cast<size_t>(max_rows + 1), 0.0) {}
   void record(int64_t rows, double seconds, double model);
   double estimate(int64_t rows, double model) const;
 
  private:
-  static constexpr double kKeep = 0.8;
-  std::vector<double> ratio_;  // [rows] measured / model, 0 = not timed
+  static constexpr double kKeep = 0.95;         // weight of the old sums per record
+  static constexpr double kMinVariance = 0.05;  // of the row counts, for a slope
+  double ratio(double rows) const;
+  double w_ = 0, sx_ = 0, sy_ = 0, sxx_ = 0, sxy_ = 0;
 };
 
 }  // namespace ridge::spec

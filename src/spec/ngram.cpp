@@ -11,8 +11,17 @@ std::vector<int32_t> ngram_draft(std::span<const int32_t> history, const NgramOp
     // The most recent earlier start p with history[p, p + n) == pattern and a token after it.
     for (int64_t p = len - n - 1; p >= 0; --p) {
       if (!std::equal(pattern.begin(), pattern.end(), history.begin() + p)) continue;
-      const int64_t from = p + n, to = std::min(len, from + o.max_draft);
-      return {history.begin() + from, history.begin() + to};
+      // The text repeats itself from p on, so it goes on repeating past its end: the draft
+      // copies the continuation, and its own tokens once the copy reaches the end (a loop of
+      // period len - n - p proposes the whole loop, not just what is left of its last turn).
+      const int64_t from = p + n;
+      std::vector<int32_t> out;
+      out.reserve(static_cast<size_t>(o.max_draft));
+      for (int64_t i = 0; i < o.max_draft; ++i) {
+        const int64_t at = from + i;
+        out.push_back(at < len ? history[static_cast<size_t>(at)] : out[static_cast<size_t>(at - len)]);
+      }
+      return out;
     }
   }
   return {};

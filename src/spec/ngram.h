@@ -3,8 +3,9 @@
 // about one decode step while decode is bandwidth-bound.
 //
 // Prompt lookup (n-gram) drafting: the tokens that followed the most recent earlier occurrence of
-// the text's last n tokens (n from max_ngram down to min_ngram), up to max_draft of them. Code
-// edits, summaries and RAG answers repeat their context, and so does a model stuck in a loop.
+// the text's last n tokens (n from max_ngram down to min_ngram), max_draft of them: where the copy
+// reaches the end of the text it goes on with its own tokens (the repeat repeats). Code edits,
+// summaries and RAG answers repeat their context, and so does a model stuck in a loop.
 #pragma once
 
 #include <cstdint>

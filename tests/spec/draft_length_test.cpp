@@ -104,17 +104,28 @@ TEST(AllocateDrafts, NothingToDraft) {
   EXPECT_EQ(allocate_drafts(alpha, len, 1, 64, t)[0], 0);
 }
 
-TEST(StepTimes, ScalesTheModelByTheNearestMeasuredRatio) {
-  StepTimes t(16);
+TEST(StepTimes, ScalesTheModelOnTheLineThroughTheMeasuredRatios) {
+  StepTimes t;
   EXPECT_DOUBLE_EQ(t.estimate(4, 10.0), 10.0);  // nothing measured: the model
-  t.record(2, 4.0, 2.0);                         // measured twice the model at 2 rows
+  t.record(2, 4.0, 2.0);                         // twice the model at 2 rows
   EXPECT_DOUBLE_EQ(t.estimate(2, 3.0), 6.0);
-  EXPECT_DOUBLE_EQ(t.estimate(9, 5.0), 10.0);    // nearest: 2 rows
-  t.record(8, 24.0, 8.0);
-  EXPECT_DOUBLE_EQ(t.estimate(9, 5.0), 15.0);    // nearest: 8 rows
-  EXPECT_DOUBLE_EQ(t.estimate(40, 1.0), 3.0);    // beyond the table: its last row count
-  t.record(8, 8.0, 8.0);                          // decayed: 0.8 * 3 + 0.2 * 1
-  EXPECT_NEAR(t.estimate(8, 1.0), 2.6, 1e-12);
+  EXPECT_DOUBLE_EQ(t.estimate(9, 5.0), 10.0);    // one row count: flat
+  for (int i = 0; i < 40; ++i) {                 // ratio 2 + (rows - 2) / 2
+    t.record(2, 4.0, 2.0);
+    t.record(4, 3.0, 1.0);
+  }
+  EXPECT_NEAR(t.estimate(3, 1.0), 2.5, 1e-9);
+  EXPECT_NEAR(t.estimate(10, 2.0), 12.0, 1e-9);  // extrapolated
+  // One step 10x slower than the line moves it by a bounded amount.
+  t.record(4, 30.0, 1.0);
+  EXPECT_LT(t.estimate(4, 1.0), 3.5);  // unclamped: about 4.3
+  // Steps that get cheaper with rows (noise) do not make rows cheaper than flat.
+  StepTimes falling;
+  for (int i = 0; i < 10; ++i) {
+    falling.record(2, 4.0, 1.0);
+    falling.record(8, 2.0, 1.0);
+  }
+  EXPECT_NEAR(falling.estimate(2, 1.0), falling.estimate(30, 1.0), 1e-9);
 }
 
 }  // namespace

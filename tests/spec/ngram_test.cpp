@@ -15,12 +15,13 @@ std::vector<int32_t> draft(const std::vector<int32_t>& h, int max_ngram = 3, int
 }
 
 TEST(NgramDraft, ContinuesTheMostRecentEarlierOccurrenceOfTheLongestSuffix) {
-  // "1 2 3" occurred at 0 (followed by 9 9) and at 5 (followed by 4 5): the most recent wins.
-  EXPECT_EQ(draft({1, 2, 3, 9, 9, 1, 2, 3, 4, 5, 7, 1, 2, 3}), (std::vector<int32_t>{4, 5, 7, 1, 2, 3}));
+  // "1 2 3" occurred at 0 (followed by 9 9) and at 5 (followed by 4 5): the most recent wins, and
+  // the copy goes on past the end with its own tokens.
+  EXPECT_EQ(draft({1, 2, 3, 9, 9, 1, 2, 3, 4, 5, 7, 1, 2, 3}), (std::vector<int32_t>{4, 5, 7, 1, 2, 3, 4, 5}));
   // Only "3" recurs: a 1-gram match.
-  EXPECT_EQ(draft({5, 3, 8, 6, 3}), (std::vector<int32_t>{8, 6, 3}));
+  EXPECT_EQ(draft({5, 3, 8, 6, 3}), (std::vector<int32_t>{8, 6, 3, 8, 6, 3, 8, 6}));
   // A longer match beats a more recent shorter one: "7 8" at 0 (then 1) over "8" at 3 (then 2).
-  EXPECT_EQ(draft({7, 8, 1, 8, 2, 0, 7, 8}), (std::vector<int32_t>{1, 8, 2, 0, 7, 8}));
+  EXPECT_EQ(draft({7, 8, 1, 8, 2, 0, 7, 8}), (std::vector<int32_t>{1, 8, 2, 0, 7, 8, 1, 8}));
 }
 
 TEST(NgramDraft, LimitsAndNoMatch) {
@@ -28,8 +29,9 @@ TEST(NgramDraft, LimitsAndNoMatch) {
   EXPECT_TRUE(draft({4}).empty());
   EXPECT_TRUE(draft({1, 2, 3, 4}).empty());  // nothing recurs
   EXPECT_EQ(draft({1, 2, 3, 4, 5, 1}, 3, 2), (std::vector<int32_t>{2, 3}));  // max_draft
-  // A loop of one token: its own continuation, up to the end of the history.
-  EXPECT_EQ(draft({6, 6, 6}), (std::vector<int32_t>{6}));
+  // A loop of one token: itself, max_draft times.
+  EXPECT_EQ(draft({6, 6, 6}, 3, 5), (std::vector<int32_t>{6, 6, 6, 6, 6}));
+  EXPECT_EQ(draft({4, 1, 2, 1, 2}, 2, 5), (std::vector<int32_t>{1, 2, 1, 2, 1}));
   NgramOptions o;
   o.min_ngram = 2;
   EXPECT_TRUE(ngram_draft(std::vector<int32_t>{5, 3, 8, 6, 3}, o).empty());  // only a 1-gram recurs
