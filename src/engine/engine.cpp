@@ -38,10 +38,11 @@ Status check_options(const EngineOptions& o) {
   if (o.pooling == model::Pooling::kRank) {
     return usage_error("engine: rank pooling (rerankers) is not supported yet");
   }
-  if (o.spec != SpecMethod::kNone) {
-    if (o.spec_max < 1 || o.spec_max > 64) return usage_error("engine: --spec-max must be 1..64, got {}", o.spec_max);
-    if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("engine: --spec-ngram must be 1..16, got {}", o.spec_ngram);
-    if (o.pooling != model::Pooling::kNone) return usage_error("engine: speculative decoding does not apply to embeddings");
+  // Checked with speculation off too: a request's prediction drafts with these.
+  if (o.spec_max < 1 || o.spec_max > 64) return usage_error("engine: --spec-max must be 1..64, got {}", o.spec_max);
+  if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("engine: --spec-ngram must be 1..16, got {}", o.spec_ngram);
+  if (o.spec != SpecMethod::kNone && o.pooling != model::Pooling::kNone) {
+    return usage_error("engine: speculative decoding does not apply to embeddings");
   }
   return ok_status();
 }
@@ -121,7 +122,9 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
   e->budget_.n_state_slots = e->runner_->n_state_slots();
   e->slot_owner_.assign(static_cast<size_t>(e->budget_.n_state_slots), 0);
-  if (o.spec != SpecMethod::kNone) e->step_times_.emplace();
+  // Any generating engine that can roll a draft back verifies drafts: --spec's, or a request's
+  // prediction.
+  if (o.pooling == model::Pooling::kNone && e->budget_.n_state_slots == 0) e->step_times_.emplace();
   return e;
 }
 
@@ -156,7 +159,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   ro.kv_type = o.kv_type;
   ro.max_tokens = o.max_batched_tokens;
   ro.max_outputs = o.max_seqs;
-  if (o.spec != SpecMethod::kNone) ro.max_outputs += std::min(kMaxDraftRowsPerStep, o.max_batched_tokens);
+  if (o.pooling == model::Pooling::kNone) ro.max_outputs += std::min(kMaxDraftRowsPerStep, o.max_batched_tokens);
   if (o.pooling != model::Pooling::kNone) {
     ro.embeddings = true;
     if (o.pooling == model::Pooling::kMean) ro.max_outputs = o.max_batched_tokens;  // every row
@@ -203,6 +206,12 @@ Result<RequestId> Engine::add_request(Request req) {
   for (int32_t t : req.stop_token_ids) {
     if (t < 0 || t >= n_vocab) return usage_error("request: stop token id {} is outside the vocabulary", t);
   }
+  if (req.prediction.size() > static_cast<size_t>(opts_.max_model_len)) {
+    return usage_error("request: a prediction of {} tokens exceeds max-model-len {}", req.prediction.size(), opts_.max_model_len);
+  }
+  for (int32_t t : req.prediction) {
+    if (t < 0 || t >= n_vocab) return usage_error("request: prediction token {} is outside the vocabulary", t);
+  }
   if (req.params.max_tokens == 0) return usage_error("request: max_tokens must be at least 1 (or -1)");
   if (req.grammar) {
     if (tokenizer_ == nullptr) return usage_error("request: a grammar needs the engine's tokenizer");
@@ -219,6 +228,7 @@ Result<RequestId> Engine::add_request(Request req) {
   if (!req.params.stop.empty()) seq->stop.emplace(req.params.stop);
   seq->sampler.emplace(std::move(sampler));
   seq->stop_token_ids = std::move(req.stop_token_ids);
+  if (step_times_) seq->prediction = std::move(req.prediction);
   seq->ignore_eos = req.ignore_eos;
   seq->n_logprobs = req.n_logprobs;
   seq->on_output = std::move(req.on_output);

@@ -70,6 +70,9 @@ struct EngineOptions {
   int32_t spec_ngram = 3;
   double roof_bandwidth = 0;  // bytes/s (ridge probe); 0: step times in bytes until measured
   double roof_flops = 0;      // FLOP/s; 0: no compute roof
+  // false: every proposal is verified whole (up to spec_max and the caps), with no cost rule:
+  // for tests whose counts must not depend on timing, and to measure a proposer.
+  bool spec_cost_rule = true;
 };
 
 // Draft rows one step verifies at most (the runner's logits rows beyond one per sequence).

@@ -66,7 +66,14 @@ void Engine::add_drafts(SchedulerOutput& out) {
     const int32_t room = std::min({opts_.max_model_len - seq.n_tokens(), seq.max_tokens - seq.n_generated() - 1,
                                    seq.draft_cap, opts_.spec_max});
     if (room <= 0) continue;
-    seq.draft = spec::ngram_draft(seq.tokens, spec::NgramOptions{opts_.spec_ngram, 1, room});
+    const spec::NgramOptions lookup{opts_.spec_ngram, 1, room};
+    seq.draft_from = -1;
+    if (!seq.prediction.empty()) {
+      spec::PredictionDraft d = spec::prediction_draft(seq.tokens, seq.prediction, lookup, seq.prediction_hint);
+      seq.draft = std::move(d.tokens);
+      if (!seq.draft.empty()) seq.draft_from = d.from;
+    }
+    if (seq.draft.empty() && opts_.spec == SpecMethod::kNgram) seq.draft = spec::ngram_draft(seq.tokens, lookup);
     if (seq.draft.empty()) continue;
     chunk_of.push_back(i);
     if (!seq.acceptance) seq.acceptance = acceptance_;
@@ -100,8 +107,9 @@ void Engine::add_drafts(SchedulerOutput& out) {
     const double m = model_time(k);
     return std::max(step_times_->estimate(rows + k, m), plain * m / model_time(0));
   };
-  std::vector<int64_t> k = spec::allocate_drafts(alpha, max_len, n_emitting,
-                                                 kMaxDraftRowsPerStep, step_time);
+  std::vector<int64_t> k = opts_.spec_cost_rule
+                               ? spec::allocate_drafts(alpha, max_len, n_emitting, kMaxDraftRowsPerStep, step_time)
+                               : max_len;
   // Where no draft pays, a one-token draft every 8th step keeps the acceptance and timings
   // measured; every 64th where a row costs more than a tenth of the step (past the knee).
   const int64_t period = step_time(1) < 1.1 * step_time(0) ? 8 : 64;
@@ -139,6 +147,7 @@ size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logi
   stats_.n_accepted_tokens += accepted;
   seq.acceptance->update(c.n_draft, accepted);
   acceptance_.update(c.n_draft, accepted);
+  if (seq.draft_from >= 0) seq.prediction_hint = seq.draft_from + accepted;
   seq.draft_cap = accepted == c.n_draft ? std::min(2 * seq.draft_cap, opts_.spec_max) : std::max(1, accepted + 1);
   seq.draft.clear();
   scheduler_->on_verified(c, kept);

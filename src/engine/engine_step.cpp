@@ -199,7 +199,7 @@ bool Engine::step() {
     publish_stats();
     return false;
   }
-  if (opts_.spec != SpecMethod::kNone) add_drafts(out);
+  if (step_times_) add_drafts(out);
   const int64_t bs = runner_->block_size();
   batch_.clear();
   if (!slot_owner_.empty()) mark_held_slots();

@@ -87,6 +87,11 @@ struct Request {
   // tokenizer; not with ignore_eos.
   std::shared_ptr<const grammar::Grammar> grammar;
   std::vector<int32_t> stop_token_ids;     // extra tokens that end generation (kept in output)
+  // The output the client expects (OpenAI's `prediction`): drafts are taken from it and
+  // verified as speculative decoding's (the output is the same, only faster where it is right).
+  // Used with any EngineOptions::spec; ignored where the engine cannot speculate (models with
+  // recurrent state, embeddings).
+  std::vector<int32_t> prediction;
   OutputCallback on_output;                // may be empty (poll stats / results instead)
 };
 

@@ -46,6 +46,9 @@ struct Sequence {
   // the longest draft allowed next (doubles after a draft taken whole, falls back after a
   // rejection).
   std::vector<int32_t> draft;
+  std::vector<int32_t> prediction;  // Request::prediction
+  int64_t prediction_hint = 0;      // where in it the last right draft token from it was
+  int64_t draft_from = -1;          // where in it this step's draft starts (-1: not from it)
   std::optional<spec::AcceptanceRate> acceptance;
   int32_t draft_cap = 1;
   std::vector<float> pooled;    // embedding engines: sum (mean), or the chosen row

@@ -288,6 +288,9 @@ std::optional<ApiError> GenerationRun::submit(int32_t choice) {
   r.n_logprobs = req_.spec.n_logprobs;
   r.ignore_eos = req_.spec.ignore_eos;
   r.grammar = req_.grammar;
+  if (!req_.spec.prediction.empty()) {
+    r.prediction = model_->tokenizer->encode(req_.spec.prediction, /*add_special=*/false, /*parse_special=*/false);
+  }
   r.on_output = [ch = channel_, choice](const engine::RequestOutput& o) { ch->push(choice, o); };
   auto id = model_->engine->add_request(std::move(r));
   if (!id.ok()) {
@@ -350,6 +353,13 @@ Usage GenerationRun::usage() const {
   u.prompt_tokens = static_cast<int64_t>(req_.prompt.size());
   for (const auto& c : choices_) u.completion_tokens += static_cast<int64_t>(c.tokens.size());
   u.cached_tokens = choices_[0].stats.n_cached_prompt_tokens;
+  if (!req_.spec.prediction.empty()) {
+    u.prediction = true;
+    for (const auto& c : choices_) {
+      u.accepted_prediction_tokens += c.stats.n_accepted_tokens;
+      u.rejected_prediction_tokens += c.stats.n_draft_tokens - c.stats.n_accepted_tokens;
+    }
+  }
   return u;
 }
 

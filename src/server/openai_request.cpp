@@ -21,15 +21,15 @@ constexpr std::array kChatKeys = {
     "min_p", "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
     "logit_bias", "logprobs", "top_logprobs", "user", "stream", "stream_options", "ignore_eos",
     "priority", "tools", "tool_choice", "parallel_tool_calls", "chat_template_kwargs",
-    "reasoning_effort", "response_format", "grammar", "regex"};
+    "reasoning_effort", "response_format", "grammar", "regex", "prediction"};
 constexpr std::array kCompletionKeys = {
     "model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p",
     "repetition_penalty", "seed", "stop", "n", "presence_penalty", "frequency_penalty",
     "logit_bias", "logprobs", "user", "stream", "stream_options", "echo", "best_of", "ignore_eos",
-    "priority", "response_format", "grammar", "regex"};
+    "priority", "response_format", "grammar", "regex", "prediction"};
 // OpenAI fields that do not change the answer: accepted, reported, without effect.
 constexpr std::array kIgnoredKeys = {"store", "metadata", "service_tier", "prompt_cache_key",
-                                     "safety_identifier", "prediction", "verbosity"};
+                                     "safety_identifier", "verbosity"};
 
 std::optional<ApiError> get_number(const json& body, const char* key, double lo, double hi,
                                    bool lo_open, float& out) {
@@ -98,6 +98,37 @@ std::optional<ApiError> check_keys(const json& body, Endpoint endpoint, Generati
                                                 ? " (use 'tools' and 'tool_choice')" : ""));
     }
     return invalid_param(key, fmt::format("Unrecognized request argument supplied: {}", key));
+  }
+  return std::nullopt;
+}
+
+// OpenAI's Predicted Outputs: {"type": "content", "content": "..." | [{"type": "text", "text":
+// "..."}, ...]}; the parts are concatenated.
+std::optional<ApiError> parse_prediction(const json& body, GenerationSpec& out) {
+  const json* p = json_field(body, "prediction");
+  if (!p) return std::nullopt;
+  if (!p->is_object()) return wrong_type("prediction", *p, "an object");
+  for (const auto& [key, value] : p->items()) {
+    if (key != "type" && key != "content") {
+      return invalid_param("prediction." + key, fmt::format("'prediction.{}' is not supported", key));
+    }
+  }
+  const json* type = json_field(*p, "type");
+  if (!type || *type != "content") return invalid_param("prediction.type", "'prediction.type' must be \"content\"");
+  const json* content = json_field(*p, "content");
+  if (!content) return invalid_param("prediction.content", "'prediction.content' is required");
+  if (content->is_string()) {
+    out.prediction = content->get<std::string>();
+    return std::nullopt;
+  }
+  if (!content->is_array()) return wrong_type("prediction.content", *content, "a string or an array of text parts");
+  for (const json& part : *content) {
+    const json* text = part.is_object() ? json_field(part, "text") : nullptr;
+    const json* part_type = part.is_object() ? json_field(part, "type") : nullptr;
+    if (!text || !text->is_string() || !part_type || *part_type != "text" || part.size() != 2) {
+      return invalid_param("prediction.content", "'prediction.content' parts must be {\"type\": \"text\", \"text\": \"...\"}");
+    }
+    out.prediction += text->get<std::string>();
   }
   return std::nullopt;
 }
@@ -288,6 +319,7 @@ std::optional<ApiError> parse_generation_request(const json& body, Endpoint endp
     if (auto e = get_bool(body, "echo", out.echo)) return e;
   }
   if (auto e = parse_output_constraint(body, out.constraint)) return e;
+  if (auto e = parse_prediction(body, out)) return e;
   if (auto e = parse_sampling(body, limits, seed_if_absent, out)) return e;
   if (endpoint == Endpoint::kCompletion) {
     int64_t best_of = out.n;

@@ -6,6 +6,8 @@
 // and reported in `ignored_fields` for the server to log; fields whose meaning ridge cannot
 // honour (audio, web_search_options, ...) are a 400. Fields ridge understands beyond OpenAI's:
 // top_k, min_p, repetition_penalty, ignore_eos, priority, grammar, chat_template_kwargs.
+// `prediction` (Predicted Outputs) drafts tokens for speculative verification: faster where
+// the output follows it, never a different output.
 // docs/server.md lists every field.
 #pragma once
 
@@ -47,6 +49,7 @@ struct GenerationSpec {
   bool echo = false;           // completion: prompt text prepended to the choice
   bool ignore_eos = false;
   int32_t priority = 0;
+  std::string prediction;      // Predicted Outputs: the text the client expects (drafts only)
   std::string user;
   std::vector<std::string> ignored_fields;  // accepted without effect (the server logs them)
 };

@@ -37,6 +37,10 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  // Predicted Outputs: draft tokens the output took / did not take (completion_tokens_details).
+  bool prediction = false;
+  int64_t accepted_prediction_tokens = 0;
+  int64_t rejected_prediction_tokens = 0;
 };
 
 // "stop" / "length"; an aborted or failed choice reports "abort" / "error" (ridge extension).

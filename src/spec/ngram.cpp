@@ -27,4 +27,23 @@ std::vector<int32_t> ngram_draft(std::span<const int32_t> history, const NgramOp
   return {};
 }
 
+PredictionDraft prediction_draft(std::span<const int32_t> history, std::span<const int32_t> prediction,
+                                 const NgramOptions& o, int64_t hint) {
+  const auto len = static_cast<int64_t>(history.size());
+  const auto plen = static_cast<int64_t>(prediction.size());
+  for (int64_t n = std::min<int64_t>(o.max_ngram, len); n >= std::max(o.min_ngram, 1); --n) {
+    const auto pattern = history.subspan(static_cast<size_t>(len - n));
+    int64_t best = -1;  // the start of the chosen occurrence
+    for (int64_t p = 0; p + n < plen; ++p) {
+      if (!std::equal(pattern.begin(), pattern.end(), prediction.begin() + p)) continue;
+      best = p;
+      if (p + n >= hint) break;  // the first at or after the hint
+    }
+    if (best < 0) continue;
+    const int64_t from = best + n, to = std::min(plen, from + o.max_draft);
+    return {{prediction.begin() + from, prediction.begin() + to}, from};
+  }
+  return {};
+}
+
 }  // namespace ridge::spec

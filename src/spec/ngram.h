@@ -24,6 +24,19 @@ struct NgramOptions {
 // suffix of min_ngram..max_ngram tokens occurred earlier with a continuation.
 std::vector<int32_t> ngram_draft(std::span<const int32_t> history, const NgramOptions& o);
 
+// Drafting from a predicted output (OpenAI's `prediction`: the text the client expects, e.g.
+// the file an edit rewrites): the tokens of `prediction` after an occurrence of the text's last
+// n tokens (n from max_ngram down to min_ngram), max_draft of them at most. Of several
+// occurrences, the first at or after `hint` (where the previous draft from the prediction
+// stopped being right; 0 at first), else the last before it. `from` is where the draft starts
+// in the prediction; empty when nothing matches.
+struct PredictionDraft {
+  std::vector<int32_t> tokens;
+  int64_t from = 0;
+};
+PredictionDraft prediction_draft(std::span<const int32_t> history, std::span<const int32_t> prediction,
+                                 const NgramOptions& o, int64_t hint);
+
 // What speculation did over a run: verification steps, tokens proposed, tokens accepted.
 struct SpecStats {
   int64_t n_steps = 0;     // forward steps that verified a draft

@@ -29,6 +29,7 @@ struct Job {
   float temperature = 0;
   uint64_t seed = 0;
   int32_t n_logprobs = -1;
+  std::vector<int32_t> prediction;
 };
 
 // Runs the jobs, all submitted at once, and returns their outputs in job order.
@@ -42,6 +43,7 @@ std::vector<Output> run_jobs(Engine& e, const std::vector<Job>& jobs) {
     r.params.seed = j.seed;
     r.params.max_tokens = j.max_tokens;
     r.n_logprobs = j.n_logprobs;
+    r.prediction = j.prediction;
     r.ignore_eos = true;
     r.on_output = [&out](const RequestOutput& ev) {
       Output& o = out[ev.id];
@@ -111,6 +113,7 @@ TEST(SpecEngine, OutputsUnchangedWithBatchingPreemptionAndPrefixCache) {
   const std::vector<Output> expected = run_jobs(*plain, jobs);
   o.spec = SpecMethod::kNgram;
   o.spec_max = 6;
+  o.spec_cost_rule = false;  // counts below that do not depend on step times
   auto spec = fake_engine(48, o, kVocab);
   const std::vector<Output> got = run_jobs(*spec, jobs);
   expect_same(got, expected);
@@ -187,6 +190,46 @@ TEST(SpecEngine, RealModelOutputsUnchanged) {
     EXPECT_GT((*spec)->stats().n_draft_tokens, 0) << ggml_type_name(kv);
     EXPECT_EQ((*spec)->stats().kv_blocks_used, 0);
   }
+}
+
+// A request's prediction (OpenAI's Predicted Outputs) drafts without --spec: a right prediction
+// is accepted nearly whole, an edited one re-syncs after the edit, a wrong one changes nothing.
+TEST(SpecEngine, PredictionsDraftWithoutSpecAndChangeNoOutput) {
+  constexpr int32_t kVocab = 50;
+  std::mt19937 rng(9);
+  std::vector<Job> jobs = repetitive_jobs(rng, 12, kVocab);
+  for (Job& j : jobs) j.max_tokens = 40;
+  EngineOptions o;
+  o.max_model_len = 128;
+  o.spec_cost_rule = false;  // counts below that do not depend on step times
+  auto plain = fake_engine(512, o, kVocab);
+  const std::vector<Output> expected = run_jobs(*plain, jobs);
+  EXPECT_EQ(plain->stats().n_draft_tokens, 0);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    std::vector<int32_t>& p = jobs[i].prediction;
+    p = expected[i].tokens;
+    if (i % 3 == 1 && p.size() > 20) p[12] = (p[12] + 1) % kVocab;  // an edit
+    if (i % 3 == 2) {
+      for (int32_t& t : p) t = static_cast<int32_t>(rng() % kVocab);  // wrong
+    }
+  }
+  auto predicted = fake_engine(512, o, kVocab);
+  const std::vector<Output> got = run_jobs(*predicted, jobs);
+  expect_same(got, expected);
+  // Right predictions give most tokens from drafts (how many depends on the draft lengths the
+  // measured step times allow); wrong ones about none.
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (i % 3 == 0) {
+      EXPECT_GE(got[i].stats.n_accepted_tokens, 30) << i;
+    } else if (i % 3 == 2) {
+      EXPECT_LE(got[i].stats.n_accepted_tokens, 4) << i;
+    }
+  }
+  EXPECT_EQ(predicted->stats().kv_blocks_used, 0);
+  Request bad;
+  bad.prompt_tokens = {1, 2};
+  bad.prediction = {1, kVocab};
+  EXPECT_TRUE(predicted->add_request(std::move(bad)).status().is_usage());
 }
 
 TEST(SpecEngine, RefusedWhereADraftCannotBeRolledBackAndForBadValues) {

@@ -49,3 +49,31 @@ TEST(SpecStats, Ratios) {
 
 }  // namespace
 }  // namespace ridge::spec
+
+namespace ridge::spec {
+namespace {
+
+TEST(PredictionDraft, ContinuesThePredictionWhereTheTextIs) {
+  NgramOptions o;
+  o.max_draft = 3;
+  const std::vector<int32_t> pred{10, 11, 12, 13, 10, 11, 14, 15};
+  // "... 10 11" occurs twice: the first at or after the hint.
+  PredictionDraft d = prediction_draft(std::vector<int32_t>{1, 10, 11}, pred, o, 0);
+  EXPECT_EQ(d.tokens, (std::vector<int32_t>{12, 13, 10}));
+  EXPECT_EQ(d.from, 2);
+  d = prediction_draft(std::vector<int32_t>{1, 10, 11}, pred, o, 5);
+  EXPECT_EQ(d.tokens, (std::vector<int32_t>{14, 15}));  // to the prediction's end
+  EXPECT_EQ(d.from, 6);
+  // Past every occurrence: the last one.
+  d = prediction_draft(std::vector<int32_t>{10, 11}, pred, o, 7);
+  EXPECT_EQ(d.from, 6);
+  // The text went off the prediction (an edit): the longest suffix that is in it re-syncs.
+  d = prediction_draft(std::vector<int32_t>{10, 11, 12, 99, 13}, pred, o, 3);
+  EXPECT_EQ(d.tokens, (std::vector<int32_t>{10, 11, 14}));
+  EXPECT_TRUE(prediction_draft(std::vector<int32_t>{99}, pred, o, 0).tokens.empty());
+  EXPECT_TRUE(prediction_draft(std::vector<int32_t>{15}, pred, o, 0).tokens.empty());  // at its end
+  EXPECT_TRUE(prediction_draft(std::vector<int32_t>{1}, std::vector<int32_t>{}, o, 0).tokens.empty());
+}
+
+}  // namespace
+}  // namespace ridge::spec
