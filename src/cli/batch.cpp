@@ -1,9 +1,9 @@
 // ridge batch: run a JSONL file of requests through the continuous-batching engine (offline
 // inference) and report throughput, TTFT/latency/inter-token percentiles, prefix-cache hit rate
 // and preemptions. Each line: {"prompt": "..." | "tokens": [...], "max_tokens": N,
-// "temperature": T, ..., "arrival": seconds-after-start}; or "messages" (+ "tools",
-// "chat_template_kwargs") rendered with the model's chat template, whose results then carry
-// content, reasoning_content and tool_calls as the server's would.
+// "temperature": T, ..., "arrival": seconds-after-start, "prediction": "expected output"}; or
+// "messages" (+ "tools", "chat_template_kwargs") rendered with the model's chat template, whose
+// results then carry content, reasoning_content and tool_calls as the server's would.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -43,6 +43,7 @@ struct Item {
   engine::Request req;
   double arrival = 0;
   json extra;  // "id" echoed into the results
+  std::string prediction;                  // "prediction": the expected output (drafts only)
   std::optional<chat::Conversation> chat;  // "messages": rendered with the chat template
   chat::ParserOptions parse;               // how its output splits (chat items)
 };
@@ -94,7 +95,7 @@ Result<Item> parse_line(const std::string& text, size_t line, bool ignore_eos) {
   static const char* kKeys[] = {"prompt", "tokens", "max_tokens", "temperature", "top_k", "top_p", "min_p",
                                 "seed", "stop", "repetition_penalty", "frequency_penalty", "presence_penalty",
                                 "ignore_eos", "priority", "logprobs", "arrival", "id", "messages",
-                                "tools", "chat_template_kwargs"};
+                                "tools", "chat_template_kwargs", "prediction"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return it.key() == k; }) == std::end(kKeys)) {
       return usage_error("batch: line {}: unknown key '{}'", line, it.key());
@@ -119,6 +120,7 @@ Result<Item> parse_line(const std::string& text, size_t line, bool ignore_eos) {
   RIDGE_RETURN_IF_ERROR(get(j, "priority", r.priority, line));
   RIDGE_RETURN_IF_ERROR(get(j, "logprobs", r.n_logprobs, line));
   RIDGE_RETURN_IF_ERROR(get(j, "arrival", item.arrival, line));
+  RIDGE_RETURN_IF_ERROR(get(j, "prediction", item.prediction, line));
   if (j.contains("stop")) {
     if (j["stop"].is_string()) p.stop = {j["stop"].get<std::string>()};
     else RIDGE_RETURN_IF_ERROR(get(j, "stop", p.stop, line));
@@ -234,6 +236,10 @@ json result_json(const Item& item, const Outcome& o, size_t index) {
             {"queue_ms", s.queue_time() * 1e3}, {"ttft_ms", s.ttft() * 1e3}, {"latency_ms", s.latency() * 1e3},
             {"decode_tok_s", s.decode_tok_per_s()}, {"itl_p50_ms", percentile(gaps, 0.5)},
             {"itl_p99_ms", percentile(gaps, 0.99)}, {"preemptions", s.n_preemptions}};
+  if (s.n_draft_tokens > 0) {
+    r["draft_tokens"] = s.n_draft_tokens;
+    r["accepted_draft_tokens"] = s.n_accepted_tokens;
+  }
   if (item.extra.contains("id")) r["id"] = item.extra["id"];
   if (!o.error.empty()) r["error"] = o.error;
   if (!o.logprobs.empty()) r["logprobs"] = o.logprobs;
@@ -277,6 +283,9 @@ int cmd_batch(int argc, char** argv) {
   auto tok = tokenizer::Tokenizer::from_gguf(model->file());
   if (!tok.ok()) return report(tok.status());
   if (Status s = render_chats(*items, model->file(), *tok, a.chat); !s.ok()) return report(s);
+  for (Item& item : *items) {
+    if (!item.prediction.empty()) item.req.prediction = tok->encode(item.prediction, false, false);
+  }
   if (Status s = resolve_engine_spec(a.spec, *model, a.engine); !s.ok()) return report(s.with_prefix("batch"));
   auto eng = engine::Engine::create(*model, &*tok, a.engine);
   if (!eng.ok()) return report(eng.status());

@@ -1,0 +1,88 @@
+// `ridge batch --spec ngram` and "prediction" lines on real weights (stories260K): the same
+// results as without them, the drafts counted per request and in the summary; bad values are
+// one-line usage errors.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "run_binary.h"
+
+namespace {
+
+using ridge::testing::run_ridge;
+
+const std::string kStories = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()))).string();
+}
+
+std::vector<nlohmann::json> read_results(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST(BatchSpec, SameResultsWithSpeculationAndPredictions) {
+  if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
+  const std::string prompts = temp_path("ridge_batch_spec_in_");
+  const std::string lines[] = {
+      R"({"prompt": "Once upon a time, there was a little girl. Once upon a time", "max_tokens": 48, "temperature": 0})",
+      R"({"prompt": "Lily and Ben went to the park. Lily and Ben", "max_tokens": 40, "temperature": 0.8, "seed": 5})",
+      R"({"prompt": "The cat sat on the mat. The cat", "max_tokens": 32, "temperature": 0})",
+  };
+  {
+    std::ofstream f(prompts);
+    for (const std::string& l : lines) f << l << "\n";
+  }
+  const std::string plain_out = temp_path("ridge_batch_plain_out_");
+  auto plain = run_ridge("batch -q -t 1 -m " + kStories + " --prompts " + prompts + " --out " + plain_out);
+  ASSERT_EQ(plain.rc, 0) << plain.text;
+  EXPECT_EQ(plain.text.find("speculation:"), std::string::npos) << plain.text;
+  const std::vector<nlohmann::json> want = read_results(plain_out);
+  ASSERT_EQ(want.size(), 3u);
+  // The second run's lines predict the first run's texts.
+  {
+    std::ofstream f(prompts);
+    for (size_t i = 0; i < 3; ++i) {
+      nlohmann::json j = nlohmann::json::parse(lines[i]);
+      if (i != 1) j["prediction"] = want[i]["text"];
+      f << j.dump() << "\n";
+    }
+  }
+  const std::string spec_out = temp_path("ridge_batch_spec_out_");
+  auto spec = run_ridge("batch -q -t 1 -m " + kStories + " --prompts " + prompts + " --out " + spec_out +
+                        " --spec ngram --spec-max 4");
+  ASSERT_EQ(spec.rc, 0) << spec.text;
+  EXPECT_NE(spec.text.find("speculation: prompt lookup"), std::string::npos) << spec.text;
+  const std::vector<nlohmann::json> got = read_results(spec_out);
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(got[i]["tokens"], want[i]["tokens"]) << i;
+    EXPECT_EQ(got[i]["text"], want[i]["text"]) << i;
+  }
+  for (const std::string& p : {prompts, plain_out, spec_out}) std::filesystem::remove(p);
+}
+
+TEST(BatchSpec, BadValuesAreUsageErrors) {
+  if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
+  const std::string prompts = temp_path("ridge_batch_spec_bad_");
+  std::ofstream(prompts) << R"({"prompt": "x", "max_tokens": 2})" << "\n";
+  for (const char* flags : {"--spec mtp", "--spec draft", "--spec ngram --spec-max 0", "--spec ngram --spec-ngram 99"}) {
+    auto r = run_ridge("batch -q -m " + kStories + " --prompts " + prompts + " " + flags);
+    EXPECT_EQ(r.rc, 2) << flags << ": " << r.text;
+    EXPECT_NE(r.text.find("spec"), std::string::npos) << r.text;
+  }
+  std::ofstream(prompts) << R"({"prompt": "x", "prediction": 5})" << "\n";
+  auto bad_line = run_ridge("batch -q -m " + kStories + " --prompts " + prompts);
+  EXPECT_EQ(bad_line.rc, 2) << bad_line.text;
+  EXPECT_NE(bad_line.text.find("prediction"), std::string::npos) << bad_line.text;
+  std::filesystem::remove(prompts);
+}
+
+}  // namespace
