@@ -116,13 +116,16 @@ void Engine::add_drafts(SchedulerOutput& out) {
   if (std::all_of(k.begin(), k.end(), [](int64_t v) { return v == 0; }) && stats_.n_steps % period == 0) {
     k[static_cast<size_t>(std::max_element(alpha.begin(), alpha.end()) - alpha.begin())] = 1;
   }
+  int64_t n_rows = 0;  // draft rows added: at most the runner's extra logits rows
   for (size_t j = 0; j < chunk_of.size(); ++j) {
     ScheduledChunk& c = out.chunks[chunk_of[j]];
-    if (k[j] == 0 || !scheduler_->add_draft(out, c, static_cast<int32_t>(k[j]))) {
+    k[j] = std::min<int64_t>(k[j], kMaxDraftRowsPerStep - n_rows);
+    if (k[j] <= 0 || !scheduler_->add_draft(out, c, static_cast<int32_t>(k[j]))) {
       c.seq->draft.clear();
       continue;
     }
     c.seq->draft.resize(static_cast<size_t>(k[j]));
+    n_rows += k[j];
   }
 }
 

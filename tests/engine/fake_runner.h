@@ -21,6 +21,9 @@ class FakeRunner final : public Runner {
 
   Result<std::span<const float>> run(const model::Batch& b) override {
     RIDGE_RETURN_IF_ERROR(b.validate(n_vocab_, n_blocks_, block_size_));
+    if (max_outputs > 0 && b.n_outputs() > max_outputs) {
+      return error("fake runner: {} logits rows, at most {}", b.n_outputs(), max_outputs);
+    }
     n_runs += 1;
     max_tokens_seen = std::max<int64_t>(max_tokens_seen, b.n_tokens());
     for (int64_t t = 0; t < b.n_tokens(); ++t) {
@@ -51,6 +54,7 @@ class FakeRunner final : public Runner {
 
   int64_t n_runs = 0;
   int64_t max_tokens_seen = 0;
+  int64_t max_outputs = 0;  // logits rows a step may ask for (0: any), as ModelRunner's limit
 
  private:
   int32_t n_blocks_, block_size_, n_vocab_;

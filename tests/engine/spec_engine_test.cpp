@@ -232,6 +232,29 @@ TEST(SpecEngine, PredictionsDraftWithoutSpecAndChangeNoOutput) {
   EXPECT_TRUE(predicted->add_request(std::move(bad)).status().is_usage());
 }
 
+// Many sequences with long drafts: a step verifies at most kMaxDraftRowsPerStep draft rows (the
+// logits rows a ModelRunner has beyond one per sequence).
+TEST(SpecEngine, DraftRowsPerStepStayWithinTheRunnersRows) {
+  constexpr int32_t kVocab = 4;
+  std::mt19937 rng(1);
+  std::vector<Job> jobs = repetitive_jobs(rng, 40, kVocab);
+  for (Job& j : jobs) j.max_tokens = 30;
+  EngineOptions o;
+  o.max_seqs = 40;
+  o.max_batched_tokens = 1024;
+  o.max_model_len = 128;
+  auto plain = fake_engine(2000, o, kVocab);
+  const std::vector<Output> expected = run_jobs(*plain, jobs);
+  o.spec = SpecMethod::kNgram;
+  o.spec_cost_rule = false;
+  auto runner = std::make_unique<FakeRunner>(2000, 4, kVocab);
+  runner->max_outputs = o.max_seqs + kMaxDraftRowsPerStep;
+  auto spec = Engine::create(std::move(runner), nullptr, o);
+  ASSERT_TRUE(spec.ok());
+  expect_same(run_jobs(**spec, jobs), expected);
+  EXPECT_GT((*spec)->stats().n_draft_tokens, 0);
+}
+
 TEST(SpecEngine, RefusedWhereADraftCannotBeRolledBackAndForBadValues) {
   EngineOptions o;
   o.spec = SpecMethod::kNgram;
