@@ -191,7 +191,7 @@ class Engine {
   // speculation drafts in and times (a step with a prompt chunk is another regime).
   static bool decodes_only(const SchedulerOutput& out);
   // Speculative decoding: proposes drafts for the step's decoding sequences and adds the ones
-  // that pay (spec::allocate_drafts on the step's predicted time) to `out`.
+  // that pay (spec::allocate_drafts on the step's predicted time) to `out`, a decode-only step.
   void add_drafts(SchedulerOutput& out);
   // The cost model's figures of the step `out` (needs cost_), its time on the roof (seconds;
   // bytes without a roof), and that time or 1 without a cost model.

@@ -47,7 +47,6 @@ double Engine::model_step_time(const SchedulerOutput& out) const {
 }
 
 void Engine::add_drafts(SchedulerOutput& out) {
-  if (!decodes_only(out)) return;
   std::vector<size_t> chunk_of;
   std::vector<double> alpha;
   std::vector<int64_t> max_len;

@@ -199,7 +199,9 @@ bool Engine::step() {
     publish_stats();
     return false;
   }
-  if (step_times_) add_drafts(out);
+  // Decode-only steps draft and are timed; a verified draft keeps the step decode-only.
+  const bool timed = step_times_ && decodes_only(out);
+  if (timed) add_drafts(out);
   const int64_t bs = runner_->block_size();
   batch_.clear();
   if (!slot_owner_.empty()) mark_held_slots();
@@ -229,7 +231,7 @@ bool Engine::step() {
     const bool decode = c.n_draft > 0 || (c.n_new == 1 && c.start >= c.seq->n_prompt);
     stats_.n_prompt_tokens += decode ? 0 : c.n_new;
   }
-  if (step_times_ && decodes_only(out)) step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
+  if (timed) step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
   if (cost_) {
     std::vector<model::SeqWork> work;
     work.reserve(out.chunks.size());
