@@ -140,9 +140,7 @@ std::vector<double> step_times(const model::Model& m, model::KvType kv_type, int
     const model::SeqWork w{n_past, rows};
     model::StepCost c = model::cost_of_step(*mc, std::span<const model::SeqWork>(&w, 1));
     c.flops += static_cast<double>(rows - 1) * mc->head_flops_per_row;
-    out.push_back(!roof ? c.bytes()
-                        : std::max(c.bytes() / roof->bandwidth_bytes_per_s,
-                                   roof->peak_flops > 0 ? c.flops / roof->peak_flops : 0.0));
+    out.push_back(roof ? model::roof_time(c, roof->bandwidth_bytes_per_s, roof->peak_flops) : c.bytes());
   }
   return out;
 }

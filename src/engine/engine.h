@@ -193,10 +193,9 @@ class Engine {
   // Speculative decoding: proposes drafts for the step's decoding sequences and adds the ones
   // that pay (spec::allocate_drafts on the step's predicted time) to `out`, a decode-only step.
   void add_drafts(SchedulerOutput& out);
-  // The cost model's figures of the step `out` (needs cost_), its time on the roof (seconds;
-  // bytes without a roof), and that time or 1 without a cost model.
+  // The cost model's figures of the step `out` (needs cost_), and its time on the roof
+  // (model::roof_time), or 1 without a cost model.
   model::StepCost step_cost(const SchedulerOutput& out) const;
-  double roof_time(const model::StepCost& c) const;
   double model_step_time(const SchedulerOutput& out) const;
   // Samples seq's token from one logits row (under its grammar, with logprobs when asked).
   // kError in ev.finish when the grammar allows nothing.

@@ -36,14 +36,8 @@ model::StepCost Engine::step_cost(const SchedulerOutput& out) const {
   return cost;
 }
 
-double Engine::roof_time(const model::StepCost& c) const {
-  if (opts_.roof_bandwidth <= 0) return c.bytes();
-  const double t_bytes = c.bytes() / opts_.roof_bandwidth;
-  return opts_.roof_flops > 0 ? std::max(t_bytes, c.flops / opts_.roof_flops) : t_bytes;
-}
-
 double Engine::model_step_time(const SchedulerOutput& out) const {
-  return cost_ ? roof_time(step_cost(out)) : 1.0;  // no cost model (a test runner): one unit
+  return cost_ ? model::roof_time(step_cost(out), opts_.roof_bandwidth, opts_.roof_flops) : 1.0;  // no cost model (a test runner): one unit
 }
 
 void Engine::add_drafts(SchedulerOutput& out) {
@@ -97,7 +91,7 @@ void Engine::add_drafts(SchedulerOutput& out) {
     row.flops = b.flops - a.flops + cost_->head_flops_per_row;
   }
   const auto model_time = [&](int64_t k) {
-    return cost_ ? roof_time(plus_rows(base, row, static_cast<double>(k))) : 1.0;
+    return cost_ ? model::roof_time(plus_rows(base, row, static_cast<double>(k)), opts_.roof_bandwidth, opts_.roof_flops) : 1.0;
   };
   // Measured times scale the model's; a row count timed faster than the plain step (noise) does
   // not make rows look cheaper than the model says they are.

@@ -434,6 +434,12 @@ StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs, std::sp
   return c;
 }
 
+double roof_time(const StepCost& c, double bandwidth_bytes_per_s, double peak_flops) {
+  if (bandwidth_bytes_per_s <= 0) return c.bytes();
+  const double t_bytes = c.bytes() / bandwidth_bytes_per_s;
+  return peak_flops > 0 ? std::max(t_bytes, c.flops / peak_flops) : t_bytes;
+}
+
 StepCost cost_of_step(const ModelCost& m, int64_t batch, int64_t context) {
   if (batch <= 0) return {};
   SeqWork one{context > 0 ? context - 1 : 0, 1};

@@ -185,6 +185,10 @@ StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs);
 // in layer l during this step (the union over its tokens); one value stands for every layer.
 // Empty, or a dense model: as above.
 StepCost cost_of_step(const ModelCost& m, std::span<const SeqWork> seqs, std::span<const int64_t> experts_read);
+// A step's time on a roof: max(bytes / bandwidth, FLOPs / peak) in seconds (the FLOPs term
+// only with peak_flops > 0); its bytes when there is no roof (bandwidth <= 0).
+double roof_time(const StepCost& c, double bandwidth_bytes_per_s, double peak_flops);
+
 // `batch` sequences each decoding one token at context `context` (new token included):
 // bytes = weights + batch * KV(context); FLOPs = batch * flops_per_token(context).
 StepCost cost_of_step(const ModelCost& m, int64_t batch, int64_t context);

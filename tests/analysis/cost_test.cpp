@@ -384,3 +384,19 @@ TEST(CostMoeTest, GgufTensorTableOfAnMoeFile) {
 
 }  // namespace
 }  // namespace ridge::model
+
+namespace ridge::model {
+namespace {
+
+TEST(RoofTime, BytesOrFlopsWhicheverIsSlowerAndBytesWithoutARoof) {
+  StepCost c;
+  c.weight_bytes = 100;
+  c.flops = 1000;
+  EXPECT_DOUBLE_EQ(roof_time(c, 0, 0), 100.0);      // no roof: bytes
+  EXPECT_DOUBLE_EQ(roof_time(c, 10, 0), 10.0);      // no compute roof: bytes / bandwidth
+  EXPECT_DOUBLE_EQ(roof_time(c, 10, 500), 10.0);    // bandwidth-bound
+  EXPECT_DOUBLE_EQ(roof_time(c, 10, 50), 20.0);     // compute-bound
+}
+
+}  // namespace
+}  // namespace ridge::model
