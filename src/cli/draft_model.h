@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "model/session.h"
+#include "sampling/sampler.h"
 
 namespace ridge::cli {
 
@@ -25,11 +26,15 @@ class DraftModel {
                                                   const kernels::Kernels& kernels,
                                                   const model::SessionOptions& opts);
 
-  // Up to k greedy tokens after `history` (the target's text, its newest token included),
-  // evaluating what of it the draft's cache lacks first (at most room tokens in all).
-  // The draft's cache first drops what no longer matches the text (rejected drafts, a chat's
-  // rewritten turn).
-  Result<std::vector<int32_t>> propose(std::span<const int32_t> history, int64_t k, ThreadPool& pool);
+  // Up to k tokens after `history` (the target's text, its newest token included), evaluating
+  // what of it the draft's cache lacks first (at most room tokens in all). Greedy without a
+  // sampler; with one, each token is drawn from the sampler's distribution of the draft's logits
+  // (the text and the drafts so far as its history) and that distribution goes to q, for the
+  // rejection rule (Sampler::verify_draft). The draft's cache first drops what no longer matches
+  // the text (rejected drafts, a chat's rewritten turn).
+  Result<std::vector<int32_t>> propose(std::span<const int32_t> history, int64_t k, ThreadPool& pool,
+                                       sampling::Sampler* sampler = nullptr,
+                                       std::vector<std::vector<sampling::TokenProb>>* q = nullptr);
 
   const model::Model& model() const { return *model_; }
 

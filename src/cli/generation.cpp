@@ -39,6 +39,11 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("--draft", o.draft_path, "draft model for speculative decoding (same vocabulary)");
   app.add_option("--spec-max", o.spec_max, "draft tokens per step at most")->capture_default_str();
   app.add_option("--spec-ngram", o.spec_ngram, "longest n-gram --spec ngram looks up")->capture_default_str();
+  app.add_option("--spec-rule", o.spec_rule,
+                 "verification: match (greedy drafts, output identical to plain decoding seed for seed), "
+                 "rejection (sampled drafts kept with probability min(1, p/q): the same distribution, "
+                 "more drafts kept), auto (rejection with a draft model at temperature > 0)")
+      ->capture_default_str();
   add_mmap_flag(app, o.backing);
 }
 
@@ -60,6 +65,13 @@ Status validate(const GenerationOptions& o) {
   if (o.spec == "ngram" && !o.draft_path.empty()) return usage_error("--draft goes with --spec draft, not ngram");
   if (o.spec_max < 1 || o.spec_max > 64) return usage_error("--spec-max must be 1..64, got {}", o.spec_max);
   if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("--spec-ngram must be 1..16, got {}", o.spec_ngram);
+  if (o.spec_rule != "auto" && o.spec_rule != "match" && o.spec_rule != "rejection") {
+    return usage_error("--spec-rule must be auto, match or rejection, got '{}'", o.spec_rule);
+  }
+  if (o.spec_rule == "rejection" && o.spec != "draft") {
+    return usage_error("--spec-rule rejection needs a draft model (--draft): other drafts are certain "
+                       "tokens, which the match rule verifies exactly");
+  }
   return ok_status();
 }
 
@@ -88,6 +100,8 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
     }
     if (o.spec == "ngram") l.ngram = spec::NgramOptions{o.spec_ngram, 1, o.spec_max};
     l.spec_max = o.spec_max;
+    l.spec_rejection = o.spec_rule == "rejection" || (o.spec_rule == "auto" && o.spec == "draft" &&
+                                                      o.sampling.temperature > 0.0f);
   }
   RIDGE_ASSIGN_OR_RETURN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::from_gguf(l.model->file()));
   l.tok = std::make_unique<tokenizer::Tokenizer>(std::move(tok));
@@ -170,17 +184,16 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
   model::Session& s = *l.session;
   const auto n_vocab = static_cast<size_t>(l.model->config().n_vocab);
   Stopwatch sw;
-  // Samples from `row` and emits the token; false when generation ends with it.
-  auto take = [&](std::span<const float> row, int32_t& tok) {
-    tok = sampler.sample(row, history);
+  // Emits a sampled token; false when generation ends with it.
+  auto push = [&](int32_t t) {
     ++st.n_generated;
-    if (l.tok->is_eog(tok)) {
+    if (l.tok->is_eog(t)) {
       st.stopped_by_eog = true;
       return false;
     }
-    history.push_back(tok);
-    if (generated) generated->push_back(tok);
-    const auto out = stop.push(detok.push(tok));
+    history.push_back(t);
+    if (generated) generated->push_back(t);
+    const auto out = stop.push(detok.push(t));
     if (!out.text.empty()) emit(out.text);
     if (out.stopped) {
       st.stopped_by_string = true;
@@ -188,6 +201,18 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     }
     return st.n_generated < n_max;
   };
+  auto take = [&](std::span<const float> row, int32_t& t) {
+    t = sampler.sample(row, history);
+    return push(t);
+  };
+  // The rejection rule's draft side: the same settings on a stream of its own.
+  std::optional<sampling::Sampler> draft_sampler;
+  std::vector<std::vector<sampling::TokenProb>> draft_q;
+  if (l.spec_rejection) {
+    sampling::SamplingParams dp = sampler.params();
+    dp.seed = sampling::Rng::splitmix64(dp.seed);
+    draft_sampler.emplace(dp, sampler.n_vocab());
+  }
   int32_t tok = 0;  // sampled and emitted, not yet in the cache
   bool more = n_max > 0 && take(logits, tok);
   // Speculation: the draft length that pays best at the acceptance and step costs measured so
@@ -207,7 +232,7 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     if (l.spec_max > 0) {
       int64_t k = spec::best_draft_length(acceptance.value(), costs.steps(), costs.draft());
       if (k == 0 && st.n_decode_steps % 8 == 0) k = 1;
-      k = std::min(k, cap);
+      k = l.spec_cost_rule ? std::min(k, cap) : l.spec_max;
       // No draft past the context, nor of the last token to generate (sampled from the row
       // before it, it needs no check).
       const int64_t room = std::min({s.n_ctx() - s.n_past() - 1, n_max - st.n_generated - 1, k});
@@ -216,7 +241,8 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
         draft = spec::ngram_draft(history, *l.ngram);
       } else if (room > 0) {
         const Stopwatch drafting;
-        RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, *l.pool));
+        RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, *l.pool, draft_sampler ? &*draft_sampler : nullptr,
+                                                       draft_sampler ? &draft_q : nullptr));
         costs.record_draft(static_cast<int64_t>(draft.size()), drafting.seconds());
       }
       draft.resize(static_cast<size_t>(std::clamp<int64_t>(room, 0, static_cast<int64_t>(draft.size()))));
@@ -241,7 +267,13 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     st.spec.n_drafted += k;
     const int64_t accepted_before = st.spec.n_accepted;
     for (int64_t i = 0; i <= k; ++i) {
-      more = take(logits.subspan(static_cast<size_t>(i) * n_vocab, n_vocab), tok);
+      const auto row = logits.subspan(static_cast<size_t>(i) * n_vocab, n_vocab);
+      if (draft_sampler && i < k) {
+        tok = sampler.verify_draft(row, history, step[static_cast<size_t>(i + 1)], draft_q[static_cast<size_t>(i)]);
+        more = push(tok);
+      } else {
+        more = take(row, tok);
+      }
       // Draft i + 1 is right when the sampler picked it: its K/V is already in the cache.
       if (more && i < k && tok == step[static_cast<size_t>(i + 1)]) {
         ++st.spec.n_accepted;

@@ -39,6 +39,7 @@ struct GenerationOptions {
   std::string draft_path;       // --draft FILE.gguf: the draft model (implies --spec draft)
   int spec_max = 8;             // draft tokens per verification step at most
   int spec_ngram = 3;           // longest suffix the n-gram proposer looks up
+  std::string spec_rule = "auto";  // how drafts are verified: auto, match, rejection
 };
 
 // Adds -m, -t, -c, -b, -n, --isa, --kv-type, --mmap, --spec* and the sampling flags to `app`.
@@ -49,6 +50,8 @@ struct Loaded {
   std::optional<spec::NgramOptions> ngram;  // --spec ngram
   std::unique_ptr<DraftModel> draft;        // --spec draft
   int64_t spec_max = 0;                     // draft tokens per step at most (0: no speculation)
+  bool spec_rejection = false;              // sampled drafts, the rejection rule (else match)
+  bool spec_cost_rule = true;               // false: spec_max drafts every step (tests)
   model::KvType kv_cost_type = model::KvType::kF16;  // the cache's type, for the cost model
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
@@ -74,11 +77,14 @@ struct GenerationStats {
 // Samples from `logits` (of the session's last position), then alternates decode steps and
 // sampling until end of generation, a stop string, `n_max` tokens or a full context. Text goes
 // to `emit` as it becomes final (valid UTF-8, stop strings withheld). `generated` receives the
-// sampled tokens (without a final end-of-generation token). With l.ngram, each step also
-// evaluates a draft after the newest token and takes the drafts the sampler picks itself, in
-// order: every token is sampled once, from the logits plain decoding computes for it (the
-// forward pass gives a row the same bits in a chunk as alone), so the output is plain
-// decoding's, seed for seed. The cache ends as plain decoding leaves it (rejected drafts cut).
+// sampled tokens (without a final end-of-generation token). With speculation, each step also
+// evaluates a draft after the newest token. The match rule takes the drafts the sampler picks
+// itself, in order: every token is sampled once, from the logits plain decoding computes for it
+// (the forward pass gives a row the same bits in a chunk as alone), so the output is plain
+// decoding's, seed for seed. The rejection rule (l.spec_rejection) has the draft model sample
+// its drafts and keeps each with probability min(1, p/q): the output follows the model's
+// distribution, not its seed's stream. The cache ends as plain decoding leaves it (rejected
+// drafts cut).
 Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
                                  std::span<const float> logits, std::vector<int32_t>& history,
                                  int64_t n_max, const std::vector<std::string>& stops,

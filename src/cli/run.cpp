@@ -69,10 +69,10 @@ int cmd_run(int argc, char** argv) {
              l.pool->size(), kernels::kernels_label(l.model->kernels().isa));
   if (l.spec_max > 0) {
     const spec::SpecStats& sp = stats->spec;
-    fmt::print(stderr, "speculative ({}, up to {} per step): {} forward steps for {} tokens · {} of {} "
+    fmt::print(stderr, "speculative ({}, {} rule, up to {} per step): {} forward steps for {} tokens · {} of {} "
                "drafted tokens accepted ({:.0f}%) · {:.2f} tokens per verification step · predicted "
                "speed-up {:.2f}x (cost model, draft lengths chosen from the acceptance)\n",
-               o.spec, o.spec_max, stats->n_decode_steps, stats->n_evaluated, sp.n_accepted, sp.n_drafted,
+               o.spec, l.spec_rejection ? "rejection" : "match", o.spec_max, stats->n_decode_steps, stats->n_evaluated, sp.n_accepted, sp.n_drafted,
                100.0 * sp.acceptance(), sp.tokens_per_step(), sp.predicted_speedup());
   }
   // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.

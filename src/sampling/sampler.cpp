@@ -151,6 +151,61 @@ std::vector<TokenProb> Sampler::distribution(std::span<const float> logits,
   return out;
 }
 
+int32_t Sampler::sample_draft(std::span<const float> logits, std::span<const int32_t> history,
+                              std::vector<TokenProb>& q) {
+  q = distribution(logits, history);
+  if (q.size() == 1) return q[0].token;
+  const double u = rng_.uniform();
+  double cum = 0.0;
+  for (const TokenProb& tp : q) {
+    cum += tp.prob;
+    if (u < cum) return tp.token;
+  }
+  // Rounding left u at the very top: the last token with a probability (a float may hold 0).
+  for (auto it = q.rbegin(); it != q.rend(); ++it) {
+    if (it->prob > 0.0f) return it->token;
+  }
+  return q.back().token;
+}
+
+int32_t Sampler::verify_draft(std::span<const float> logits, std::span<const int32_t> history,
+                              int32_t x, std::span<const TokenProb> q) {
+  const std::vector<TokenProb> p = distribution(logits, history);
+  q_dense_.resize(static_cast<size_t>(n_vocab_), 0.0f);
+  for (const TokenProb& tp : q) {
+    RIDGE_CHECK(tp.token >= 0 && tp.token < n_vocab_);
+    q_dense_[static_cast<size_t>(tp.token)] = tp.prob;
+  }
+  RIDGE_CHECK(x >= 0 && x < n_vocab_);
+  const double qx = q_dense_[static_cast<size_t>(x)];
+  RIDGE_CHECK(qx > 0.0);
+  double px = 0.0;
+  for (const TokenProb& tp : p) {
+    if (tp.token == x) px = tp.prob;
+  }
+  int32_t out = x;
+  if (rng_.uniform() * qx >= px) {  // rejected: u >= p(x) / q(x)
+    const auto residual = [&](const TokenProb& tp) {
+      return std::max(0.0, static_cast<double>(tp.prob) - q_dense_[static_cast<size_t>(tp.token)]);
+    };
+    double total = 0.0;
+    for (const TokenProb& tp : p) total += residual(tp);
+    if (total > 0.0) {  // p == q up to rounding leaves nothing to draw from: x stands
+      const double target = rng_.uniform() * total;
+      double cum = 0.0;
+      for (const TokenProb& tp : p) {
+        const double r = residual(tp);
+        if (r <= 0.0) continue;
+        out = tp.token;
+        cum += r;
+        if (target < cum) break;
+      }
+    }
+  }
+  for (const TokenProb& tp : q) q_dense_[static_cast<size_t>(tp.token)] = 0.0f;
+  return out;
+}
+
 SampleResult logprobs_of(std::span<const float> logits, int32_t token, int32_t n_top) {
   RIDGE_CHECK(token >= 0 && static_cast<size_t>(token) < logits.size());
   float max_logit = kNegInf;

@@ -67,6 +67,19 @@ class Sampler {
   std::vector<TokenProb> distribution(std::span<const float> logits,
                                       std::span<const int32_t> history);
 
+  // Speculative sampling with a draft's distribution (Leviathan et al. 2023, Chen et al. 2023):
+  // the draft side draws its token from this sampler's distribution of the draft model's
+  // logits and keeps that distribution (q) for the target's verification.
+  int32_t sample_draft(std::span<const float> logits, std::span<const int32_t> history,
+                       std::vector<TokenProb>& q);
+
+  // The target side: given x drawn from q, keeps x with probability min(1, p(x) / q(x)), where p
+  // is this sampler's distribution of `logits`, and otherwise draws from the residual
+  // max(0, p - q), normalized (it never holds x). Whatever q is, the token returned is
+  // distributed as p. Contract: x is in q with a positive probability (checked).
+  int32_t verify_draft(std::span<const float> logits, std::span<const int32_t> history, int32_t x,
+                       std::span<const TokenProb> q);
+
   void reseed(uint64_t seed) { rng_.reseed(seed); }
   const SamplingParams& params() const { return params_; }
   int32_t n_vocab() const { return n_vocab_; }
@@ -89,6 +102,7 @@ class Sampler {
   std::vector<detail::Candidate> kept_;     // candidates surviving truncation
   std::vector<detail::Candidate> scratch_;  // for the top-p cut
   std::vector<int32_t> window_;             // scratch: sorted penalty window
+  std::vector<float> q_dense_;              // scratch of verify_draft: q by token id, else 0
 };
 
 // Log-probabilities of the raw logits: the chosen token's (token in [0, n_vocab), checked) and

@@ -53,6 +53,8 @@ TEST_F(RunCli, ErrorsAreOneLineWithExitCodes) {
       {"run " + model_ + "-p x --spec mtp", 2, "--spec must be ngram or draft"},
       {"run " + model_ + "-p x --spec draft", 2, "--spec draft needs --draft"},
       {"run " + model_ + "-p x --spec ngram --spec-max 0", 2, "--spec-max must be 1..64"},
+      {"run " + model_ + "-p x --spec ngram --spec-rule rejection", 2, "--spec-rule rejection needs a draft model"},
+      {"run " + model_ + "-p x --spec ngram --spec-rule exact", 2, "--spec-rule must be auto, match or rejection"},
       {"run " + model_ + "-p 'one two three four five six seven eight nine ten' -c 4", 2,
        "context holds 4"},
   };
