@@ -9,17 +9,17 @@ namespace ridge::cli {
 namespace {
 
 // Same token strings under the same ids, or one line saying where they differ.
-Status same_vocabulary(const gguf::File& target, const gguf::File& draft) {
+Status same_vocabulary(const gguf::File& target, const gguf::File& draft, std::string_view flag) {
   auto a = target.get_string_array("tokenizer.ggml.tokens");
   auto b = draft.get_string_array("tokenizer.ggml.tokens");
-  if (!a.ok() || !b.ok()) return usage_error("--draft: both models need a tokenizer (tokenizer.ggml.tokens)");
+  if (!a.ok() || !b.ok()) return usage_error("{}: both models need a tokenizer (tokenizer.ggml.tokens)", flag);
   if (a->size() != b->size()) {
-    return usage_error("--draft: the draft's vocabulary has {} tokens, the model's {}", b->size(), a->size());
+    return usage_error("{}: the draft's vocabulary has {} tokens, the model's {}", flag, b->size(), a->size());
   }
   for (size_t i = 0; i < a->size(); ++i) {
     if ((*a)[i] != (*b)[i]) {
-      return usage_error("--draft: the vocabularies differ at token {} ('{}' in the model, '{}' in the draft)",
-                         i, (*a)[i], (*b)[i]);
+      return usage_error("{}: the vocabularies differ at token {} ('{}' in the model, '{}' in the draft)",
+                         flag, i, (*a)[i], (*b)[i]);
     }
   }
   return ok_status();
@@ -27,18 +27,33 @@ Status same_vocabulary(const gguf::File& target, const gguf::File& draft) {
 
 }  // namespace
 
-Result<std::unique_ptr<DraftModel>> DraftModel::load(const std::string& path, const model::Model& target,
-                                                     const kernels::Kernels& kernels,
-                                                     const model::SessionOptions& opts) {
+Status check_spec_flags(std::string_view method, const std::string& draft_path) {
+  if (method != "ngram" && method != "draft") {
+    return usage_error("--spec must be ngram or draft, got '{}' (MTP heads are not supported yet)", method);
+  }
+  if (method == "draft" && draft_path.empty()) return usage_error("--spec draft needs --draft FILE.gguf");
+  if (method == "ngram" && !draft_path.empty()) return usage_error("--draft goes with --spec draft, not ngram");
+  return ok_status();
+}
+
+Result<model::Model> load_draft_model(const std::string& path, const model::Model& target,
+                                      const kernels::Kernels& kernels, std::string_view flag) {
   RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, kernels));
-  RIDGE_RETURN_IF_ERROR(same_vocabulary(target.file(), m.file()));
+  RIDGE_RETURN_IF_ERROR(same_vocabulary(target.file(), m.file(), flag));
   if (m.config().n_vocab != target.config().n_vocab) {
-    return usage_error("--draft: the draft's output has {} rows, the model's {}", m.config().n_vocab,
+    return usage_error("{}: the draft's output has {} rows, the model's {}", flag, m.config().n_vocab,
                        target.config().n_vocab);
   }
   if (m.config().n_recurrent_layers() > 0) {
-    return usage_error("--draft: not supported yet: a draft model with recurrent state ({})", m.config().arch);
+    return usage_error("{}: not supported yet: a draft model with recurrent state ({})", flag, m.config().arch);
   }
+  return m;
+}
+
+Result<std::unique_ptr<DraftModel>> DraftModel::load(const std::string& path, const model::Model& target,
+                                                     const kernels::Kernels& kernels,
+                                                     const model::SessionOptions& opts) {
+  RIDGE_ASSIGN_OR_RETURN(model::Model m, load_draft_model(path, target, kernels));
   auto d = std::unique_ptr<DraftModel>(new DraftModel());
   d->model_ = std::make_unique<model::Model>(std::move(m));
   model::SessionOptions so = opts;

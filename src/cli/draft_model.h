@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -17,6 +18,15 @@
 #include "sampling/sampler.h"
 
 namespace ridge::cli {
+
+// Loads a draft model for `target`: refused with one line when the vocabularies differ (token
+// strings compared id by id) or it keeps recurrent state. flag: the option named in errors.
+Result<model::Model> load_draft_model(const std::string& path, const model::Model& target,
+                                      const kernels::Kernels& kernels, std::string_view flag = "--draft");
+
+// The --spec / --draft pair of every generating command: --spec ngram or draft, and --draft with
+// draft (it implies it when --spec is not given). Usage errors name the flags.
+Status check_spec_flags(std::string_view method, const std::string& draft_path);
 
 class DraftModel {
  public:

@@ -4,24 +4,28 @@
 
 #include "analysis/bench.h"
 #include "analysis/probe.h"
+#include "cli/draft_model.h"
 
 namespace ridge::cli {
 
 void add_engine_spec_flags(CLI::App& app, EngineSpecArgs& a, engine::EngineOptions& o) {
-  app.add_option("--spec", a.method, "speculative decoding: ngram (prompt lookup), verified in the batch; "
-                                     "output unchanged, turned off per step where it does not pay");
+  app.add_option("--spec", a.method, "speculative decoding: ngram (prompt lookup) or draft (--draft), verified "
+                                     "in the batch; output unchanged, turned off per step where it does not pay");
+  app.add_option("--draft", a.draft_path, "draft model for speculative decoding (same vocabulary; implies --spec draft)");
   app.add_option("--spec-max", o.spec_max, "draft tokens per sequence and step at most")->capture_default_str();
   app.add_option("--spec-ngram", o.spec_ngram, "longest n-gram --spec ngram looks up")->capture_default_str();
 }
 
-Status resolve_engine_spec(const EngineSpecArgs& a, const model::Model& m, engine::EngineOptions& o) {
+Status resolve_engine_spec(EngineSpecArgs& a, const model::Model& m, engine::EngineOptions& o) {
+  if (a.method.empty() && !a.draft_path.empty()) a.method = "draft";
   if (a.method.empty()) return ok_status();
+  RIDGE_RETURN_IF_ERROR(check_spec_flags(a.method, a.draft_path));
   if (a.method == "draft") {
-    return usage_error("--spec draft: draft models run in `ridge run` and `ridge chat` only so far; "
-                       "the engine speculates with --spec ngram");
+    RIDGE_ASSIGN_OR_RETURN(model::Model d, load_draft_model(a.draft_path, m, m.kernels()));
+    a.draft_model = std::make_unique<model::Model>(std::move(d));
+    o.draft_model = a.draft_model.get();
   }
-  if (a.method != "ngram") return usage_error("--spec must be ngram, got '{}'", a.method);
-  o.spec = engine::SpecMethod::kNgram;
+  o.spec = a.method == "ngram" ? engine::SpecMethod::kNgram : engine::SpecMethod::kDraft;
   if (auto probe = analysis::load_probe()) {
     auto types = model::weight_types_from_gguf(m.file());
     if (types.ok()) {
@@ -36,6 +40,10 @@ Status resolve_engine_spec(const EngineSpecArgs& a, const model::Model& m, engin
 std::string format_spec_stats(const engine::EngineOptions& o, const engine::EngineStats& st) {
   if (o.spec == engine::SpecMethod::kNone) return {};
   const double rate = st.n_draft_tokens > 0 ? 100.0 * static_cast<double>(st.n_accepted_tokens) / static_cast<double>(st.n_draft_tokens) : 0.0;
+  if (o.spec == engine::SpecMethod::kDraft) {
+    return fmt::format("speculation: draft model, {} draft steps, {} draft tokens verified, {} accepted ({:.0f}%)",
+                       st.n_draft_steps, st.n_draft_tokens, st.n_accepted_tokens, rate);
+  }
   return fmt::format("speculation: prompt lookup, {} draft tokens verified, {} accepted ({:.0f}%)",
                      st.n_draft_tokens, st.n_accepted_tokens, rate);
 }

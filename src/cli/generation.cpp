@@ -58,11 +58,7 @@ Status validate(const GenerationOptions& o) {
   for (const auto& stop : o.sampling.stop) {
     if (stop.empty()) return usage_error("--stop: empty stop string");
   }
-  if (!o.spec.empty() && o.spec != "ngram" && o.spec != "draft") {
-    return usage_error("--spec must be ngram or draft, got '{}' (MTP heads are not supported yet)", o.spec);
-  }
-  if (o.spec == "draft" && o.draft_path.empty()) return usage_error("--spec draft needs --draft FILE.gguf");
-  if (o.spec == "ngram" && !o.draft_path.empty()) return usage_error("--draft goes with --spec draft, not ngram");
+  if (!o.spec.empty()) RIDGE_RETURN_IF_ERROR(check_spec_flags(o.spec, o.draft_path));
   if (o.spec_max < 1 || o.spec_max > 64) return usage_error("--spec-max must be 1..64, got {}", o.spec_max);
   if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("--spec-ngram must be 1..16, got {}", o.spec_ngram);
   if (o.spec_rule != "auto" && o.spec_rule != "match" && o.spec_rule != "rejection") {

@@ -87,9 +87,22 @@ Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
                                                const tokenizer::Tokenizer* tokenizer,
-                                               const EngineOptions& opts) {
+                                               const EngineOptions& opts,
+                                               std::unique_ptr<Runner> draft_runner) {
   RIDGE_RETURN_IF_ERROR(check_options(opts));
   EngineOptions o = opts;
+  if ((o.spec == SpecMethod::kDraft) != (draft_runner != nullptr)) {
+    return usage_error("engine: a draft model goes with speculative decoding by draft model, and only with it");
+  }
+  if (draft_runner) {
+    if (draft_runner->n_vocab() != runner->n_vocab()) {
+      return usage_error("engine: the draft model's output has {} rows, the model's {}", draft_runner->n_vocab(),
+                         runner->n_vocab());
+    }
+    if (draft_runner->n_state_slots() > 0) {
+      return usage_error("engine: a draft model with recurrent state is not supported yet");
+    }
+  }
   if (o.pooling != model::Pooling::kNone) {
     if (runner->n_embd() <= 0) return usage_error("engine: this runner cannot return embeddings");
     o.prefix_caching = false;
@@ -125,6 +138,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   // Any generating engine that can roll a draft back verifies drafts: --spec's, or a request's
   // prediction.
   if (o.pooling == model::Pooling::kNone && e->budget_.n_state_slots == 0) e->step_times_.emplace();
+  if (draft_runner) e->drafter_ = std::make_unique<Drafter>(std::move(draft_runner), o.max_batched_tokens);
   return e;
 }
 
@@ -170,7 +184,20 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
   const uint64_t kv_total = runner->kv().total_bytes();
   const uint64_t state_total = runner->kv().states().total_bytes();
-  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o));
+  std::unique_ptr<ModelRunner> draft_runner;
+  if (o.spec == SpecMethod::kDraft) {
+    if (o.draft_model == nullptr) return usage_error("engine: speculative decoding by draft model needs the draft model");
+    // As many tokens as the target's pool, one row per sequence and step.
+    ModelRunnerOptions dro = ro;
+    dro.max_outputs = o.max_seqs;
+    RIDGE_RETURN_IF_ERROR(kv::kv_check_config(o.draft_model->kv_config(1, o.kv_type, o.block_size)).with_prefix("engine: draft model"));
+    RIDGE_ASSIGN_OR_RETURN(draft_runner, ModelRunner::create(*o.draft_model, dro));
+  }
+  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o, std::move(draft_runner)));
+  if (o.draft_model) {
+    e->draft_ratio_model_ = static_cast<double>(o.draft_model->file().file_size()) /
+                            static_cast<double>(std::max<uint64_t>(1, model.file().file_size()));
+  }
   e->budget_.weight_bytes = model.file().file_size();
   e->budget_.kv_bytes = kv_total;
   e->budget_.kv_block_bytes = block_bytes;
@@ -348,6 +375,10 @@ void Engine::publish_stats() {
   stats_.n_waiting = scheduler_->n_waiting();
   stats_.kv_blocks_total = pool.n_blocks();
   stats_.kv_blocks_used = pool.n_used();
+  if (drafter_) {
+    stats_.draft_blocks_used = drafter_->n_blocks_used();
+    stats_.n_draft_steps = drafter_->n_steps();
+  }
   stats_.kv_blocks_free = pool.n_free();
   stats_.prefix_cache_hit_rate = pool.stats().hit_rate();
   stats_.n_cached_tokens = pool.stats().n_hit_tokens;

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "engine/drafter.h"
 #include "engine/request.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/token_index.h"
@@ -41,7 +43,7 @@ struct Sequence;
 struct SchedulerOutput;
 struct ScheduledChunk;
 
-enum class SpecMethod { kNone, kNgram };
+enum class SpecMethod { kNone, kNgram, kDraft };
 
 struct EngineOptions {
   int32_t max_batched_tokens = 512;  // tokens per step (decodes + prompt chunks)
@@ -65,7 +67,11 @@ struct EngineOptions {
   // step from each sequence's acceptance rate and the step's cost (the cost model on the roof
   // below, corrected by measured step times), so speculation turns itself off where it does not
   // pay. Output is unchanged: every token is still sampled from plain decoding's logits.
+  // kDraft: a draft model (draft_model, same vocabulary, its own KV pool of as many tokens)
+  // proposes greedy drafts, for all drafting sequences at once in batched draft steps; the step
+  // plans one draft depth for them, its draft steps' time counted.
   SpecMethod spec = SpecMethod::kNone;
+  const model::Model* draft_model = nullptr;  // kDraft; outlives the engine
   int32_t spec_max = 8;
   int32_t spec_ngram = 3;
   double roof_bandwidth = 0;  // bytes/s (ridge probe); 0: step times in bytes until measured
@@ -115,6 +121,8 @@ struct EngineStats {
   double busy_seconds = 0;         // time inside step() that ran a batch
   int64_t n_draft_tokens = 0;      // speculative decoding: draft tokens verified
   int64_t n_accepted_tokens = 0;   // of them, accepted
+  int64_t n_draft_steps = 0;       // a draft model's forward steps (kDraft)
+  int32_t draft_blocks_used = 0;   // its KV blocks holding sequences' text
 };
 
 class Engine {
@@ -125,9 +133,11 @@ class Engine {
                                                 const tokenizer::Tokenizer* tokenizer,
                                                 const EngineOptions& opts);
   // With any runner (tests). opts.kv_bytes is ignored: the runner's blocks are the pool.
+  // draft_runner: the draft model's runner, with opts.spec == kDraft (opts.draft_model unused).
   static Result<std::unique_ptr<Engine>> create(std::unique_ptr<Runner> runner,
                                                 const tokenizer::Tokenizer* tokenizer,
-                                                const EngineOptions& opts);
+                                                const EngineOptions& opts,
+                                                std::unique_ptr<Runner> draft_runner = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -193,6 +203,15 @@ class Engine {
   // Speculative decoding: proposes drafts for the step's decoding sequences and adds the ones
   // that pay (spec::allocate_drafts on the step's predicted time) to `out`, a decode-only step.
   void add_drafts(SchedulerOutput& out);
+  // The draft lengths for the step: spec::allocate_drafts on its predicted time, and with a
+  // draft model the best depth of draft steps too (model[j]: sequence j drafts with it).
+  std::vector<int64_t> plan_drafts(std::span<const double> alpha, std::span<const int64_t> max_len,
+                                   std::span<const uint8_t> model, double n_emitting,
+                                   const std::function<double(int64_t)>& step_time) const;
+  // Runs the draft model for the model-drafted sequences with k[j] > 0 and sets their drafts
+  // (k[j] cut to what it proposed; nothing where it failed), timing its steps.
+  void propose_with_model(SchedulerOutput& out, std::span<const size_t> chunk_of,
+                          std::span<const uint8_t> model, std::vector<int64_t>& k);
   // The cost model's figures of the step `out` (needs cost_), and its time on the roof
   // (model::roof_time), or 1 without a cost model.
   model::StepCost step_cost(const SchedulerOutput& out) const;
@@ -221,6 +240,11 @@ class Engine {
   std::vector<uint8_t> slot_held_;     // [n_state_slots] owned by a running sequence (this step)
   std::optional<spec::StepTimes> step_times_;  // speculative decoding: measured step times
   spec::AcceptanceRate acceptance_;  // over all sequences: a new sequence's first estimate
+  std::unique_ptr<Drafter> drafter_;  // kDraft
+  // A draft step's time over a decode-only target step's: the weights' ratio until both are
+  // timed (decayed averages, seconds).
+  double draft_ratio_model_ = 0.1;
+  double draft_step_seconds_ = 0, target_step_seconds_ = 0;
 };
 
 }  // namespace ridge::engine

@@ -2,6 +2,7 @@
 // decoding sequence, the lengths that pay for the whole step, and their verification.
 #include <algorithm>
 
+#include "base/timer.h"
 #include "engine/engine.h"
 #include "engine/scheduler.h"
 #include "spec/ngram.h"
@@ -44,6 +45,7 @@ void Engine::add_drafts(SchedulerOutput& out) {
   std::vector<size_t> chunk_of;
   std::vector<double> alpha;
   std::vector<int64_t> max_len;
+  std::vector<uint8_t> by_model;  // the draft model proposes after the lengths are chosen
   double n_emitting = 0;
   for (size_t i = 0; i < out.chunks.size(); ++i) {
     ScheduledChunk& c = out.chunks[i];
@@ -67,11 +69,13 @@ void Engine::add_drafts(SchedulerOutput& out) {
       if (!seq.draft.empty()) seq.draft_from = d.from;
     }
     if (seq.draft.empty() && opts_.spec == SpecMethod::kNgram) seq.draft = spec::ngram_draft(seq.tokens, lookup);
-    if (seq.draft.empty()) continue;
+    const bool model = seq.draft.empty() && drafter_ != nullptr;
+    if (seq.draft.empty() && !model) continue;
     chunk_of.push_back(i);
     if (!seq.acceptance) seq.acceptance = acceptance_;
     alpha.push_back(seq.acceptance->value());
-    max_len.push_back(static_cast<int64_t>(seq.draft.size()));
+    max_len.push_back(model ? room : static_cast<int64_t>(seq.draft.size()));
+    by_model.push_back(model ? 1 : 0);
   }
   if (chunk_of.empty()) return;
   // The step's time with k more rows: its cost plus k rows of one more token after the longest
@@ -100,15 +104,19 @@ void Engine::add_drafts(SchedulerOutput& out) {
     const double m = model_time(k);
     return std::max(step_times_->estimate(rows + k, m), plain * m / model_time(0));
   };
-  std::vector<int64_t> k = opts_.spec_cost_rule
-                               ? spec::allocate_drafts(alpha, max_len, n_emitting, kMaxDraftRowsPerStep, step_time)
-                               : max_len;
+  std::vector<int64_t> k = opts_.spec_cost_rule ? plan_drafts(alpha, max_len, by_model, n_emitting, step_time) : max_len;
   // Where no draft pays, a one-token draft every 8th step keeps the acceptance and timings
   // measured; every 64th where a row costs more than a tenth of the step (past the knee).
   const int64_t period = step_time(1) < 1.1 * step_time(0) ? 8 : 64;
   if (std::all_of(k.begin(), k.end(), [](int64_t v) { return v == 0; }) && stats_.n_steps % period == 0) {
     k[static_cast<size_t>(std::max_element(alpha.begin(), alpha.end()) - alpha.begin())] = 1;
   }
+  int64_t total = 0;  // within the runner's extra logits rows before any model drafts
+  for (int64_t& v : k) {
+    v = std::min(v, kMaxDraftRowsPerStep - total);
+    total += v;
+  }
+  if (drafter_) propose_with_model(out, chunk_of, by_model, k);
   int64_t n_rows = 0;  // draft rows added: at most the runner's extra logits rows
   for (size_t j = 0; j < chunk_of.size(); ++j) {
     ScheduledChunk& c = out.chunks[chunk_of[j]];
@@ -119,6 +127,67 @@ void Engine::add_drafts(SchedulerOutput& out) {
     }
     c.seq->draft.resize(static_cast<size_t>(k[j]));
     n_rows += k[j];
+  }
+}
+
+std::vector<int64_t> Engine::plan_drafts(std::span<const double> alpha, std::span<const int64_t> max_len,
+                                         std::span<const uint8_t> model, double n_emitting,
+                                         const std::function<double(int64_t)>& step_time) const {
+  if (std::find(model.begin(), model.end(), 1) == model.end()) {
+    return spec::allocate_drafts(alpha, max_len, n_emitting, kMaxDraftRowsPerStep, step_time);
+  }
+  // Every draft step runs all the sequences still drafting: one depth D for the step, whose
+  // draft steps cost D times a draft step. The best D of 0..spec_max by expected tokens per time.
+  const double draft_step = step_time(0) * (draft_step_seconds_ > 0 && target_step_seconds_ > 0
+                                                ? draft_step_seconds_ / target_step_seconds_
+                                                : draft_ratio_model_);
+  std::vector<int64_t> best;
+  double best_rate = -1;
+  std::vector<int64_t> len(max_len.begin(), max_len.end());
+  for (int64_t depth = 0; depth <= opts_.spec_max; ++depth) {
+    for (size_t j = 0; j < len.size(); ++j) len[j] = model[j] ? std::min(max_len[j], depth) : max_len[j];
+    const auto time = [&](int64_t rows) { return step_time(rows) + static_cast<double>(depth) * draft_step; };
+    std::vector<int64_t> k = spec::allocate_drafts(alpha, len, n_emitting, kMaxDraftRowsPerStep, time);
+    int64_t rows = 0, steps = 0;
+    double tokens = n_emitting;
+    for (size_t j = 0; j < k.size(); ++j) {
+      rows += k[j];
+      if (model[j]) steps = std::max(steps, k[j]);
+      tokens += spec::expected_tokens(alpha[j], k[j]) - 1;
+    }
+    const double rate = tokens / (step_time(rows) + static_cast<double>(steps) * draft_step);
+    if (rate > best_rate) {
+      best_rate = rate;
+      best = std::move(k);
+    }
+  }
+  return best;
+}
+
+void Engine::propose_with_model(SchedulerOutput& out, std::span<const size_t> chunk_of,
+                                std::span<const uint8_t> model, std::vector<int64_t>& k) {
+  std::vector<Drafter::Work> work;
+  std::vector<size_t> index;  // into chunk_of / k
+  for (size_t j = 0; j < chunk_of.size(); ++j) {
+    if (!model[j] || k[j] <= 0) continue;
+    const Sequence& seq = *out.chunks[chunk_of[j]].seq;
+    work.push_back({seq.id, seq.tokens, static_cast<int32_t>(k[j])});
+    index.push_back(j);
+  }
+  if (work.empty()) return;
+  const Stopwatch sw;
+  const int64_t steps_before = drafter_->n_steps();
+  Result<std::vector<std::vector<int32_t>>> drafts = drafter_->propose(work);
+  const int64_t steps = drafter_->n_steps() - steps_before;
+  if (steps > 0) {
+    const double per_step = sw.seconds() / static_cast<double>(steps);
+    draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per_step : per_step;
+  }
+  for (size_t w = 0; w < index.size(); ++w) {
+    const size_t j = index[w];
+    std::vector<int32_t>& d = out.chunks[chunk_of[j]].seq->draft;
+    d = drafts.ok() ? std::move((*drafts)[w]) : std::vector<int32_t>{};  // a failed draft step drafts nothing
+    k[j] = std::min<int64_t>(k[j], static_cast<int64_t>(d.size()));
   }
 }
 

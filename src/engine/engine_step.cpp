@@ -18,6 +18,7 @@ void Engine::deliver(Sequence& seq, RequestOutput out) {
   if (!done) return;
   stats_.n_requests_finished += 1;
   auto removed = scheduler_->remove(seq.id);  // frees the blocks; destroyed here
+  if (drafter_) drafter_->release(seq.id);
   std::lock_guard lock(inbox_->mu);
   inbox_->n_live -= 1;
 }
@@ -231,7 +232,10 @@ bool Engine::step() {
     const bool decode = c.n_draft > 0 || (c.n_new == 1 && c.start >= c.seq->n_prompt);
     stats_.n_prompt_tokens += decode ? 0 : c.n_new;
   }
-  if (timed) step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
+  if (timed) {
+    step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
+    target_step_seconds_ = target_step_seconds_ > 0 ? 0.9 * target_step_seconds_ + 0.1 * sw.seconds() : sw.seconds();
+  }
   if (cost_) {
     std::vector<model::SeqWork> work;
     work.reserve(out.chunks.size());

@@ -66,7 +66,24 @@ TEST(BatchSpec, SameResultsWithSpeculationAndPredictions) {
     EXPECT_EQ(got[i]["tokens"], want[i]["tokens"]) << i;
     EXPECT_EQ(got[i]["text"], want[i]["text"]) << i;
   }
-  for (const std::string& p : {prompts, plain_out, spec_out}) std::filesystem::remove(p);
+  // A draft model (the model's Q4_0 copy) in the engine: the same results again.
+  const std::string draft = temp_path("ridge_batch_q4_draft_") + ".gguf";
+  ASSERT_EQ(run_ridge("quantize " + kStories + " " + draft + " q4_0").rc, 0);
+  const std::string draft_out = temp_path("ridge_batch_draft_out_");
+  auto drafted = run_ridge("batch -q -t 1 -m " + kStories + " --prompts " + prompts + " --out " + draft_out +
+                           " --draft " + draft + " --spec-max 4");
+  ASSERT_EQ(drafted.rc, 0) << drafted.text;
+  EXPECT_NE(drafted.text.find("speculation: draft model"), std::string::npos) << drafted.text;
+  const std::vector<nlohmann::json> by_draft = read_results(draft_out);
+  ASSERT_EQ(by_draft.size(), 3u);
+  int64_t n_drafted = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(by_draft[i]["tokens"], want[i]["tokens"]) << i;
+    EXPECT_EQ(by_draft[i]["text"], want[i]["text"]) << i;
+    n_drafted += by_draft[i].value("draft_tokens", int64_t{0});
+  }
+  EXPECT_GT(n_drafted, 0);
+  for (const std::string& p : {prompts, plain_out, spec_out, draft, draft_out}) std::filesystem::remove(p);
 }
 
 TEST(BatchSpec, BadValuesAreUsageErrors) {
@@ -78,6 +95,15 @@ TEST(BatchSpec, BadValuesAreUsageErrors) {
     EXPECT_EQ(r.rc, 2) << flags << ": " << r.text;
     EXPECT_NE(r.text.find("spec"), std::string::npos) << r.text;
   }
+  // A draft of another vocabulary (the built-in one of a random model) is refused in one line.
+  const std::string other = temp_path("ridge_batch_other_vocab_") + ".gguf";
+  ASSERT_EQ(run_ridge("synth --preset tiny-llama --type f32 -o " + other).rc, 0);
+  for (const std::string& flags : {"--spec ngram --draft " + other, "--draft " + other}) {
+    auto r = run_ridge("batch -q -m " + kStories + " --prompts " + prompts + " " + flags);
+    EXPECT_NE(r.rc, 0) << flags << ": " << r.text;
+    EXPECT_NE(r.text.find("--draft"), std::string::npos) << r.text;
+  }
+  std::filesystem::remove(other);
   std::ofstream(prompts) << R"({"prompt": "x", "prediction": 5})" << "\n";
   auto bad_line = run_ridge("batch -q -m " + kStories + " --prompts " + prompts);
   EXPECT_EQ(bad_line.rc, 2) << bad_line.text;

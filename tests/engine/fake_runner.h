@@ -43,7 +43,8 @@ class FakeRunner final : public Runner {
       }
       float* l = logits_.data() + row * n_vocab_;
       for (int32_t v = 0; v < n_vocab_; ++v) l[v] = static_cast<float>((h >> (v % 48)) & 7);
-      l[h % static_cast<uint64_t>(n_vocab_)] = 20.0f;
+      const bool disagree = disagree_every > 0 && (h >> 7) % static_cast<uint64_t>(disagree_every) == 0;
+      l[(h + (disagree ? 1 : 0)) % static_cast<uint64_t>(n_vocab_)] = 20.0f;
       ++row;
     }
     return std::span<const float>(logits_);
@@ -55,6 +56,9 @@ class FakeRunner final : public Runner {
   int64_t n_runs = 0;
   int64_t max_tokens_seen = 0;
   int64_t max_outputs = 0;  // logits rows a step may ask for (0: any), as ModelRunner's limit
+  // > 0: one context in about this many moves the top token to the next id (a draft model's
+  // runner that mostly agrees with an unchanged one).
+  int64_t disagree_every = 0;
 
  private:
   int32_t n_blocks_, block_size_, n_vocab_;

@@ -60,8 +60,9 @@ std::vector<int32_t> prompt_of(std::mt19937& rng, int32_t n_vocab) {
   return p;
 }
 
-// spec: the engine also speculates (prompt lookup), which changes no output.
-void stress(bool spec) {
+// spec: the engine also speculates (prompt lookup, or the model's Q8_0 copy as a draft model),
+// which changes no output.
+void stress(SpecMethod spec) {
   const testing::TinyModel& tm = testing::tiny_model("tiny-qwen3", "f32");
   const model::Model& m = *tm.model;
   const auto n_vocab = static_cast<int32_t>(m.config().n_vocab);
@@ -92,12 +93,16 @@ void stress(bool spec) {
   }
 
   EngineOptions opts = tight_options(m);
-  if (spec) {
+  if (spec != SpecMethod::kNone) {
     // Speculating sequences finish in fewer steps and hold the pool for less time: a tighter
     // pool keeps preemption certain (the draft lengths follow measured step times, so the run
     // is not the same twice; the outputs are).
-    opts.spec = SpecMethod::kNgram;
+    opts.spec = spec;
     opts.kv_bytes = opts.kv_bytes / 40 * 28;
+    if (spec == SpecMethod::kDraft) {  // drafting every step: the cost rule would turn off a draft this large
+      opts.draft_model = testing::tiny_model("tiny-qwen3", "q8_0").model.get();
+      opts.spec_cost_rule = false;
+    }
   }
   auto eng = Engine::create(m, tm.tokenizer.get(), opts);
   ASSERT_TRUE(eng.ok());
@@ -167,7 +172,8 @@ void stress(bool spec) {
   EXPECT_EQ(st.n_running + st.n_waiting, 0);
   EXPECT_GT(st.n_preemptions, 0);
   EXPECT_GT(st.prefix_cache_hit_rate, 0);
-  if (spec) {
+  EXPECT_EQ(st.draft_blocks_used, 0);
+  if (spec != SpecMethod::kNone) {
     EXPECT_GT(st.n_accepted_tokens, 0);
     EXPECT_LT(st.n_accepted_tokens, st.n_draft_tokens);  // rejected drafts were rolled back
   } else {
@@ -180,9 +186,11 @@ void stress(bool spec) {
               static_cast<long long>(st.n_accepted_tokens));
 }
 
-TEST(Robustness, ThousandsOfRequestsOnATightPool) { stress(false); }
+TEST(Robustness, ThousandsOfRequestsOnATightPool) { stress(SpecMethod::kNone); }
 
-TEST(Robustness, ThousandsOfRequestsOnATightPoolWithSpeculation) { stress(true); }
+TEST(Robustness, ThousandsOfRequestsOnATightPoolWithSpeculation) { stress(SpecMethod::kNgram); }
+
+TEST(Robustness, ThousandsOfRequestsOnATightPoolWithADraftModel) { stress(SpecMethod::kDraft); }
 
 }  // namespace
 }  // namespace ridge::engine
