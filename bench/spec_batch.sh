@@ -3,8 +3,9 @@
 # requests (the outputs are the same, only the speed differs), at several --max-seqs, REPEATS
 # alternating runs, medians. Shows the generated tok/s of both, their ratio and the acceptance,
 # and where the engine turns speculation off as the batch grows (drafts verified per step fall).
-#   usage: [REPEATS=3] [SEQS="1 4 16"] [REQUESTS=16] [TOKENS=96] [TEMP=0] bench/spec_batch.sh MODEL.gguf [THREADS]
+#   usage: [REPEATS=3] [SEQS="1 4 16"] [REQUESTS=16] [TOKENS=96] [TEMP=0] [DRAFT=SMALL.gguf] bench/spec_batch.sh MODEL.gguf [THREADS]
 # TEMP > 0 samples (seeded per request), where far fewer drafts are right: the cost of trying.
+# DRAFT: speculate with that draft model (--draft) instead of prompt lookup.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:?usage: bench/spec_batch.sh MODEL.gguf [THREADS]}
@@ -13,6 +14,8 @@ repeats=${REPEATS:-3}
 n_req=${REQUESTS:-16}
 tokens=${TOKENS:-96}
 temp=${TEMP:-0}
+spec_flags=(--spec ngram)
+[[ -n "${DRAFT:-}" ]] && spec_flags=(--draft "$DRAFT")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Greedy requests whose prompts repeat a phrase (as code edits and summaries repeat their context).
@@ -21,15 +24,15 @@ for i in $(seq "$n_req"); do
 done >"$work/prompts.jsonl"
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 rate() { sed -nE 's/.*throughput: [0-9.]+ tok\/s total \(prompt \+ generated\), ([0-9.]+) generated tok\/s.*/\1/p'; }
-echo "$(basename "$model") · $n_req requests of $tokens tokens · temperature $temp · $threads threads"
+echo "$(basename "$model") · ${spec_flags[*]} · $n_req requests of $tokens tokens · temperature $temp · $threads threads"
 for seqs in ${SEQS:-1 4 16}; do
   plain="" fast="" drafted="" accepted=""
   for _ in $(seq "$repeats"); do
     out=$(build/ridge batch -q -m "$model" -t "$threads" --prompts "$work/prompts.jsonl" --max-seqs "$seqs" --ignore-eos 2>&1)
     plain+=" $(rate <<<"$out")"
-    out=$(build/ridge batch -q -m "$model" -t "$threads" --prompts "$work/prompts.jsonl" --max-seqs "$seqs" --ignore-eos --spec ngram 2>&1)
+    out=$(build/ridge batch -q -m "$model" -t "$threads" --prompts "$work/prompts.jsonl" --max-seqs "$seqs" --ignore-eos "${spec_flags[@]}" 2>&1)
     fast+=" $(rate <<<"$out")"
-    drafted+=" $(sed -nE 's/.*speculation: prompt lookup, ([0-9]+) draft tokens.*/\1/p' <<<"$out")"
+    drafted+=" $(sed -nE 's/.*speculation: .* ([0-9]+) draft tokens verified.*/\1/p' <<<"$out")"
     accepted+=" $(sed -nE 's/.*draft tokens verified, ([0-9]+) accepted.*/\1/p' <<<"$out")"
   done
   p=$(median <<<"$plain") f=$(median <<<"$fast") d=$(median <<<"$drafted") a=$(median <<<"$accepted")

@@ -191,7 +191,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
     ModelRunnerOptions dro = ro;
     dro.max_outputs = o.max_seqs;
     RIDGE_RETURN_IF_ERROR(kv::kv_check_config(o.draft_model->kv_config(1, o.kv_type, o.block_size)).with_prefix("engine: draft model"));
-    RIDGE_ASSIGN_OR_RETURN(draft_runner, ModelRunner::create(*o.draft_model, dro));
+    RIDGE_ASSIGN_OR_RETURN(draft_runner, ModelRunner::create(*o.draft_model, dro, runner->pool()));
   }
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o, std::move(draft_runner)));
   if (o.draft_model) {

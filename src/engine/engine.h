@@ -122,6 +122,7 @@ struct EngineStats {
   int64_t n_draft_tokens = 0;      // speculative decoding: draft tokens verified
   int64_t n_accepted_tokens = 0;   // of them, accepted
   int64_t n_draft_steps = 0;       // a draft model's forward steps (kDraft)
+  double draft_seconds = 0;        // spent in them
   int32_t draft_blocks_used = 0;   // its KV blocks holding sequences' text
 };
 
@@ -208,6 +209,8 @@ class Engine {
   std::vector<int64_t> plan_drafts(std::span<const double> alpha, std::span<const int64_t> max_len,
                                    std::span<const uint8_t> model, double n_emitting,
                                    const std::function<double(int64_t)>& step_time) const;
+  // A draft model's step over a decode-only target step (measured, else the weights' ratio).
+  double draft_step_ratio() const;
   // Runs the draft model for the model-drafted sequences with k[j] > 0 and sets their drafts
   // (k[j] cut to what it proposed; nothing where it failed), timing its steps.
   void propose_with_model(SchedulerOutput& out, std::span<const size_t> chunk_of,

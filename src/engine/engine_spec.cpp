@@ -1,6 +1,7 @@
 // Speculative decoding inside continuous batching (docs/speculative.md): drafts proposed per
 // decoding sequence, the lengths that pay for the whole step, and their verification.
 #include <algorithm>
+#include <cmath>
 
 #include "base/timer.h"
 #include "engine/engine.h"
@@ -106,8 +107,10 @@ void Engine::add_drafts(SchedulerOutput& out) {
   };
   std::vector<int64_t> k = opts_.spec_cost_rule ? plan_drafts(alpha, max_len, by_model, n_emitting, step_time) : max_len;
   // Where no draft pays, a one-token draft every 8th step keeps the acceptance and timings
-  // measured; every 64th where a row costs more than a tenth of the step (past the knee).
-  const int64_t period = step_time(1) < 1.1 * step_time(0) ? 8 : 64;
+  // measured; every 64th where a row costs more than a tenth of the step (past the knee), and
+  // with a draft model so rarely that its draft step costs about 2% of the time.
+  int64_t period = step_time(1) < 1.1 * step_time(0) ? 8 : 64;
+  if (drafter_) period = std::max(period, static_cast<int64_t>(std::min(512.0, std::ceil(draft_step_ratio() / 0.02))));
   if (std::all_of(k.begin(), k.end(), [](int64_t v) { return v == 0; }) && stats_.n_steps % period == 0) {
     k[static_cast<size_t>(std::max_element(alpha.begin(), alpha.end()) - alpha.begin())] = 1;
   }
@@ -130,6 +133,11 @@ void Engine::add_drafts(SchedulerOutput& out) {
   }
 }
 
+double Engine::draft_step_ratio() const {
+  return draft_step_seconds_ > 0 && target_step_seconds_ > 0 ? draft_step_seconds_ / target_step_seconds_
+                                                             : draft_ratio_model_;
+}
+
 std::vector<int64_t> Engine::plan_drafts(std::span<const double> alpha, std::span<const int64_t> max_len,
                                          std::span<const uint8_t> model, double n_emitting,
                                          const std::function<double(int64_t)>& step_time) const {
@@ -138,9 +146,7 @@ std::vector<int64_t> Engine::plan_drafts(std::span<const double> alpha, std::spa
   }
   // Every draft step runs all the sequences still drafting: one depth D for the step, whose
   // draft steps cost D times a draft step. The best D of 0..spec_max by expected tokens per time.
-  const double draft_step = step_time(0) * (draft_step_seconds_ > 0 && target_step_seconds_ > 0
-                                                ? draft_step_seconds_ / target_step_seconds_
-                                                : draft_ratio_model_);
+  const double draft_step = step_time(0) * draft_step_ratio();
   std::vector<int64_t> best;
   double best_rate = -1;
   std::vector<int64_t> len(max_len.begin(), max_len.end());
@@ -179,6 +185,7 @@ void Engine::propose_with_model(SchedulerOutput& out, std::span<const size_t> ch
   const int64_t steps_before = drafter_->n_steps();
   Result<std::vector<std::vector<int32_t>>> drafts = drafter_->propose(work);
   const int64_t steps = drafter_->n_steps() - steps_before;
+  stats_.draft_seconds += sw.seconds();
   if (steps > 0) {
     const double per_step = sw.seconds() / static_cast<double>(steps);
     draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per_step : per_step;

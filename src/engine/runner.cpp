@@ -3,11 +3,12 @@
 namespace ridge::engine {
 
 ModelRunner::ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
-                         int n_threads)
-    : model_(&model), kv_(std::move(kv)), ws_(std::move(ws)), pool_(n_threads) {}
+                         std::shared_ptr<ThreadPool> pool)
+    : model_(&model), kv_(std::move(kv)), ws_(std::move(ws)), pool_(std::move(pool)) {}
 
 Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& model,
-                                                         const ModelRunnerOptions& o) {
+                                                         const ModelRunnerOptions& o,
+                                                         std::shared_ptr<ThreadPool> pool) {
   if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
                          kv::KvCache::create(model.kv_config(o.n_blocks, o.kv_type, o.block_size,
@@ -20,11 +21,12 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
   lim.block_size = o.block_size;
   lim.hidden_outputs = o.embeddings;
   RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(model.config(), lim));
-  return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(kv), std::move(ws), o.n_threads));
+  if (!pool) pool = std::make_shared<ThreadPool>(o.n_threads);
+  return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(kv), std::move(ws), std::move(pool)));
 }
 
 Result<std::span<const float>> ModelRunner::run(const model::Batch& batch) {
-  return model_->forward(batch, kv_, ws_, pool_);
+  return model_->forward(batch, kv_, ws_, *pool_);
 }
 
 }  // namespace ridge::engine

@@ -48,8 +48,13 @@ struct ModelRunnerOptions {
 
 class ModelRunner final : public Runner {
  public:
+  // pool: threads shared with another runner that never runs at the same time (a draft model's
+  // runner takes its target's: one set of threads, none left polling while the other computes);
+  // null: a pool of opts.n_threads of its own.
   static Result<std::unique_ptr<ModelRunner>> create(const model::Model& model,
-                                                     const ModelRunnerOptions& opts);
+                                                     const ModelRunnerOptions& opts,
+                                                     std::shared_ptr<ThreadPool> pool = nullptr);
+  const std::shared_ptr<ThreadPool>& pool() const { return pool_; }
   Result<std::span<const float>> run(const model::Batch& batch) override;
   int32_t n_vocab() const override { return static_cast<int32_t>(model_->config().n_vocab); }
   int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }
@@ -60,11 +65,11 @@ class ModelRunner final : public Runner {
   const kv::KvCache& kv() const { return kv_; }
 
  private:
-  ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws, int n_threads);
+  ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws, std::shared_ptr<ThreadPool> pool);
   const model::Model* model_;
   kv::KvCache kv_;
   model::Workspace ws_;
-  ThreadPool pool_;
+  std::shared_ptr<ThreadPool> pool_;
 };
 
 }  // namespace ridge::engine
