@@ -27,7 +27,15 @@ Status same_vocabulary(const gguf::File& target, const gguf::File& draft, std::s
 
 }  // namespace
 
-Status check_spec_flags(std::string_view method, const std::string& draft_path) {
+Status check_spec_flags(std::string_view method, const std::string& draft_path, std::string_view rule) {
+  if (rule != "auto" && rule != "match" && rule != "rejection") {
+    return usage_error("--spec-rule must be auto, match or rejection, got '{}'", rule);
+  }
+  if (method.empty()) return usage_error("--spec-rule goes with speculative decoding (--spec ngram or --draft)");
+  if (rule == "rejection" && method != "draft") {
+    return usage_error("--spec-rule rejection needs a draft model (--draft): other drafts are certain "
+                       "tokens, which the match rule verifies exactly");
+  }
   if (method != "ngram" && method != "draft") {
     return usage_error("--spec must be ngram or draft, got '{}' (MTP heads are not supported yet)", method);
   }

@@ -24,9 +24,14 @@ namespace ridge::cli {
 Result<model::Model> load_draft_model(const std::string& path, const model::Model& target,
                                       const kernels::Kernels& kernels, std::string_view flag = "--draft");
 
-// The --spec / --draft pair of every generating command: --spec ngram or draft, and --draft with
-// draft (it implies it when --spec is not given). Usage errors name the flags.
-Status check_spec_flags(std::string_view method, const std::string& draft_path);
+// The --spec / --draft / --spec-rule flags of every generating command: --spec ngram or draft,
+// --draft with draft (it implies it when --spec is not given), --spec-rule auto, match or
+// rejection (which needs a draft model). Usage errors name the flags.
+inline constexpr const char* kSpecRuleHelp =
+    "verification: match (greedy drafts, output identical to plain decoding seed for seed), rejection "
+    "(sampled drafts kept with probability min(1, p/q): the same distribution, more drafts kept), auto "
+    "(rejection with a draft model at temperature > 0)";
+Status check_spec_flags(std::string_view method, const std::string& draft_path, std::string_view rule);
 
 class DraftModel {
  public:

@@ -12,14 +12,16 @@ void add_engine_spec_flags(CLI::App& app, EngineSpecArgs& a, engine::EngineOptio
   app.add_option("--spec", a.method, "speculative decoding: ngram (prompt lookup) or draft (--draft), verified "
                                      "in the batch; output unchanged, turned off per step where it does not pay");
   app.add_option("--draft", a.draft_path, "draft model for speculative decoding (same vocabulary; implies --spec draft)");
+  app.add_option("--spec-rule", a.rule, kSpecRuleHelp)->capture_default_str();
   app.add_option("--spec-max", o.spec_max, "draft tokens per sequence and step at most")->capture_default_str();
   app.add_option("--spec-ngram", o.spec_ngram, "longest n-gram --spec ngram looks up")->capture_default_str();
 }
 
 Status resolve_engine_spec(EngineSpecArgs& a, const model::Model& m, engine::EngineOptions& o) {
   if (a.method.empty() && !a.draft_path.empty()) a.method = "draft";
-  if (a.method.empty()) return ok_status();
-  RIDGE_RETURN_IF_ERROR(check_spec_flags(a.method, a.draft_path));
+  if (a.method.empty() && a.rule == "auto") return ok_status();
+  RIDGE_RETURN_IF_ERROR(check_spec_flags(a.method, a.draft_path, a.rule));
+  o.spec_rejection = a.rule != "match";
   if (a.method == "draft") {
     RIDGE_ASSIGN_OR_RETURN(model::Model d, load_draft_model(a.draft_path, m, m.kernels()));
     a.draft_model = std::make_unique<model::Model>(std::move(d));

@@ -16,6 +16,7 @@ namespace ridge::cli {
 struct EngineSpecArgs {
   std::string method;      // "" (off), "ngram" or "draft"
   std::string draft_path;  // --draft FILE.gguf (implies --spec draft)
+  std::string rule = "auto";  // --spec-rule
   std::unique_ptr<model::Model> draft_model;  // loaded by resolve_engine_spec; the engine's
 };
 

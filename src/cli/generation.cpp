@@ -39,11 +39,7 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("--draft", o.draft_path, "draft model for speculative decoding (same vocabulary)");
   app.add_option("--spec-max", o.spec_max, "draft tokens per step at most")->capture_default_str();
   app.add_option("--spec-ngram", o.spec_ngram, "longest n-gram --spec ngram looks up")->capture_default_str();
-  app.add_option("--spec-rule", o.spec_rule,
-                 "verification: match (greedy drafts, output identical to plain decoding seed for seed), "
-                 "rejection (sampled drafts kept with probability min(1, p/q): the same distribution, "
-                 "more drafts kept), auto (rejection with a draft model at temperature > 0)")
-      ->capture_default_str();
+  app.add_option("--spec-rule", o.spec_rule, kSpecRuleHelp)->capture_default_str();
   add_mmap_flag(app, o.backing);
 }
 
@@ -58,16 +54,9 @@ Status validate(const GenerationOptions& o) {
   for (const auto& stop : o.sampling.stop) {
     if (stop.empty()) return usage_error("--stop: empty stop string");
   }
-  if (!o.spec.empty()) RIDGE_RETURN_IF_ERROR(check_spec_flags(o.spec, o.draft_path));
+  if (!o.spec.empty() || o.spec_rule != "auto") RIDGE_RETURN_IF_ERROR(check_spec_flags(o.spec, o.draft_path, o.spec_rule));
   if (o.spec_max < 1 || o.spec_max > 64) return usage_error("--spec-max must be 1..64, got {}", o.spec_max);
   if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("--spec-ngram must be 1..16, got {}", o.spec_ngram);
-  if (o.spec_rule != "auto" && o.spec_rule != "match" && o.spec_rule != "rejection") {
-    return usage_error("--spec-rule must be auto, match or rejection, got '{}'", o.spec_rule);
-  }
-  if (o.spec_rule == "rejection" && o.spec != "draft") {
-    return usage_error("--spec-rule rejection needs a draft model (--draft): other drafts are certain "
-                       "tokens, which the match rule verifies exactly");
-  }
   return ok_status();
 }
 

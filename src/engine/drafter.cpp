@@ -33,6 +33,10 @@ Result<std::vector<std::vector<int32_t>>> Drafter::propose(std::span<const Work>
     Cache* cache;
   };
   std::vector<Live> live;      // sequences whose catch-up fits: they draft
+  for (const Work& w : work) {
+    RIDGE_CHECK((w.sampler == nullptr) == (w.q == nullptr));
+    if (w.q) w.q->clear();
+  }
   std::vector<Cache*> touched;  // every cache this call writes to
   auto fail = [&](const Status& s) {
     for (Cache* c : touched) drop(*c);
@@ -84,8 +88,16 @@ Result<std::vector<std::vector<int32_t>>> Drafter::propose(std::span<const Work>
       std::vector<int32_t>& d = out[l.i];
       const auto k = static_cast<size_t>(work[l.i].k);
       if (d.size() >= k) continue;
-      d.push_back(sampling::argmax(logits->subspan(row * n_vocab, n_vocab)));
+      const std::span<const float> r = logits->subspan(row * n_vocab, n_vocab);
       ++row;
+      const Work& w = work[l.i];
+      if (w.sampler) {
+        std::vector<int32_t> history(w.text.begin(), w.text.end());  // penalties see the drafts too
+        history.insert(history.end(), d.begin(), d.end());
+        d.push_back(w.sampler->sample_draft(r, history, w.q->emplace_back()));
+      } else {
+        d.push_back(sampling::argmax(r));
+      }
       if (d.size() >= k) continue;
       Cache& c = *l.cache;
       const auto pos = static_cast<int32_t>(c.tokens.size());

@@ -15,6 +15,7 @@
 #include "engine/runner.h"
 #include "kv/block_manager.h"
 #include "model/batch.h"
+#include "sampling/sampler.h"
 
 namespace ridge::engine {
 
@@ -28,8 +29,12 @@ class Drafter {
     RequestId id;
     std::span<const int32_t> text;  // the sequence's tokens, its newest one included
     int32_t k;                      // draft tokens wanted, >= 1
+    // Null: greedy drafts. Else each draft token is drawn by it (the text and the drafts so far
+    // as its history) and the distribution it was drawn from appended to *q (cleared first).
+    sampling::Sampler* sampler = nullptr;
+    std::vector<std::vector<sampling::TokenProb>>* q = nullptr;
   };
-  // Up to w.k greedy tokens after each w.text (out[i] for work[i]). The draft's cache of a
+  // Up to w.k tokens after each w.text (out[i] for work[i]). The draft's cache of a
   // sequence first drops what no longer matches its text (rejected drafts). A sequence gets
   // none where its catch-up does not fit this step's tokens (it catches up over the next ones)
   // or the draft's pool is full (its cache is dropped). An error from the runner is returned.

@@ -254,6 +254,11 @@ Result<RequestId> Engine::add_request(Request req) {
   if (tokenizer_ != nullptr) seq->detok.emplace(*tokenizer_);
   if (!req.params.stop.empty()) seq->stop.emplace(req.params.stop);
   seq->sampler.emplace(std::move(sampler));
+  if (drafter_ && opts_.spec_rejection && !req.params.greedy() && !req.grammar) {
+    sampling::SamplingParams dp = req.params;
+    dp.seed = sampling::Rng::splitmix64(dp.seed);
+    seq->draft_sampler.emplace(dp, n_vocab);
+  }
   seq->stop_token_ids = std::move(req.stop_token_ids);
   if (step_times_) seq->prediction = std::move(req.prediction);
   seq->ignore_eos = req.ignore_eos;

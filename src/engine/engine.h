@@ -72,6 +72,11 @@ struct EngineOptions {
   // plans one draft depth for them, its draft steps' time counted.
   SpecMethod spec = SpecMethod::kNone;
   const model::Model* draft_model = nullptr;  // kDraft; outlives the engine
+  // kDraft, requests at temperature > 0: the draft model samples its drafts under the request's
+  // sampler settings and each is kept with probability min(1, p/q) (Sampler::verify_draft): the
+  // same distribution as plain decoding, more drafts kept, but not the seed's token stream.
+  // false: greedy drafts, kept when the request's own draw picks them (seed for seed).
+  bool spec_rejection = true;
   int32_t spec_max = 8;
   int32_t spec_ngram = 3;
   double roof_bandwidth = 0;  // bytes/s (ridge probe); 0: step times in bytes until measured

@@ -52,6 +52,7 @@ void Engine::add_drafts(SchedulerOutput& out) {
     ScheduledChunk& c = out.chunks[i];
     Sequence& seq = *c.seq;
     seq.draft.clear();
+    seq.draft_q.clear();
     if (!c.need_logits) continue;
     n_emitting += 1;
     // Decodes only (a prompt's first token has no history to match yet), and not under a
@@ -126,9 +127,11 @@ void Engine::add_drafts(SchedulerOutput& out) {
     k[j] = std::min<int64_t>(k[j], kMaxDraftRowsPerStep - n_rows);
     if (k[j] <= 0 || !scheduler_->add_draft(out, c, static_cast<int32_t>(k[j]))) {
       c.seq->draft.clear();
+      c.seq->draft_q.clear();
       continue;
     }
     c.seq->draft.resize(static_cast<size_t>(k[j]));
+    if (!c.seq->draft_q.empty()) c.seq->draft_q.resize(static_cast<size_t>(k[j]));
     n_rows += k[j];
   }
 }
@@ -176,8 +179,12 @@ void Engine::propose_with_model(SchedulerOutput& out, std::span<const size_t> ch
   std::vector<size_t> index;  // into chunk_of / k
   for (size_t j = 0; j < chunk_of.size(); ++j) {
     if (!model[j] || k[j] <= 0) continue;
-    const Sequence& seq = *out.chunks[chunk_of[j]].seq;
-    work.push_back({seq.id, seq.tokens, static_cast<int32_t>(k[j])});
+    Sequence& seq = *out.chunks[chunk_of[j]].seq;
+    Drafter::Work& w = work.emplace_back(Drafter::Work{seq.id, seq.tokens, static_cast<int32_t>(k[j])});
+    if (seq.draft_sampler) {
+      w.sampler = &*seq.draft_sampler;
+      w.q = &seq.draft_q;
+    }
     index.push_back(j);
   }
   if (work.empty()) return;
@@ -194,6 +201,7 @@ void Engine::propose_with_model(SchedulerOutput& out, std::span<const size_t> ch
     const size_t j = index[w];
     std::vector<int32_t>& d = out.chunks[chunk_of[j]].seq->draft;
     d = drafts.ok() ? std::move((*drafts)[w]) : std::vector<int32_t>{};  // a failed draft step drafts nothing
+    if (d.empty()) out.chunks[chunk_of[j]].seq->draft_q.clear();
     k[j] = std::min<int64_t>(k[j], static_cast<int64_t>(d.size()));
   }
 }
@@ -204,7 +212,15 @@ size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logi
   RequestOutput ev;
   int32_t kept = 1;  // the decoded token, then each draft the sampler picks itself
   for (int32_t i = 0; i <= c.n_draft; ++i) {
-    const int32_t token = sample_row(seq, logits.subspan(static_cast<size_t>(i) * n_vocab, n_vocab), ev);
+    const std::span<const float> row = logits.subspan(static_cast<size_t>(i) * n_vocab, n_vocab);
+    int32_t token = 0;
+    if (i < c.n_draft && !seq.draft_q.empty()) {  // the rejection rule: this draft was sampled from q
+      const auto d = static_cast<size_t>(i);
+      token = seq.sampler->verify_draft(row, seq.tokens, seq.draft[d], seq.draft_q[d]);
+      if (seq.n_logprobs >= 0) ev.logprobs.push_back(sampling::logprobs_of(row, token, seq.n_logprobs));
+    } else {
+      token = sample_row(seq, row, ev);
+    }
     ev.tokens.push_back(token);
     std::string text;
     ev.finish = append_token(seq, token, text);
@@ -222,6 +238,7 @@ size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logi
   if (seq.draft_from >= 0) seq.prediction_hint = seq.draft_from + accepted;
   seq.draft_cap = accepted == c.n_draft ? std::min(2 * seq.draft_cap, opts_.spec_max) : std::max(1, accepted + 1);
   seq.draft.clear();
+  seq.draft_q.clear();
   scheduler_->on_verified(c, kept);
   deliver(seq, std::move(ev));
   return static_cast<size_t>(c.n_draft) + 1;

@@ -50,6 +50,10 @@ struct Sequence {
   int64_t prediction_hint = 0;      // where in it the last right draft token from it was
   int64_t draft_from = -1;          // where in it this step's draft starts (-1: not from it)
   std::optional<spec::AcceptanceRate> acceptance;
+  // The rejection rule (EngineOptions::spec_rejection): the draft side's sampler, on a stream of
+  // its own, and the distribution each draft token was drawn from.
+  std::optional<sampling::Sampler> draft_sampler;
+  std::vector<std::vector<sampling::TokenProb>> draft_q;
   int32_t draft_cap = 1;
   std::vector<float> pooled;    // embedding engines: sum (mean), or the chosen row
   OutputCallback on_output;

@@ -66,12 +66,13 @@ TEST(BatchSpec, SameResultsWithSpeculationAndPredictions) {
     EXPECT_EQ(got[i]["tokens"], want[i]["tokens"]) << i;
     EXPECT_EQ(got[i]["text"], want[i]["text"]) << i;
   }
-  // A draft model (the model's Q4_0 copy) in the engine: the same results again.
+  // A draft model (the model's Q4_0 copy) in the engine, greedy drafts verified by each request's
+  // own draw: the same results again, the sampled one included.
   const std::string draft = temp_path("ridge_batch_q4_draft_") + ".gguf";
   ASSERT_EQ(run_ridge("quantize " + kStories + " " + draft + " q4_0").rc, 0);
   const std::string draft_out = temp_path("ridge_batch_draft_out_");
   auto drafted = run_ridge("batch -q -t 1 -m " + kStories + " --prompts " + prompts + " --out " + draft_out +
-                           " --draft " + draft + " --spec-max 4");
+                           " --draft " + draft + " --spec-max 4 --spec-rule match");
   ASSERT_EQ(drafted.rc, 0) << drafted.text;
   EXPECT_NE(drafted.text.find("speculation: draft model"), std::string::npos) << drafted.text;
   const std::vector<nlohmann::json> by_draft = read_results(draft_out);
@@ -90,7 +91,8 @@ TEST(BatchSpec, BadValuesAreUsageErrors) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
   const std::string prompts = temp_path("ridge_batch_spec_bad_");
   std::ofstream(prompts) << R"({"prompt": "x", "max_tokens": 2})" << "\n";
-  for (const char* flags : {"--spec mtp", "--spec draft", "--spec ngram --spec-max 0", "--spec ngram --spec-ngram 99"}) {
+  for (const char* flags : {"--spec mtp", "--spec draft", "--spec ngram --spec-max 0", "--spec ngram --spec-ngram 99",
+                            "--spec ngram --spec-rule rejection", "--spec-rule match", "--spec ngram --spec-rule x"}) {
     auto r = run_ridge("batch -q -m " + kStories + " --prompts " + prompts + " " + flags);
     EXPECT_EQ(r.rc, 2) << flags << ": " << r.text;
     EXPECT_NE(r.text.find("spec"), std::string::npos) << r.text;

@@ -20,9 +20,11 @@ namespace {
 using testing::FakeRunner;
 using namespace testing::spec_jobs;
 
+// Greedy drafts verified by the request's own draw (seed for seed the same outputs).
 std::unique_ptr<Engine> draft_engine(int32_t n_blocks, int32_t draft_blocks, EngineOptions o, int32_t n_vocab,
                                      int64_t disagree_every) {
   o.spec = SpecMethod::kDraft;
+  o.spec_rejection = false;
   auto draft = std::make_unique<FakeRunner>(draft_blocks, 4, n_vocab);
   draft->disagree_every = disagree_every;
   auto e = Engine::create(std::make_unique<FakeRunner>(n_blocks, 4, n_vocab), nullptr, o, std::move(draft));
@@ -95,6 +97,7 @@ TEST(DraftEngine, RealModelWithItsQ8CopyAsDraft) {
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   const std::vector<Output> expected = run_jobs(**plain, jobs);
   o.spec = SpecMethod::kDraft;
+  o.spec_rejection = false;
   o.draft_model = draft.model.get();
   auto spec = Engine::create(*tm.model, tm.tokenizer.get(), o);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
