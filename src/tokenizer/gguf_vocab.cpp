@@ -11,7 +11,7 @@ namespace ridge::tokenizer {
 
 namespace {
 
-constexpr int32_t kNormal = 1, kControl = 3, kUnused = 5;
+constexpr int32_t kNormal = 1, kControl = 3;
 
 constexpr std::string_view kChatmlSpecials[] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
 constexpr std::string_view kLlama3Specials[] = {"<|begin_of_text|>", "<|end_of_text|>",
@@ -29,6 +29,22 @@ constexpr std::string_view kLlama3Template =
     "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}";
 
 bool is_llama3(std::string_view style) { return style == "llama3"; }
+
+// The word a filler token stands for: " " and the id written in base 100 with one
+// consonant-vowel syllable per digit (unique per id, e.g. " kovu"), so text sampled from a
+// random-weight model prints as visible nonsense words rather than nothing. Byte-level BPE
+// writes the space as U+0120.
+std::string filler_word(int64_t id) {
+  static constexpr char kConsonants[] = "bdfghjklmnprstvwxyzc";  // 20
+  static constexpr char kVowels[] = "aeiou";                    // 5
+  std::string digits;
+  do {
+    const auto d = static_cast<size_t>(id % 100);
+    digits.insert(0, {kConsonants[d / 5], kVowels[d % 5]});
+    id /= 100;
+  } while (id > 0);
+  return "\u0120" + digits;
+}
 
 }  // namespace
 
@@ -69,8 +85,8 @@ void write_builtin_byte_tokenizer(gguf::Writer& w, int64_t n_vocab, std::string_
     add_specials(kChatmlSpecials);
   }
   for (auto i = static_cast<int64_t>(tokens.size()); i < n_vocab; ++i) {
-    tokens.push_back("[PAD" + std::to_string(i) + "]");
-    types.push_back(kUnused);
+    tokens.push_back(filler_word(i));
+    types.push_back(kNormal);
   }
   w.set("tokenizer.ggml.model", gguf::make_string("gpt2"));
   w.set("tokenizer.ggml.pre", gguf::make_string("default"));

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -85,6 +86,32 @@ TEST(BuiltinVocab, MatchesPeerData) {
     EXPECT_GT(n, 80);
     EXPECT_EQ(failures, 0);
   }
+}
+
+// The filler tokens past the bytes and specials decode to visible words (" " and letters), one
+// distinct word per id, so a random-weight model's output is visible noise; text still encodes to
+// byte tokens only (no merge makes a filler).
+TEST(BuiltinVocab, FillerTokensPrintAsDistinctWords) {
+  gguf::Writer w;
+  w.set("general.architecture", gguf::make_string("qwen3"));
+  write_builtin_byte_tokenizer(w, 151936, "chatml");
+  auto bytes = w.write_to_memory();
+  ASSERT_TRUE(bytes.ok());
+  const Tokenizer tok = load(*bytes);
+  std::set<std::string> words;
+  for (TokenId id = 259; id < 151936; ++id) {
+    const std::string word = tok.decode(std::vector<TokenId>{id});
+    ASSERT_GE(word.size(), 3u) << id;
+    ASSERT_EQ(word[0], ' ') << id;
+    for (size_t i = 1; i < word.size(); ++i) ASSERT_TRUE(word[i] >= 'a' && word[i] <= 'z') << id << ": " << word;
+    words.insert(word);
+  }
+  EXPECT_EQ(words.size(), 151936u - 259u);
+  const std::string pair = tok.decode(std::vector<TokenId>{44128, 133573});
+  EXPECT_EQ(pair, tok.decode(std::vector<TokenId>{44128}) + tok.decode(std::vector<TokenId>{133573}));
+  EXPECT_EQ(pair.size(), 14u) << pair;  // " " and three syllables (base-100 digits 4 41 28, 13 35 73)
+  const std::string text = words.begin()->substr(1) + " kovu";
+  for (TokenId id : tok.encode(text, false, false)) EXPECT_LT(id, 256) << text;
 }
 
 TEST(BuiltinVocab, CopyTakesAllTokenizerKeys) {
