@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "gguf/reader.h"
-#include "sampling/argmax.h"
+#include "sampling/draft_draw.h"
 
 namespace ridge::cli {
 namespace {
@@ -74,8 +74,7 @@ Result<std::unique_ptr<DraftModel>> DraftModel::load(const std::string& path, co
 Result<std::vector<int32_t>> DraftModel::propose(std::span<const int32_t> history, int64_t k, ThreadPool& pool,
                                                  sampling::Sampler* sampler,
                                                  std::vector<std::vector<sampling::TokenProb>>* q) {
-  RIDGE_CHECK((sampler == nullptr) == (q == nullptr));
-  if (q) q->clear();
+  sampling::DraftDraw draw(sampler, history, q);
   // The cache keeps the longest prefix it shares with the text (a chat may have rewritten it).
   const auto shared = static_cast<int64_t>(
       std::mismatch(cached_.begin(), cached_.end(), history.begin(), history.end()).first - cached_.begin());
@@ -87,16 +86,8 @@ Result<std::vector<int32_t>> DraftModel::propose(std::span<const int32_t> histor
   const auto fresh = history.subspan(cached_.size());
   RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, session_->eval(fresh, pool));
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
-  std::vector<int32_t> text;  // the sampler's history: the text and the drafts so far
-  if (sampler && sampler->params().has_penalties()) text.assign(history.begin(), history.end());
   while (true) {
-    int32_t t = 0;
-    if (sampler) {
-      t = sampler->sample_draft(logits, text, q->emplace_back());
-      if (!text.empty()) text.push_back(t);
-    } else {
-      t = sampling::argmax(logits);
-    }
+    const int32_t t = draw.next(logits);
     out.push_back(t);
     if (static_cast<int64_t>(out.size()) >= k) break;
     RIDGE_ASSIGN_OR_RETURN(logits, session_->eval(std::span<const int32_t>(&t, 1), pool));

@@ -9,6 +9,7 @@
 #include "gguf/reader.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
+#include "sampling/draft_draw.h"
 #include "sampling/stop_matcher.h"
 #include "spec/draft_length.h"
 
@@ -193,11 +194,7 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
   // The rejection rule's draft side: the same settings on a stream of its own.
   std::optional<sampling::Sampler> draft_sampler;
   std::vector<std::vector<sampling::TokenProb>> draft_q;
-  if (l.spec_rejection) {
-    sampling::SamplingParams dp = sampler.params();
-    dp.seed = sampling::Rng::splitmix64(dp.seed);
-    draft_sampler.emplace(dp, sampler.n_vocab());
-  }
+  if (l.spec_rejection) draft_sampler.emplace(sampling::draft_sampling_params(sampler.params()), sampler.n_vocab());
   int32_t tok = 0;  // sampled and emitted, not yet in the cache
   bool more = n_max > 0 && take(logits, tok);
   // Speculation: the draft length that pays best at the acceptance and step costs measured so

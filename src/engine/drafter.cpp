@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sampling/argmax.h"
+#include "sampling/draft_draw.h"
 
 namespace ridge::engine {
 
@@ -31,11 +31,11 @@ Result<std::vector<std::vector<int32_t>>> Drafter::propose(std::span<const Work>
   struct Live {
     size_t i;     // into work / out
     Cache* cache;
+    sampling::DraftDraw draw;
   };
   std::vector<Live> live;      // sequences whose catch-up fits: they draft
   for (const Work& w : work) {
-    RIDGE_CHECK((w.sampler == nullptr) == (w.q == nullptr));
-    if (w.q) w.q->clear();
+    if (w.q) w.q->clear();  // nothing drafted where the catch-up does not fit
   }
   std::vector<Cache*> touched;  // every cache this call writes to
   auto fail = [&](const Status& s) {
@@ -74,7 +74,7 @@ Result<std::vector<std::vector<int32_t>>> Drafter::propose(std::span<const Work>
       batch_.add_token(w.text[static_cast<size_t>(shared + j)], shared + j, idx, complete && j == n - 1, bs);
     }
     c.tokens.insert(c.tokens.end(), w.text.begin() + shared, w.text.begin() + shared + n);
-    if (complete) live.push_back({i, &c});
+    if (complete) live.push_back({i, &c, sampling::DraftDraw(w.sampler, w.text, w.q)});
   }
   const auto n_vocab = static_cast<size_t>(runner_->n_vocab());
   while (batch_.n_tokens() > 0) {
@@ -84,20 +84,12 @@ Result<std::vector<std::vector<int32_t>>> Drafter::propose(std::span<const Work>
     // Each live sequence's row, in order; the next step feeds the drafts still wanted.
     size_t row = 0;
     batch_.clear();
-    for (const Live& l : live) {
+    for (Live& l : live) {
       std::vector<int32_t>& d = out[l.i];
       const auto k = static_cast<size_t>(work[l.i].k);
       if (d.size() >= k) continue;
-      const std::span<const float> r = logits->subspan(row * n_vocab, n_vocab);
+      d.push_back(l.draw.next(logits->subspan(row * n_vocab, n_vocab)));
       ++row;
-      const Work& w = work[l.i];
-      if (w.sampler) {
-        std::vector<int32_t> history(w.text.begin(), w.text.end());  // penalties see the drafts too
-        history.insert(history.end(), d.begin(), d.end());
-        d.push_back(w.sampler->sample_draft(r, history, w.q->emplace_back()));
-      } else {
-        d.push_back(sampling::argmax(r));
-      }
       if (d.size() >= k) continue;
       Cache& c = *l.cache;
       const auto pos = static_cast<int32_t>(c.tokens.size());

@@ -8,6 +8,7 @@
 #include "base/timer.h"
 #include "engine/engine_inbox.h"
 #include "engine/scheduler.h"
+#include "sampling/draft_draw.h"
 #include "base/meminfo.h"
 #include "gguf/reader.h"
 
@@ -255,9 +256,7 @@ Result<RequestId> Engine::add_request(Request req) {
   if (!req.params.stop.empty()) seq->stop.emplace(req.params.stop);
   seq->sampler.emplace(std::move(sampler));
   if (drafter_ && opts_.spec_rejection && !req.params.greedy() && !req.grammar) {
-    sampling::SamplingParams dp = req.params;
-    dp.seed = sampling::Rng::splitmix64(dp.seed);
-    seq->draft_sampler.emplace(dp, n_vocab);
+    seq->draft_sampler.emplace(sampling::draft_sampling_params(req.params), n_vocab);
   }
   seq->stop_token_ids = std::move(req.stop_token_ids);
   if (step_times_) seq->prediction = std::move(req.prediction);

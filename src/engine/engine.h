@@ -253,6 +253,8 @@ class Engine {
   // timed (decayed averages, seconds).
   double draft_ratio_model_ = 0.1;
   double draft_step_seconds_ = 0, target_step_seconds_ = 0;
+  // Those averages: the first time as it is, then 0.9 of the average and 0.1 of the new one.
+  static void add_to_average(double& avg, double seconds) { avg = avg > 0 ? 0.9 * avg + 0.1 * seconds : seconds; }
 };
 
 }  // namespace ridge::engine

@@ -115,16 +115,14 @@ void Engine::add_drafts(SchedulerOutput& out) {
   if (std::all_of(k.begin(), k.end(), [](int64_t v) { return v == 0; }) && stats_.n_steps % period == 0) {
     k[static_cast<size_t>(std::max_element(alpha.begin(), alpha.end()) - alpha.begin())] = 1;
   }
-  int64_t total = 0;  // within the runner's extra logits rows before any model drafts
+  int64_t total = 0;  // draft rows: at most the runner's extra logits rows
   for (int64_t& v : k) {
     v = std::min(v, kMaxDraftRowsPerStep - total);
     total += v;
   }
-  if (drafter_) propose_with_model(out, chunk_of, by_model, k);
-  int64_t n_rows = 0;  // draft rows added: at most the runner's extra logits rows
+  if (drafter_) propose_with_model(out, chunk_of, by_model, k);  // only shortens drafts
   for (size_t j = 0; j < chunk_of.size(); ++j) {
     ScheduledChunk& c = out.chunks[chunk_of[j]];
-    k[j] = std::min<int64_t>(k[j], kMaxDraftRowsPerStep - n_rows);
     if (k[j] <= 0 || !scheduler_->add_draft(out, c, static_cast<int32_t>(k[j]))) {
       c.seq->draft.clear();
       c.seq->draft_q.clear();
@@ -132,7 +130,6 @@ void Engine::add_drafts(SchedulerOutput& out) {
     }
     c.seq->draft.resize(static_cast<size_t>(k[j]));
     if (!c.seq->draft_q.empty()) c.seq->draft_q.resize(static_cast<size_t>(k[j]));
-    n_rows += k[j];
   }
 }
 
@@ -194,8 +191,7 @@ void Engine::propose_with_model(SchedulerOutput& out, std::span<const size_t> ch
   const int64_t steps = drafter_->n_steps() - steps_before;
   stats_.draft_seconds += sw.seconds();
   if (steps > 0) {
-    const double per_step = sw.seconds() / static_cast<double>(steps);
-    draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per_step : per_step;
+    add_to_average(draft_step_seconds_, sw.seconds() / static_cast<double>(steps));
   }
   for (size_t w = 0; w < index.size(); ++w) {
     const size_t j = index[w];

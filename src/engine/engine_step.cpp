@@ -234,7 +234,7 @@ bool Engine::step() {
   }
   if (timed) {
     step_times_->record(out.n_tokens, sw.seconds(), model_step_time(out));
-    target_step_seconds_ = target_step_seconds_ > 0 ? 0.9 * target_step_seconds_ + 0.1 * sw.seconds() : sw.seconds();
+    add_to_average(target_step_seconds_, sw.seconds());
   }
   if (cost_) {
     std::vector<model::SeqWork> work;

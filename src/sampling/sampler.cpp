@@ -106,7 +106,12 @@ int32_t Sampler::draw(double total) {
     cum += c.weight;
     if (target < cum) return c.id;
   }
-  return kept_.back().id;  // rounding left target at the very top
+  // Rounding left target at the very top: the last candidate with a weight (an exp() may
+  // underflow to 0, and a token of probability 0 is never drawn).
+  for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) {
+    if (it->weight > 0.0f) return it->id;
+  }
+  return kept_.back().id;
 }
 
 int32_t Sampler::pick(std::span<const float> logits, std::span<const int32_t> history,
@@ -137,35 +142,36 @@ SampleResult Sampler::sample_with_logprobs(std::span<const float> logits,
   return logprobs_of(logits, token, n_top);
 }
 
+double Sampler::process_and_truncate(std::span<const float> logits, std::span<const int32_t> history) {
+  process_logits(logits, history);
+  return params_.greedy() ? 0.0 : truncate();
+}
+
+void Sampler::kept_distribution(double total, std::vector<TokenProb>& out) const {
+  out.clear();
+  out.reserve(kept_.size());
+  for (const detail::Candidate& c : kept_) out.push_back({c.id, static_cast<float>(c.weight / total)});
+}
+
 std::vector<TokenProb> Sampler::distribution(std::span<const float> logits,
                                              std::span<const int32_t> history) {
-  process_logits(logits, history);
-  if (params_.greedy()) return {{argmax(work_), 1.0f}};
-  const double total = truncate();
-  if (total == 0.0) return {{argmax(work_), 1.0f}};
+  const double total = process_and_truncate(logits, history);
+  if (total == 0.0) return {{argmax(work_), 1.0f}};  // greedy, or every token banned
   std::vector<TokenProb> out;
-  out.reserve(kept_.size());
-  for (const detail::Candidate& c : kept_) {
-    out.push_back({c.id, static_cast<float>(c.weight / total)});
-  }
+  kept_distribution(total, out);
   return out;
 }
 
 int32_t Sampler::sample_draft(std::span<const float> logits, std::span<const int32_t> history,
                               std::vector<TokenProb>& q) {
-  q = distribution(logits, history);
-  if (q.size() == 1) return q[0].token;
-  const double u = rng_.uniform();
-  double cum = 0.0;
-  for (const TokenProb& tp : q) {
-    cum += tp.prob;
-    if (u < cum) return tp.token;
+  const double total = process_and_truncate(logits, history);
+  if (total == 0.0) {
+    const int32_t t = argmax(work_);
+    q.assign(1, {t, 1.0f});
+    return t;
   }
-  // Rounding left u at the very top: the last token with a probability (a float may hold 0).
-  for (auto it = q.rbegin(); it != q.rend(); ++it) {
-    if (it->prob > 0.0f) return it->token;
-  }
-  return q.back().token;
+  kept_distribution(total, q);
+  return draw(total);
 }
 
 int32_t Sampler::verify_draft(std::span<const float> logits, std::span<const int32_t> history,

@@ -91,6 +91,10 @@ class Sampler {
   // Temperature + top-k + top-p + min-p on work_ into kept_ (weights = exp of the scaled logit
   // relative to the top one); returns the sum of the kept weights, 0 if every token is banned.
   double truncate();
+  // process_logits, then truncate() unless greedy (0 then, as when every token is banned).
+  double process_and_truncate(std::span<const float> logits, std::span<const int32_t> history);
+  // The kept candidates as probabilities (weights over total), in draw order, into out.
+  void kept_distribution(double total, std::vector<TokenProb>& out) const;
   int32_t draw(double total);
   int32_t pick(std::span<const float> logits, std::span<const int32_t> history,
                std::span<const uint8_t> allowed);
