@@ -30,6 +30,8 @@ class Runner {
   // Models with linear-attention layers: how many sequences can hold a recurrent state at once
   // (Batch::state_slots indexes them); 0 otherwise.
   virtual int32_t n_state_slots() const { return 0; }
+  // Recurrent-state slot `to` becomes a copy of slot `from` (a prefix-cache hit's state).
+  virtual void copy_state(int32_t /*from*/, int32_t /*to*/) {}
   // Mixture of experts: the distinct experts each layer ran in the last run(); empty otherwise.
   virtual std::span<const int64_t> experts_run() const { return {}; }
 };
@@ -62,6 +64,7 @@ class ModelRunner final : public Runner {
   int32_t n_embd() const override { return static_cast<int32_t>(model_->config().n_embd); }
   std::span<const int64_t> experts_run() const override { return ws_.moe.experts_run; }
   int32_t n_state_slots() const override { return static_cast<int32_t>(kv_.states().n_slots()); }
+  void copy_state(int32_t from, int32_t to) override { kv_.states().copy_slot(from, to); }
   const kv::KvCache& kv() const { return kv_; }
 
  private:

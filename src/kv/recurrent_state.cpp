@@ -42,4 +42,10 @@ void RecurrentState::reset(int64_t slot) {
   positions_[static_cast<size_t>(slot)] = 0;
 }
 
+void RecurrentState::copy_slot(int64_t from, int64_t to) {
+  if (from == to) return;
+  std::memcpy(data(0, to), data(0, from), static_cast<size_t>(recurrent_slot_bytes(cfg_)));
+  positions_[static_cast<size_t>(to)] = positions_[static_cast<size_t>(from)];
+}
+
 }  // namespace ridge::kv

@@ -40,6 +40,8 @@ class RecurrentState {
   void set_positions(int64_t slot, int32_t n) { positions_[static_cast<size_t>(slot)] = n; }
   // Zeroes the slot's state (a sequence starting at position 0).
   void reset(int64_t slot);
+  // Slot `to` becomes a copy of slot `from` (every layer, and its positions).
+  void copy_slot(int64_t from, int64_t to);
 
  private:
   RecurrentStateConfig cfg_;

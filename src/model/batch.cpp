@@ -17,6 +17,7 @@ void Batch::clear() {
   for (auto& t : block_tables) t.clear();
   context_lens.clear();
   state_slots.clear();
+  state_snapshots.clear();
   output_hidden = false;
 }
 

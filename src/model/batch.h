@@ -28,6 +28,17 @@ struct Batch {
   // kv::RecurrentState; -1 otherwise). Such a model also needs each sequence's rows together, in
   // position order, continuing where its state stopped (or at position 0, which resets it).
   std::vector<int32_t> state_slots;
+  // Copies of a sequence's recurrent state taken inside the step (prefix caching's snapshots at
+  // block boundaries, a draft's rollback points): once sequence `seq` has consumed its first
+  // n_positions positions (where it starts in this step, or after one of its rows here), every
+  // linear layer's state is copied into `slot`, which then holds n_positions positions. The slot
+  // is no sequence's own slot in this step, and each is named once.
+  struct StateSnapshot {
+    int32_t seq = 0;
+    int32_t n_positions = 0;
+    int32_t slot = -1;
+  };
+  std::vector<StateSnapshot> state_snapshots;
   // Embeddings: the rows with need_logits return their final-norm hidden state [n_embd]
   // instead of logits (the output head is skipped).
   bool output_hidden = false;

@@ -47,6 +47,53 @@ void l2_normalize(const float* x, float* y, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale;
 }
 
+// The positions [first, last + 1] of each sequence's rows in the batch.
+struct PositionSpan {
+  int32_t first = 0, end = 0;
+};
+
+std::vector<PositionSpan> position_spans(const Batch& batch) {
+  std::vector<PositionSpan> spans(batch.context_lens.size(), {-1, -1});
+  for (int64_t t = 0; t < batch.n_tokens(); ++t) {
+    PositionSpan& p = spans[static_cast<size_t>(batch.seq_index[static_cast<size_t>(t)])];
+    const int32_t pos = batch.positions[static_cast<size_t>(t)];
+    if (p.first < 0) p.first = pos;
+    p.end = pos + 1;
+  }
+  return spans;
+}
+
+// Each snapshot names a sequence with rows here, a point within them, and a slot of its own.
+Status check_snapshots(const Batch& batch, const kv::RecurrentState& states,
+                       const std::vector<uint8_t>& has_rows, std::vector<uint8_t>& slot_used) {
+  if (batch.state_snapshots.empty()) return ok_status();
+  const std::vector<PositionSpan> spans = position_spans(batch);
+  for (const Batch::StateSnapshot& snap : batch.state_snapshots) {
+    if (snap.seq < 0 || static_cast<size_t>(snap.seq) >= has_rows.size() ||
+        !has_rows[static_cast<size_t>(snap.seq)]) {
+      return error("forward: a state snapshot of sequence {}, which has no rows in the step", snap.seq);
+    }
+    const PositionSpan& p = spans[static_cast<size_t>(snap.seq)];
+    if (snap.n_positions < p.first || snap.n_positions > p.end) {
+      return error("forward: a state snapshot after {} positions of sequence {}, whose rows here "
+                   "run from position {} to {}", snap.n_positions, snap.seq, p.first, p.end - 1);
+    }
+    if (snap.slot < 0 || snap.slot >= states.n_slots()) {
+      return error("forward: a state snapshot into slot {} of {}", snap.slot, states.n_slots());
+    }
+    if (slot_used[static_cast<size_t>(snap.slot)]) {
+      return error("forward: recurrent-state slot {} used twice", snap.slot);
+    }
+    slot_used[static_cast<size_t>(snap.slot)] = 1;
+  }
+  return ok_status();
+}
+
+// Copies the state columns [c0, c1) of the conv's rows, or head j's matrix, into a snapshot slot.
+void copy_conv_columns(const float* from, float* to, int64_t rows, int64_t channels, int64_t c0, int64_t c1) {
+  for (int64_t i = 0; i < rows; ++i) std::copy(from + i * channels + c0, from + i * channels + c1, to + i * channels + c0);
+}
+
 }  // namespace
 
 Status check_recurrent_batch(const Batch& batch, const kv::RecurrentState& states) {
@@ -80,11 +127,22 @@ Status check_recurrent_batch(const Batch& batch, const kv::RecurrentState& state
                    states.positions(slot));
     }
   }
-  return ok_status();
+  return check_snapshots(batch, states, seen, slot_used);
 }
 
 void begin_recurrent_step(const Batch& batch, kv::RecurrentState& states, Workspace& ws) {
   seq_rows(batch, ws.lin.rows);
+  ws.lin.snaps.clear();
+  for (SeqRows& r : ws.lin.rows) {
+    r.snap_begin = ws.lin.snaps.size();
+    const int32_t first = batch.positions[static_cast<size_t>(r.begin)];
+    for (const Batch::StateSnapshot& snap : batch.state_snapshots) {
+      if (snap.seq == r.seq) ws.lin.snaps.push_back({r.begin + (snap.n_positions - first), snap.slot});
+    }
+    r.snap_end = ws.lin.snaps.size();
+    std::sort(ws.lin.snaps.begin() + static_cast<std::ptrdiff_t>(r.snap_begin), ws.lin.snaps.end(),
+              [](const RowSnapshot& a, const RowSnapshot& b) { return a.row < b.row; });
+  }
   for (int64_t t = 0; t < batch.n_tokens(); ++t) {
     if (batch.positions[static_cast<size_t>(t)] != 0) continue;
     states.reset(batch.state_slots[static_cast<size_t>(batch.seq_index[static_cast<size_t>(t)])]);
@@ -96,6 +154,7 @@ void end_recurrent_step(const Batch& batch, kv::RecurrentState& states) {
     const int32_t slot = batch.state_slots[static_cast<size_t>(batch.seq_index[static_cast<size_t>(t)])];
     states.set_positions(slot, batch.positions[static_cast<size_t>(t)] + 1);
   }
+  for (const Batch::StateSnapshot& snap : batch.state_snapshots) states.set_positions(snap.slot, snap.n_positions);
 }
 
 void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
@@ -121,10 +180,17 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
   const int64_t blocks = (conv_dim + kConvChannelsPerItem - 1) / kConvChannelsPerItem;
   for_items(pool, n_seqs * blocks, n * conv_dim * K, [&](int64_t item) {
     const SeqRows& r = lw.rows[static_cast<size_t>(item / blocks)];
-    const int64_t c0 = item % blocks * kConvChannelsPerItem;
-    float* x = lw.mixed.data() + r.begin * conv_dim;
-    causal_conv1d(x, r.end - r.begin, conv_dim, l.ssm_conv.data, K, state_of(item / blocks), x,
-                       IndexRange{c0, std::min(conv_dim, c0 + kConvChannelsPerItem)});
+    const int64_t c0 = item % blocks * kConvChannelsPerItem, c1 = std::min(conv_dim, c0 + kConvChannelsPerItem);
+    float* state = state_of(item / blocks);
+    // The rows up to each snapshot, the snapshot's copy of these channels, then the rest.
+    int64_t t0 = r.begin;
+    for (size_t i = r.snap_begin; i <= r.snap_end; ++i) {
+      const int64_t t1 = i < r.snap_end ? lw.snaps[i].row : r.end;
+      float* x = lw.mixed.data() + t0 * conv_dim;
+      causal_conv1d(x, t1 - t0, conv_dim, l.ssm_conv.data, K, state, x, IndexRange{c0, c1});
+      if (i < r.snap_end) copy_conv_columns(state, states.data(layer, lw.snaps[i].slot), K - 1, conv_dim, c0, c1);
+      t0 = t1;
+    }
   });
   // silu; q and k L2-normalized per head, v apart; beta = sigmoid(b), g = softplus(a + dt_bias) A.
   const SiluFn silu_row = silu_for(kernels.isa);
@@ -150,12 +216,20 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
   const DeltaRuleFn delta_rule = delta_rule_for(kernels.isa);
   for_items(pool, n_seqs * hv, n * hv * hd * hd, [&](int64_t item) {
     const SeqRows& r = lw.rows[static_cast<size_t>(item / hv)];
-    const int64_t j = item % hv;
-    delta_rule(shape, r.end - r.begin, lw.q.data() + r.begin * key_dim,
-                          lw.k.data() + r.begin * key_dim, lw.v.data() + r.begin * value_dim,
-                          lw.g.data() + r.begin * hv, lw.beta.data() + r.begin * hv,
-                          state_of(item / hv) + conv_floats, ws.attn.data() + r.begin * value_dim,
-                          out_scale, IndexRange{j, j + 1});
+    const int64_t j = item % hv, head_floats = hd * hd;
+    float* state = state_of(item / hv) + conv_floats;
+    int64_t t0 = r.begin;
+    for (size_t i = r.snap_begin; i <= r.snap_end; ++i) {
+      const int64_t t1 = i < r.snap_end ? lw.snaps[i].row : r.end;
+      delta_rule(shape, t1 - t0, lw.q.data() + t0 * key_dim, lw.k.data() + t0 * key_dim,
+                 lw.v.data() + t0 * value_dim, lw.g.data() + t0 * hv, lw.beta.data() + t0 * hv,
+                 state, ws.attn.data() + t0 * value_dim, out_scale, IndexRange{j, j + 1});
+      if (i < r.snap_end) {
+        const float* from = state + j * head_floats;
+        std::copy(from, from + head_floats, states.data(layer, lw.snaps[i].slot) + conv_floats + j * head_floats);
+      }
+      t0 = t1;
+    }
   });
   // o = RMSNorm(o; ssm_norm) * silu(z), per head.
   const SwigluFn gate = swiglu_for(kernels.isa);

@@ -35,6 +35,13 @@ struct MoeWorkspace {
 struct SeqRows {
   int32_t seq = 0;
   int64_t begin = 0, end = 0;
+  size_t snap_begin = 0, snap_end = 0;  // its snapshots in LinearWorkspace::snaps
+};
+
+// A state snapshot inside a sequence's rows: the state after the rows before `row`, into `slot`.
+struct RowSnapshot {
+  int64_t row = 0;
+  int32_t slot = -1;
 };
 
 // Buffers of Qwen3.5's layers (model/linear_attention.h): the Gated DeltaNet's, and the gated
@@ -48,6 +55,7 @@ struct LinearWorkspace {
   std::vector<float> v;       // [max_tokens, Dv]
   std::vector<float> q_gate;  // [max_tokens, 2 q_dim] gated attention: each head's q, then gate
   std::vector<SeqRows> rows;  // the step's sequences (begin_recurrent_step)
+  std::vector<RowSnapshot> snaps;  // Batch::state_snapshots by sequence, in row order
 };
 
 class Workspace {

@@ -3,6 +3,7 @@
 // refusals. Agreement with llama.cpp is synthetic_peer_test's.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <utility>
@@ -218,6 +219,78 @@ TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
   auto r2 = m.forward(b, *bare, *ws, pool);
   ASSERT_FALSE(r2.ok());
   EXPECT_NE(r2.status().message().find("recurrent state"), std::string::npos) << r2.status().message();
+}
+
+// Snapshots taken inside a step hold, bit for bit, the state of a run that stopped there, and a
+// sequence continued from one gives the logits of the uninterrupted run; misplaced ones are
+// refused.
+TEST(HybridBatch, SnapshotsHoldTheStateWhereTheyAreTaken) {
+  const Model& m = load_tiny("tiny-qwen35");
+  const int64_t bs = 16, n_vocab = m.config().n_vocab;
+  WorkspaceLimits lim;
+  lim.max_tokens = 64;
+  lim.max_outputs = 8;
+  lim.max_context = 64;
+  lim.n_threads = 2;
+  lim.block_size = bs;
+  ThreadPool pool(2);
+  const std::vector<int32_t> toks = tokens_of(37, 3), other = tokens_of(20, 8);
+  auto new_cache = [&] {
+    auto kv = kv::KvCache::create(m.kv_config(8, GgmlType::kF16, bs, 6));
+    EXPECT_TRUE(kv.ok());
+    return std::move(kv).value();
+  };
+  auto ws = Workspace::create(m.config(), lim);
+  ASSERT_TRUE(ws.ok());
+  // One step: toks on slot 0 (snapshots after 16, 32 and all 37 positions into slots 2, 3, 4)
+  // beside `other` on slot 1 (a snapshot where it starts, into slot 5).
+  kv::KvCache kv = new_cache();
+  Batch b;
+  b.add_seq({0, 1, 2}, 37, 0);
+  b.add_seq({4, 5}, 20, 1);
+  for (int32_t p = 0; p < 37; ++p) b.add_token(toks[static_cast<size_t>(p)], p, 0, p == 36, bs);
+  for (int32_t p = 0; p < 20; ++p) b.add_token(other[static_cast<size_t>(p)], p, 1, p == 19, bs);
+  b.state_snapshots = {{0, 32, 3}, {0, 16, 2}, {0, 37, 4}, {1, 0, 5}};
+  auto full = m.forward(b, kv, *ws, pool);
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  const std::vector<float> last(full->begin(), full->begin() + n_vocab);
+  const uint64_t slot_bytes = kv::recurrent_slot_bytes(kv.states().config());
+  auto same_state = [&](kv::KvCache& a, int64_t sa, kv::KvCache& c, int64_t sc) {
+    return a.states().positions(sa) == c.states().positions(sc) &&
+           std::memcmp(a.states().data(0, sa), c.states().data(0, sc), slot_bytes) == 0;
+  };
+  EXPECT_TRUE(same_state(kv, 4, kv, 0));
+  EXPECT_EQ(kv.states().positions(5), 0);
+  for (auto [n, slot] : {std::pair{16, 2}, std::pair{32, 3}}) {
+    kv::KvCache ref = new_cache();
+    Batch r;
+    r.add_seq({0, 1, 2}, n, 0);
+    for (int32_t p = 0; p < n; ++p) r.add_token(toks[static_cast<size_t>(p)], p, 0, p + 1 == n, bs);
+    ASSERT_TRUE(m.forward(r, ref, *ws, pool).ok());
+    EXPECT_TRUE(same_state(kv, slot, ref, 0)) << "snapshot after " << n;
+  }
+  // Continue from the snapshot after 16 positions (slot 2): the last row's logits are the full run's.
+  Batch c;
+  c.add_seq({0, 1, 2}, 37, 2);
+  for (int32_t p = 16; p < 37; ++p) c.add_token(toks[static_cast<size_t>(p)], p, 0, p == 36, bs);
+  auto cont = m.forward(c, kv, *ws, pool);
+  ASSERT_TRUE(cont.ok()) << cont.status().message();
+  EXPECT_EQ(std::vector<float>(cont->begin(), cont->begin() + n_vocab), last);
+  // Refusals: outside the rows, into a sequence's own slot, of a sequence without rows.
+  auto refused = [&](Batch::StateSnapshot snap) {
+    Batch d;
+    d.add_seq({0, 1, 2}, 38, 0);
+    d.add_seq({4, 5}, 20, 1);
+    d.add_token(9, 37, 0, true, bs);
+    d.state_snapshots = {snap};
+    auto r = m.forward(d, kv, *ws, pool);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(refused({0, 39, 3}).find("rows here run from position 37 to 37"), std::string::npos);
+  EXPECT_NE(refused({0, 38, 0}).find("slot 0 used twice"), std::string::npos);
+  EXPECT_NE(refused({1, 20, 3}).find("no rows in the step"), std::string::npos);
+  EXPECT_NE(refused({0, 38, 6}).find("slot 6 of 6"), std::string::npos);
+  EXPECT_EQ(kv.states().positions(0), 37);  // nothing ran
 }
 
 TEST(HybridLoad, TinyQwen35Loads) {
