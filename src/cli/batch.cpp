@@ -190,6 +190,9 @@ void add_flags(CLI::App& app, BatchArgs& a) {
   app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--block-size", a.engine.block_size, "KV block size in tokens")->capture_default_str();
   app.add_flag("--no-prefix-caching", [&a](int64_t) { a.engine.prefix_caching = false; }, "disable prefix caching");
+  app.add_option("--state-cache", a.engine.state_cache,
+                 "hybrid models: recurrent states kept for the prefix cache (-1: as many as --max-seqs; 0: none, prefix caching off)")
+      ->check(CLI::Range(-1, 1 << 16))->capture_default_str();
   app.add_flag("--ignore-eos", a.ignore_eos, "generate max_tokens whatever the model says (benchmarks)");
   app.add_option("-t,--threads", a.engine.n_threads, "compute threads")->capture_default_str();
   add_engine_spec_flags(app, a.spec, a.engine);

@@ -36,6 +36,7 @@ Status check_options(const EngineOptions& o) {
   if (o.block_size < 1 || o.block_size > 1024) return usage_error("engine: block size {} is outside 1..1024", o.block_size);
   if (!(o.kv_ram_fraction > 0 && o.kv_ram_fraction <= 1)) return usage_error("engine: KV memory fraction {} is outside (0, 1]", o.kv_ram_fraction);
   if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
+  if (o.state_cache < -1 || o.state_cache > (1 << 16)) return usage_error("engine: state cache {} is outside -1..{}", o.state_cache, 1 << 16);
   if (o.pooling == model::Pooling::kRank) {
     return usage_error("engine: rank pooling (rerankers) is not supported yet");
   }
@@ -69,9 +70,14 @@ std::string format_budget(const MemoryBudget& b) {
                      b.n_blocks, b.block_size, int64_t{b.n_blocks} * b.block_size, b.n_full_seqs,
                      b.max_model_len);
   if (b.n_state_slots > 0) {
-    s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences of {:.2f} MiB; prefix caching off)",
-                     b.state_bytes / kMiB, b.n_state_slots,
-                     static_cast<double>(b.state_bytes) / b.n_state_slots / kMiB);
+    const double each = static_cast<double>(b.state_bytes) / (b.n_state_slots + b.n_cached_states) / kMiB;
+    if (b.n_cached_states > 0) {
+      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences + {} cached for the prefix cache, {:.2f} MiB each)",
+                       b.state_bytes / kMiB, b.n_state_slots, b.n_cached_states, each);
+    } else {
+      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences of {:.2f} MiB; prefix caching off)",
+                       b.state_bytes / kMiB, b.n_state_slots, each);
+    }
   }
   return s;
 }
@@ -108,13 +114,15 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
     if (runner->n_embd() <= 0) return usage_error("engine: this runner cannot return embeddings");
     o.prefix_caching = false;
   }
-  // A cached prefix would skip positions whose recurrent state no one computed: prefix caching
-  // is off for hybrid models until states are snapshotted at block boundaries (docs/hybrid.md).
+  // Hybrid models: max_seqs live recurrent-state slots, the rest keep states for the prefix cache
+  // (a cached prefix is usable only where its state is kept); none left: prefix caching off.
+  int32_t n_cached_states = 0;
   if (runner->n_state_slots() > 0) {
     if (runner->n_state_slots() < o.max_seqs) {
       return usage_error("engine: {} recurrent-state slots for max-seqs {}", runner->n_state_slots(), o.max_seqs);
     }
-    o.prefix_caching = false;
+    n_cached_states = o.prefix_caching ? runner->n_state_slots() - o.max_seqs : 0;
+    if (n_cached_states == 0) o.prefix_caching = false;
     if (o.spec != SpecMethod::kNone) {
       return usage_error("engine: speculative decoding is not supported yet for a model with "
                          "recurrent state: its state cannot roll rejected drafts back");
@@ -134,11 +142,19 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   const int64_t per_seq = (o.max_model_len + o.block_size - 1) / o.block_size;
   e->budget_.n_full_seqs = static_cast<int32_t>(e->budget_.n_blocks / per_seq);
   e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
-  e->budget_.n_state_slots = e->runner_->n_state_slots();
-  e->slot_owner_.assign(static_cast<size_t>(e->budget_.n_state_slots), 0);
+  if (e->runner_->n_state_slots() > 0) {
+    e->budget_.n_state_slots = o.max_seqs;
+    e->budget_.n_cached_states = n_cached_states;
+    e->states_ = RecurrentSlots(o.max_seqs, n_cached_states, o.block_size);
+    if (n_cached_states > 0) {
+      e->scheduler_->set_prefix_filter([states = &e->states_](const kv::PrefixMatch& m, std::span<const int32_t> prompt) {
+        return states->usable_blocks(m, prompt);
+      });
+    }
+  }
   // Any generating engine that can roll a draft back verifies drafts: --spec's, or a request's
   // prediction.
-  if (o.pooling == model::Pooling::kNone && e->budget_.n_state_slots == 0) e->step_times_.emplace();
+  if (o.pooling == model::Pooling::kNone && !e->states_.enabled()) e->step_times_.emplace();
   if (draft_runner) e->drafter_ = std::make_unique<Drafter>(std::move(draft_runner), o.max_batched_tokens);
   return e;
 }
@@ -182,6 +198,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   ro.max_context = o.max_model_len;
   ro.n_threads = o.n_threads;
   ro.n_state_slots = o.max_seqs;
+  if (o.prefix_caching && o.pooling == model::Pooling::kNone) ro.n_state_slots += o.state_cache < 0 ? o.max_seqs : o.state_cache;
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
   const uint64_t kv_total = runner->kv().total_bytes();
   const uint64_t state_total = runner->kv().states().total_bytes();
@@ -387,6 +404,8 @@ void Engine::publish_stats() {
   stats_.prefix_cache_hit_rate = pool.stats().hit_rate();
   stats_.n_cached_tokens = pool.stats().n_hit_tokens;
   stats_.n_preemptions = scheduler_->n_preemptions();
+  stats_.n_state_snapshots = states_.cache().stats().n_taken;
+  stats_.n_state_hits = states_.cache().stats().n_hits;
   std::lock_guard lock(inbox_->mu);
   inbox_->snapshot = stats_;
 }

@@ -30,6 +30,7 @@
 #include "engine/request.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/token_index.h"
+#include "engine/recurrent_slots.h"
 #include "engine/runner.h"
 #include "model/cost.h"
 #include "model/model.h"
@@ -56,6 +57,9 @@ struct EngineOptions {
   GgmlType kv_type = GgmlType::kF16;
   int32_t block_size = 16;
   bool prefix_caching = true;
+  // Hybrid models (recurrent state): states kept for the prefix cache, each as large as a
+  // sequence's (engine/recurrent_slots.h); -1: as many as max_seqs; 0: prefix caching off.
+  int32_t state_cache = -1;
   int n_threads = 1;
   // Not kNone: an embedding engine. Every request's prompt is run once and pooled into one
   // vector (RequestOutput::embedding, L2-normalised); nothing is generated. Prefix caching is
@@ -101,6 +105,7 @@ struct MemoryBudget {
   std::string kv_type;
   uint64_t state_bytes = 0;       // recurrent state of linear-attention layers (hybrid models)
   int32_t n_state_slots = 0;      // sequences it holds at once (max_seqs)
+  int32_t n_cached_states = 0;    // and states kept for the prefix cache
 };
 std::string format_budget(const MemoryBudget& b);
 
@@ -129,6 +134,8 @@ struct EngineStats {
   int64_t n_draft_steps = 0;       // a draft model's forward steps (kDraft)
   double draft_seconds = 0;        // spent in them
   int32_t draft_blocks_used = 0;   // its KV blocks holding sequences' text
+  int64_t n_state_snapshots = 0;   // hybrid models: recurrent states kept for the prefix cache
+  int64_t n_state_hits = 0;        // prompts that started from one
 };
 
 class Engine {
@@ -198,11 +205,6 @@ class Engine {
   std::shared_ptr<const grammar::TokenIndex> token_index();
   // Samples seq's next token under its grammar (kError with `error` set when none may follow).
   int32_t sample_constrained(Sequence& seq, std::span<const float> logits, RequestOutput& ev);
-  // Hybrid models: seq's recurrent-state slot, kept while it runs; a sequence without one (new,
-  // or preempted and its slot taken) gets a slot no running sequence holds (it starts at
-  // position 0 then, which resets the state).
-  int32_t state_slot(Sequence& seq);
-  void mark_held_slots();  // slot_held_ from the running sequences, once per step
   // Whether every chunk of the step decodes one token (and maybe verifies a draft): the steps
   // speculation drafts in and times (a step with a prompt chunk is another regime).
   static bool decodes_only(const SchedulerOutput& out);
@@ -244,8 +246,7 @@ class Engine {
   std::shared_ptr<const grammar::TokenIndex> token_index_;
   std::shared_ptr<grammar::GrammarCache> grammar_cache_;  // under token_index_mu_
   std::vector<uint8_t> mask_;  // engine thread: allowed tokens of the sequence being sampled
-  std::vector<RequestId> slot_owner_;  // [n_state_slots] the sequence that last took each slot
-  std::vector<uint8_t> slot_held_;     // [n_state_slots] owned by a running sequence (this step)
+  RecurrentSlots states_;  // hybrid models: live slots, the prefix cache's states
   std::optional<spec::StepTimes> step_times_;  // speculative decoding: measured step times
   spec::AcceptanceRate acceptance_;  // over all sequences: a new sequence's first estimate
   std::unique_ptr<Drafter> drafter_;  // kDraft

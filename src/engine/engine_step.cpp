@@ -172,27 +172,6 @@ void Engine::process_outputs(const SchedulerOutput& out, std::span<const float> 
   }
 }
 
-int32_t Engine::state_slot(Sequence& seq) {
-  const int32_t own = seq.state_slot;
-  if (own >= 0 && slot_owner_[static_cast<size_t>(own)] == seq.id) return own;
-  for (size_t slot = 0; slot < slot_held_.size(); ++slot) {
-    if (slot_held_[slot]) continue;
-    slot_held_[slot] = 1;
-    slot_owner_[slot] = seq.id;
-    seq.state_slot = static_cast<int32_t>(slot);
-    return seq.state_slot;
-  }
-  return -1;  // more running sequences than slots: the model refuses the step
-}
-
-void Engine::mark_held_slots() {
-  slot_held_.assign(slot_owner_.size(), 0);
-  for (const Sequence* r : scheduler_->running()) {
-    const int32_t s = r->state_slot;
-    if (s >= 0 && slot_owner_[static_cast<size_t>(s)] == r->id) slot_held_[static_cast<size_t>(s)] = 1;
-  }
-}
-
 bool Engine::step() {
   take_inbox();
   SchedulerOutput out = scheduler_->schedule();
@@ -205,11 +184,15 @@ bool Engine::step() {
   if (timed) add_drafts(out);
   const int64_t bs = runner_->block_size();
   batch_.clear();
-  if (!slot_owner_.empty()) mark_held_slots();
+  if (states_.enabled()) {
+    states_.begin_step(scheduler_->running());
+    // Every live slot (and cached state copied in) before any snapshot may evict a cached state.
+    for (const ScheduledChunk& c : out.chunks) states_.live_slot(c, *runner_);
+  }
   for (const ScheduledChunk& c : out.chunks) {
     const Sequence& s = *c.seq;
-    const int32_t slot = slot_owner_.empty() ? -1 : state_slot(*c.seq);
-    const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new, slot);
+    const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new, states_.enabled() ? s.state_slot : -1);
+    if (states_.enabled()) states_.plan_snapshots(c, idx, batch_);
     for (int32_t j = 0; j < c.n_new; ++j) {
       const int32_t pos = c.start + j;
       const bool drafted = pos >= s.n_tokens();
@@ -220,6 +203,7 @@ bool Engine::step() {
   batch_.output_hidden = opts_.pooling != model::Pooling::kNone;
   const Stopwatch sw;
   Result<std::span<const float>> logits = runner_->run(batch_);
+  if (states_.enabled()) states_.end_step(logits.ok());
   if (!logits.ok()) {
     // Nothing was published to the prefix cache; the sequences of this step end with the error.
     for (const ScheduledChunk& c : out.chunks) finish(*c.seq, FinishReason::kError, logits.status().message());

@@ -131,7 +131,14 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
 void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
   while (!waiting_.empty() && budget > 0 && n_running() < opts_.max_seqs) {
     Sequence* seq = waiting_.front();
-    const kv::PrefixMatch match = blocks_.find_cached_prefix(seq->tokens);
+    kv::PrefixMatch match = blocks_.find_cached_prefix(seq->tokens);
+    seq->kv_prefix_tokens = match.n_tokens;
+    if (prefix_filter_) {
+      const size_t n = std::min(match.blocks.size(), prefix_filter_(match, seq->tokens));
+      match.blocks.resize(n);
+      match.hashes.resize(n);
+      match.n_tokens = static_cast<int32_t>(n) * blocks_.block_size();
+    }
     const int32_t n_new = std::min(seq->n_tokens() - match.n_tokens, budget);
     if (!blocks_.can_allocate(seq->table, n_new, match)) break;
     RIDGE_CHECK(blocks_.allocate(seq->table, n_new, match).ok());
@@ -144,7 +151,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
     waiting_.erase(waiting_.begin());
     running_.push_back(seq);
     seq->state = SeqState::kRunning;
-    out.chunks.push_back({seq, seq->n_computed, n_new, seq->n_computed + n_new == seq->n_tokens()});
+    out.chunks.push_back({seq, seq->n_computed, n_new, seq->n_computed + n_new == seq->n_tokens(), 0, true});
     out.n_tokens += n_new;
     budget -= n_new;
   }

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -42,7 +44,12 @@ struct ScheduledChunk {
   int32_t n_new = 0;
   bool need_logits = false;  // the chunk reaches the sequence's last token
   int32_t n_draft = 0;
+  bool admitted = false;     // the sequence was admitted in this step
 };
+
+// How many of a prompt's cached leading blocks a sequence may adopt (hybrid models: those that
+// end where a recurrent state is cached); the rest of the prompt is computed.
+using PrefixFilter = std::function<size_t(const kv::PrefixMatch&, std::span<const int32_t> prompt)>;
 
 struct SchedulerOutput {
   std::vector<ScheduledChunk> chunks;
@@ -54,6 +61,7 @@ struct SchedulerOutput {
 class Scheduler {
  public:
   Scheduler(const SchedulerOptions& opts, kv::BlockManager blocks);
+  void set_prefix_filter(PrefixFilter filter) { prefix_filter_ = std::move(filter); }
 
   // Queues a new sequence (state kWaiting, no blocks).
   void add(std::unique_ptr<Sequence> seq);
@@ -93,6 +101,7 @@ class Scheduler {
 
   SchedulerOptions opts_;
   kv::BlockManager blocks_;
+  PrefixFilter prefix_filter_;
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> seqs_;
   std::vector<Sequence*> running_;  // admission order
   std::vector<Sequence*> waiting_;  // (priority, arrival_order) ascending

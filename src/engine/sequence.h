@@ -29,6 +29,11 @@ struct Sequence {
   int32_t max_tokens = 0;       // resolved limit on generated tokens
   kv::BlockTable table;
   int32_t state_slot = -1;      // recurrent-state slot (hybrid models), held while running
+  // Hybrid models' prefix cache (engine/recurrent_slots.h): the cached prefix found at admission
+  // before it was cut to where a state is cached, and the latest snapshot taken while generating.
+  int32_t kv_prefix_tokens = 0;
+  int32_t gen_snapshot_slot = -1;
+  kv::BlockHash gen_snapshot_hash = 0;
   SeqState state = SeqState::kWaiting;
   bool admitted_once = false;
   RequestStats stats;

@@ -1,6 +1,7 @@
 // A hybrid model (Qwen3.5: Gated DeltaNet layers with per-sequence recurrent state) through the
 // continuous-batching engine: each request's greedy tokens equal what the model gives it alone,
-// with sequences batched, preempted and recomputed; the state slots are reported in the budget.
+// with sequences batched, preempted and recomputed, with and without the prefix cache's states;
+// the state slots are reported in the budget.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -30,10 +31,13 @@ std::vector<int32_t> greedy_alone(const model::Model& m, const std::vector<int32
   return out;
 }
 
-TEST(HybridEngine, GreedyTokensMatchAloneWithBatchingAndPreemption) {
+class HybridEngine : public ::testing::TestWithParam<int32_t> {};  // EngineOptions::state_cache
+
+TEST_P(HybridEngine, GreedyTokensMatchAloneWithBatchingAndPreemption) {
   const testing::TinyModel& tm = testing::tiny_model("tiny-qwen35", "f32");
   const model::Model& m = *tm.model;
   EngineOptions o;
+  o.state_cache = GetParam();
   o.max_model_len = 64;
   o.max_batched_tokens = 24;  // prompts arrive in chunks
   o.block_size = 16;
@@ -44,8 +48,9 @@ TEST(HybridEngine, GreedyTokensMatchAloneWithBatchingAndPreemption) {
   auto e = Engine::create(m, tm.tokenizer.get(), o);
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ((*e)->budget().n_state_slots, 3);
+  EXPECT_EQ((*e)->budget().n_cached_states, GetParam() < 0 ? 3 : GetParam());
   EXPECT_GT((*e)->budget().state_bytes, 0u);
-  EXPECT_NE(format_budget((*e)->budget()).find("prefix caching off"), std::string::npos);
+  EXPECT_EQ(format_budget((*e)->budget()).find("prefix caching off") != std::string::npos, GetParam() == 0);
 
   constexpr int kNew = 12;
   std::vector<std::vector<int32_t>> prompts;
@@ -79,6 +84,9 @@ TEST(HybridEngine, GreedyTokensMatchAloneWithBatchingAndPreemption) {
     EXPECT_EQ(got[ids[r]], greedy_alone(m, prompts[r], kNew)) << "request " << r;
   }
 }
+
+// No state cache; the default (one per sequence); one state for three sequences.
+INSTANTIATE_TEST_SUITE_P(StateCache, HybridEngine, ::testing::Values(0, -1, 1));
 
 }  // namespace
 }  // namespace ridge::engine

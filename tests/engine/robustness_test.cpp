@@ -61,9 +61,11 @@ std::vector<int32_t> prompt_of(std::mt19937& rng, int32_t n_vocab) {
 }
 
 // spec: the engine also speculates (prompt lookup, or the model's Q8_0 copy as a draft model),
-// which changes no output.
-void stress(SpecMethod spec) {
-  const testing::TinyModel& tm = testing::tiny_model("tiny-qwen3", "f32");
+// which changes no output. preset: the model (a hybrid one runs with a few cached recurrent
+// states, evicted all the time).
+void stress(SpecMethod spec, const std::string& preset = "tiny-qwen3") {
+  const testing::TinyModel& tm = testing::tiny_model(preset, "f32");
+  const bool hybrid = tm.model->config().n_recurrent_layers() > 0;
   const model::Model& m = *tm.model;
   const auto n_vocab = static_cast<int32_t>(m.config().n_vocab);
   std::mt19937 rng(2024);
@@ -93,6 +95,7 @@ void stress(SpecMethod spec) {
   }
 
   EngineOptions opts = tight_options(m);
+  if (hybrid) opts.state_cache = 4;
   if (spec != SpecMethod::kNone) {
     // Speculating sequences finish in fewer steps and hold the pool for less time: a tighter
     // pool keeps preemption certain (the draft lengths follow measured step times, so the run
@@ -173,6 +176,7 @@ void stress(SpecMethod spec) {
   EXPECT_GT(st.n_preemptions, 0);
   EXPECT_GT(st.prefix_cache_hit_rate, 0);
   EXPECT_EQ(st.draft_blocks_used, 0);
+  EXPECT_EQ(st.n_state_hits > 0, hybrid);
   if (spec != SpecMethod::kNone) {
     EXPECT_GT(st.n_accepted_tokens, 0);
     EXPECT_LT(st.n_accepted_tokens, st.n_draft_tokens);  // rejected drafts were rolled back
@@ -191,6 +195,8 @@ TEST(Robustness, ThousandsOfRequestsOnATightPool) { stress(SpecMethod::kNone); }
 TEST(Robustness, ThousandsOfRequestsOnATightPoolWithSpeculation) { stress(SpecMethod::kNgram); }
 
 TEST(Robustness, ThousandsOfRequestsOnATightPoolWithADraftModel) { stress(SpecMethod::kDraft); }
+
+TEST(Robustness, ThousandsOfRequestsOnATightPoolWithAHybridModel) { stress(SpecMethod::kNone, "tiny-qwen35"); }
 
 }  // namespace
 }  // namespace ridge::engine
