@@ -13,8 +13,9 @@ Result<Session> Session::create(const Model& model, const SessionOptions& o) {
   }
   if (n_ctx > (int64_t{1} << 24)) return usage_error("context {} is too large", n_ctx);
   const int64_t n_blocks = (n_ctx + o.block_size - 1) / o.block_size;
+  // A model with recurrent state keeps a second slot for its checkpoint (truncate).
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
-                         kv::KvCache::create(model.kv_config(n_blocks, o.kv_type, o.block_size)));
+                         kv::KvCache::create(model.kv_config(n_blocks, o.kv_type, o.block_size, 2)));
   WorkspaceLimits lim;
   lim.max_tokens = std::min(o.max_batch, n_ctx);
   lim.max_outputs = std::min(o.max_outputs, lim.max_tokens);
@@ -31,7 +32,17 @@ Result<Session> Session::create(const Model& model, const SessionOptions& o) {
 
 int64_t Session::truncate(int64_t n) {
   if (n >= n_past_) return n_past_;
-  n_past_ = model_->config().n_recurrent_layers() > 0 ? 0 : std::max<int64_t>(n, 0);
+  if (model_->config().n_recurrent_layers() == 0) {
+    n_past_ = std::max<int64_t>(n, 0);
+    return n_past_;
+  }
+  if (checkpoint_ > 0 && checkpoint_ <= n) {
+    kv_.states().copy_slot(1, 0);
+    n_past_ = checkpoint_;
+  } else {
+    n_past_ = 0;
+    checkpoint_ = 0;  // positions before it will be overwritten
+  }
   return n_past_;
 }
 
@@ -67,6 +78,10 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Th
     logits = *r;
     if (all_logits) std::copy(logits.begin(), logits.end(), all_.begin() + i * n_vocab);
     n_past_ += m;
+  }
+  if (n > 1 && model_->config().n_recurrent_layers() > 0) {
+    kv_.states().copy_slot(0, 1);
+    checkpoint_ = n_past_;
   }
   if (all_logits) return std::span<const float>(all_);
   return logits;

@@ -39,9 +39,14 @@ class Session {
   int64_t n_ctx() const { return n_ctx_; }
   const Model& model() const { return *model_; }
   // Forgets the sequence (the cache is overwritten from position 0 again).
-  void reset() { n_past_ = 0; }
-  // Keeps only the first n positions (n <= n_past) and returns how many it kept: n, or 0 for a
-  // model with recurrent state (linear-attention layers), which cannot roll back and starts over.
+  void reset() {
+    n_past_ = 0;
+    checkpoint_ = 0;
+  }
+  // Keeps only the first n positions (n <= n_past) and returns how many it kept: n. A model with
+  // recurrent state (linear-attention layers) cannot roll back: it keeps its checkpoint, the
+  // state after the last eval of several tokens (a chat's prompt), when that is not past n, and
+  // otherwise starts over (0).
   int64_t truncate(int64_t n);
 
  private:
@@ -55,6 +60,7 @@ class Session {
   std::vector<float> all_;      // [n_tokens, n_vocab] for all_logits
   int64_t n_ctx_ = 0;
   int64_t n_past_ = 0;
+  int64_t checkpoint_ = 0;  // recurrent state: positions the checkpoint slot holds (0: none)
 };
 
 }  // namespace ridge::model

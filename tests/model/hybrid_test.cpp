@@ -109,6 +109,41 @@ TEST(HybridSession, TruncateStartsOverAndMatchesAFreshRun) {
   EXPECT_EQ(s->truncate(s->n_past()), s->n_past());  // keeping everything is fine
 }
 
+// The checkpoint: after a prompt (an eval of several tokens) and a few single-token evals, a
+// truncation back to anywhere past the prompt resumes from the prompt's end, and what follows gives
+// a fresh run's logits; a truncation into the prompt starts over (and forgets the checkpoint).
+TEST(HybridSession, TruncateResumesFromTheLastPromptsEnd) {
+  const Model& m = load_tiny("tiny-qwen35");
+  const std::vector<int32_t> prompt = tokens_of(20, 3), reply = tokens_of(4, 40), next = tokens_of(6, 90);
+  SessionOptions o;
+  o.n_ctx = 64;
+  ThreadPool pool(1);
+  // A fresh run of prompt + reply[0..1] + next.
+  std::vector<int32_t> all = prompt;
+  all.insert(all.end(), reply.begin(), reply.begin() + 2);
+  all.insert(all.end(), next.begin(), next.end());
+  auto fresh = Session::create(m, o);
+  ASSERT_TRUE(fresh.ok());
+  auto want = fresh->eval(all, pool);
+  ASSERT_TRUE(want.ok());
+  const std::vector<float> expected(want->begin(), want->end());
+
+  auto s = Session::create(m, o);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(s->eval(prompt, pool).ok());
+  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), pool).ok());
+  EXPECT_EQ(s->truncate(22), 20);  // back to the prompt's end
+  std::vector<int32_t> rest(reply.begin(), reply.begin() + 2);
+  rest.insert(rest.end(), next.begin(), next.end());
+  auto got = s->eval(rest, pool);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(std::vector<float>(got->begin(), got->end()), expected);
+  // The checkpoint is now the end of `rest` (28): before it starts over and forgets it.
+  EXPECT_EQ(s->truncate(27), 0);
+  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), pool).ok());
+  EXPECT_EQ(s->truncate(3), 0) << "no checkpoint of these tokens";
+}
+
 // Two sequences in one step (prompt chunks of different lengths, then decode tokens together)
 // give each the logits it gets alone.
 TEST(HybridBatch, SequencesBatchedMatchAlone) {
