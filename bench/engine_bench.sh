@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Engine benchmarks (numbers in docs/engine.md). Usage:
-#   bench/engine_bench.sh [throughput|scaling|prefix|chunked|all]
+#   bench/engine_bench.sh [throughput|scaling|prefix|hybrid_prefix|chunked|all]
 # Environment: RIDGE (binary, default build/ridge), MODEL (default /tmp/q06-q8.gguf, made with
 # `ridge synth --preset qwen3-0.6b --type q8_0`), THREADS (default 2), PEER (llama.cpp harness).
 # Timings on a shared machine are noisy: rerun and quote medians.
@@ -46,6 +46,17 @@ prefix() {  # 32 requests sharing a 1000-token system prompt: TTFT with the pref
   done
 }
 
+hybrid_prefix() {  # 8 requests sharing a 1000-token system prompt on a hybrid model: states kept or not
+  local model=${HYBRID_MODEL:-/tmp/q35-08b-q8.gguf}
+  [ -f "$model" ] || "$RIDGE" synth --preset qwen3.5-0.8b --type q8_0 -o "$model"
+  $gen shared 8 1000 24 8 > "$tmp/shared8.jsonl"
+  for flag in "--state-cache 0" ""; do
+    echo "== hybrid, ${flag:-states kept (default)}"
+    "$RIDGE" batch -q -m "$model" --prompts "$tmp/shared8.jsonl" -t "$THREADS" --max-seqs 8 --max-model-len 1100 $flag |
+      grep -E "requests|TTFT|prefix cache"
+  done
+}
+
 chunked() {  # 8 sequences decoding; a 4000-token prompt arrives after 2 s (serve's prompt cap)
   $gen chunked 8 32 "${DECODE_TOKENS:-96}" 4000 2.0 > "$tmp/chunked.jsonl"
   for budget in ${BUDGETS:-16 64 512}; do
@@ -66,7 +77,8 @@ case "${1:-all}" in
   throughput) throughput ;;
   scaling) scaling ;;
   prefix) prefix ;;
+  hybrid_prefix) hybrid_prefix ;;
   chunked) chunked ;;
-  all) throughput; scaling; prefix; chunked ;;
-  *) echo "usage: $0 [throughput|scaling|prefix|chunked|all]" >&2; exit 2 ;;
+  all) throughput; scaling; prefix; hybrid_prefix; chunked ;;
+  *) echo "usage: $0 [throughput|scaling|prefix|hybrid_prefix|chunked|all]" >&2; exit 2 ;;
 esac
