@@ -25,6 +25,11 @@ std::optional<model::KvType> cost_kv_type(GgmlType t) {
   }
 }
 
+// Hybrid models: slots for the states after each draft token a step verifies (speculation).
+int32_t spare_state_slots(const EngineOptions& o) {
+  return o.spec != SpecMethod::kNone && o.pooling == model::Pooling::kNone ? std::min(o.spec_max, kMaxDraftRowsPerStep) : 0;
+}
+
 Status check_options(const EngineOptions& o) {
   if (o.max_batched_tokens < 1) return usage_error("engine: max-batched-tokens must be at least 1, got {}", o.max_batched_tokens);
   if (o.max_prefill_with_decodes < 0) {
@@ -70,13 +75,14 @@ std::string format_budget(const MemoryBudget& b) {
                      b.n_blocks, b.block_size, int64_t{b.n_blocks} * b.block_size, b.n_full_seqs,
                      b.max_model_len);
   if (b.n_state_slots > 0) {
-    const double each = static_cast<double>(b.state_bytes) / (b.n_state_slots + b.n_cached_states) / kMiB;
+    const double each = static_cast<double>(b.state_bytes) / (b.n_state_slots + b.n_spare_states + b.n_cached_states) / kMiB;
+    std::string spare = b.n_spare_states > 0 ? fmt::format(" + {} for draft tokens", b.n_spare_states) : "";
     if (b.n_cached_states > 0) {
-      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences + {} cached for the prefix cache, {:.2f} MiB each)",
-                       b.state_bytes / kMiB, b.n_state_slots, b.n_cached_states, each);
+      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences{} + {} cached for the prefix cache, {:.2f} MiB each)",
+                       b.state_bytes / kMiB, b.n_state_slots, spare, b.n_cached_states, each);
     } else {
-      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences of {:.2f} MiB; prefix caching off)",
-                       b.state_bytes / kMiB, b.n_state_slots, each);
+      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences{} of {:.2f} MiB; prefix caching off)",
+                       b.state_bytes / kMiB, b.n_state_slots, spare, each);
     }
   }
   return s;
@@ -114,19 +120,18 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
     if (runner->n_embd() <= 0) return usage_error("engine: this runner cannot return embeddings");
     o.prefix_caching = false;
   }
-  // Hybrid models: max_seqs live recurrent-state slots, the rest keep states for the prefix cache
-  // (a cached prefix is usable only where its state is kept); none left: prefix caching off.
+  // Hybrid models: max_seqs live recurrent-state slots, spare ones for the states after draft
+  // tokens (speculation), the rest keep states for the prefix cache (a cached prefix is usable
+  // only where its state is kept); none left: prefix caching off.
   int32_t n_cached_states = 0;
+  const int32_t n_spare = spare_state_slots(o);
   if (runner->n_state_slots() > 0) {
-    if (runner->n_state_slots() < o.max_seqs) {
-      return usage_error("engine: {} recurrent-state slots for max-seqs {}", runner->n_state_slots(), o.max_seqs);
+    if (runner->n_state_slots() < o.max_seqs + n_spare) {
+      return usage_error("engine: {} recurrent-state slots for max-seqs {} and {} draft tokens",
+                         runner->n_state_slots(), o.max_seqs, n_spare);
     }
-    n_cached_states = o.prefix_caching ? runner->n_state_slots() - o.max_seqs : 0;
+    n_cached_states = o.prefix_caching ? runner->n_state_slots() - o.max_seqs - n_spare : 0;
     if (n_cached_states == 0) o.prefix_caching = false;
-    if (o.spec != SpecMethod::kNone) {
-      return usage_error("engine: speculative decoding is not supported yet for a model with "
-                         "recurrent state: its state cannot roll rejected drafts back");
-    }
   }
   const int64_t pool_tokens = int64_t{runner->n_blocks()} * runner->block_size();
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(4096, pool_tokens));
@@ -144,8 +149,9 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
   if (e->runner_->n_state_slots() > 0) {
     e->budget_.n_state_slots = o.max_seqs;
+    e->budget_.n_spare_states = n_spare;
     e->budget_.n_cached_states = n_cached_states;
-    e->states_ = RecurrentSlots(o.max_seqs, n_cached_states, o.block_size);
+    e->states_ = RecurrentSlots(o.max_seqs, n_spare, n_cached_states, o.block_size);
     if (n_cached_states > 0) {
       e->scheduler_->set_prefix_filter([states = &e->states_](const kv::PrefixMatch& m, std::span<const int32_t> prompt) {
         return states->usable_blocks(m, prompt);
@@ -154,7 +160,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   }
   // Any generating engine that can roll a draft back verifies drafts: --spec's, or a request's
   // prediction.
-  if (o.pooling == model::Pooling::kNone && !e->states_.enabled()) e->step_times_.emplace();
+  if (o.pooling == model::Pooling::kNone && (!e->states_.enabled() || n_spare > 0)) e->step_times_.emplace();
   if (draft_runner) e->drafter_ = std::make_unique<Drafter>(std::move(draft_runner), o.max_batched_tokens);
   return e;
 }
@@ -197,7 +203,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   }
   ro.max_context = o.max_model_len;
   ro.n_threads = o.n_threads;
-  ro.n_state_slots = o.max_seqs;
+  ro.n_state_slots = o.max_seqs + spare_state_slots(o);
   if (o.prefix_caching && o.pooling == model::Pooling::kNone) ro.n_state_slots += o.state_cache < 0 ? o.max_seqs : o.state_cache;
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
   const uint64_t kv_total = runner->kv().total_bytes();

@@ -105,6 +105,7 @@ struct MemoryBudget {
   std::string kv_type;
   uint64_t state_bytes = 0;       // recurrent state of linear-attention layers (hybrid models)
   int32_t n_state_slots = 0;      // sequences it holds at once (max_seqs)
+  int32_t n_spare_states = 0;     // and spare ones for the states after draft tokens
   int32_t n_cached_states = 0;    // and states kept for the prefix cache
 };
 std::string format_budget(const MemoryBudget& b);
@@ -218,6 +219,8 @@ class Engine {
                                    const std::function<double(int64_t)>& step_time) const;
   // A draft model's step over a decode-only target step (measured, else the weights' ratio).
   double draft_step_ratio() const;
+  // Draft rows one step verifies at most (a hybrid model: one spare state slot per row).
+  int32_t max_draft_rows() const { return states_.enabled() ? states_.n_spare() : kMaxDraftRowsPerStep; }
   // Runs the draft model for the model-drafted sequences with k[j] > 0 and sets their drafts
   // (k[j] cut to what it proposed; nothing where it failed), timing its steps.
   void propose_with_model(SchedulerOutput& out, std::span<const size_t> chunk_of,

@@ -117,7 +117,7 @@ void Engine::add_drafts(SchedulerOutput& out) {
   }
   int64_t total = 0;  // draft rows: at most the runner's extra logits rows
   for (int64_t& v : k) {
-    v = std::min(v, kMaxDraftRowsPerStep - total);
+    v = std::min<int64_t>(v, max_draft_rows() - total);
     total += v;
   }
   if (drafter_) propose_with_model(out, chunk_of, by_model, k);  // only shortens drafts
@@ -142,7 +142,7 @@ std::vector<int64_t> Engine::plan_drafts(std::span<const double> alpha, std::spa
                                          std::span<const uint8_t> model, double n_emitting,
                                          const std::function<double(int64_t)>& step_time) const {
   if (std::find(model.begin(), model.end(), 1) == model.end()) {
-    return spec::allocate_drafts(alpha, max_len, n_emitting, kMaxDraftRowsPerStep, step_time);
+    return spec::allocate_drafts(alpha, max_len, n_emitting, max_draft_rows(), step_time);
   }
   // Every draft step runs all the sequences still drafting: one depth D for the step, whose
   // draft steps cost D times a draft step. The best D of 0..spec_max by expected tokens per time.
@@ -153,7 +153,7 @@ std::vector<int64_t> Engine::plan_drafts(std::span<const double> alpha, std::spa
   for (int64_t depth = 0; depth <= opts_.spec_max; ++depth) {
     for (size_t j = 0; j < len.size(); ++j) len[j] = model[j] ? std::min(max_len[j], depth) : max_len[j];
     const auto time = [&](int64_t rows) { return step_time(rows) + static_cast<double>(depth) * draft_step; };
-    std::vector<int64_t> k = spec::allocate_drafts(alpha, len, n_emitting, kMaxDraftRowsPerStep, time);
+    std::vector<int64_t> k = spec::allocate_drafts(alpha, len, n_emitting, max_draft_rows(), time);
     int64_t rows = 0, steps = 0;
     double tokens = n_emitting;
     for (size_t j = 0; j < k.size(); ++j) {
@@ -236,6 +236,7 @@ size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logi
   seq.draft.clear();
   seq.draft_q.clear();
   scheduler_->on_verified(c, kept);
+  if (states_.enabled()) states_.verified(c, kept, *runner_);
   deliver(seq, std::move(ev));
   return static_cast<size_t>(c.n_draft) + 1;
 }

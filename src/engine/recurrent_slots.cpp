@@ -6,12 +6,13 @@
 
 namespace ridge::engine {
 
-RecurrentSlots::RecurrentSlots(int32_t n_live, int32_t n_cached, int32_t block_size)
+RecurrentSlots::RecurrentSlots(int32_t n_seqs, int32_t n_spare, int32_t n_cached, int32_t block_size)
     : block_size_(block_size),
-      owner_(static_cast<size_t>(n_live), 0),
-      held_(static_cast<size_t>(n_live), 0),
-      cache_(n_live, n_cached, block_size) {
-  RIDGE_CHECK(n_live > 0 && n_cached >= 0 && block_size > 0);
+      n_spare_(n_spare),
+      owner_(static_cast<size_t>(n_seqs + n_spare), 0),
+      held_(static_cast<size_t>(n_seqs + n_spare), 0),
+      cache_(n_seqs + n_spare, n_cached, block_size) {
+  RIDGE_CHECK(n_seqs > 0 && n_spare >= 0 && n_cached >= 0 && block_size > 0);
 }
 
 size_t RecurrentSlots::usable_blocks(const kv::PrefixMatch& match, std::span<const int32_t> tokens) const {
@@ -48,18 +49,21 @@ kv::StateKey RecurrentSlots::key_at(const Sequence& seq, int32_t n_positions) {
           tokens.subspan((n_blocks - 1) * bs, bs)};
 }
 
+int32_t RecurrentSlots::spare_slot() {
+  for (size_t s = 0; s < held_.size(); ++s) {
+    if (held_[s]) continue;
+    held_[s] = 1;
+    return static_cast<int32_t>(s);
+  }
+  return -1;
+}
+
 int32_t RecurrentSlots::live_slot(const ScheduledChunk& c, Runner& runner) {
   Sequence& seq = *c.seq;
   int32_t slot = seq.state_slot;
   if (slot < 0 || owner_[static_cast<size_t>(slot)] != seq.id) {
-    slot = -1;
-    for (size_t s = 0; s < held_.size(); ++s) {
-      if (held_[s]) continue;
-      held_[s] = 1;
-      owner_[s] = seq.id;
-      slot = static_cast<int32_t>(s);
-      break;
-    }
+    slot = spare_slot();
+    if (slot >= 0) owner_[static_cast<size_t>(slot)] = seq.id;
     seq.state_slot = slot;
   }
   if (slot >= 0 && c.admitted && c.start > 0) {
@@ -80,8 +84,18 @@ void RecurrentSlots::take(Sequence& seq, int32_t n_positions, int32_t idx, bool 
 }
 
 void RecurrentSlots::plan_snapshots(const ScheduledChunk& c, int32_t idx, model::Batch& batch) {
-  if (cache_.n_slots() == 0 || c.n_draft > 0) return;
   Sequence& seq = *c.seq;
+  seq.draft_state_slots.clear();
+  if (c.n_draft > 0) {  // the state after each draft token, for verified()
+    for (int32_t j = 1; j <= c.n_draft; ++j) {
+      const int32_t slot = spare_slot();
+      RIDGE_CHECK(slot >= 0);  // the engine drafts at most n_spare rows per step
+      batch.state_snapshots.push_back({idx, c.start + j, slot});
+      seq.draft_state_slots.push_back(slot);
+    }
+    return;
+  }
+  if (cache_.n_slots() == 0) return;
   const int32_t bs = block_size_, begin = c.start, end = c.start + c.n_new;
   const auto crossed = [&](int32_t n) { return n > begin && n <= end; };
   // Where a cached prefix outlived its state: prompts that share this prefix part here.
@@ -103,13 +117,41 @@ void RecurrentSlots::end_step(bool ok) {
       continue;
     }
     cache_.publish(t.slot);
-    if (!t.generating) continue;
-    Sequence& seq = *t.seq;
-    if (seq.gen_snapshot_slot >= 0) cache_.release(seq.gen_snapshot_slot, seq.gen_snapshot_hash);
-    seq.gen_snapshot_slot = t.slot;
-    seq.gen_snapshot_hash = t.hash;
+    if (t.generating) set_generating(*t.seq, t.slot, t.hash);
   }
   taken_.clear();
+}
+
+void RecurrentSlots::set_generating(Sequence& seq, int32_t slot, kv::BlockHash hash) {
+  if (seq.gen_snapshot_slot >= 0) cache_.release(seq.gen_snapshot_slot, seq.gen_snapshot_hash);
+  seq.gen_snapshot_slot = slot;
+  seq.gen_snapshot_hash = hash;
+}
+
+void RecurrentSlots::verified(const ScheduledChunk& c, int32_t n_kept, Runner& runner) {
+  Sequence& seq = *c.seq;
+  RIDGE_CHECK(c.n_draft > 0 && n_kept >= 1 && n_kept <= c.n_draft + 1 &&
+              seq.draft_state_slots.size() == static_cast<size_t>(c.n_draft));
+  // The state after `n` of the chunk's rows: a snapshot, or after all of them the live slot.
+  const auto state_after = [&](int32_t n) {
+    return n <= c.n_draft ? seq.draft_state_slots[static_cast<size_t>(n - 1)] : seq.state_slot;
+  };
+  const int32_t end = c.start + n_kept, boundary = end / block_size_ * block_size_;
+  if (cache_.n_slots() > 0 && boundary > c.start) {  // generating past a block boundary
+    const kv::StateKey key = key_at(seq, boundary);
+    if (const auto to = cache_.take(key)) {
+      runner.copy_state(state_after(boundary - c.start), *to);
+      cache_.publish(*to);
+      set_generating(seq, *to, key.hash);
+    }
+  }
+  if (n_kept <= c.n_draft) {
+    const int32_t slot = state_after(n_kept);
+    owner_[static_cast<size_t>(seq.state_slot)] = 0;
+    owner_[static_cast<size_t>(slot)] = seq.id;
+    seq.state_slot = slot;
+  }
+  seq.draft_state_slots.clear();
 }
 
 }  // namespace ridge::engine

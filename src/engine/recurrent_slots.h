@@ -9,7 +9,10 @@
 //   - the step snapshots states (Batch::state_snapshots) where later prompts will look for them:
 //     the end of a cached prefix that outlived its state (the point where prompts that share a
 //     prefix part), the prompt's last block boundary, and while a sequence generates, its latest
-//     block boundary (the previous one is let go): the next turn of a conversation starts there.
+//     block boundary (the previous one is let go): the next turn of a conversation starts there;
+//   - speculative decoding: a verified draft of k tokens snapshots the state after each of them
+//     into spare live slots (n_spare, the most draft rows a step may have); once verified, the
+//     snapshot after the last kept token becomes the sequence's slot (nothing is copied back).
 // Tensor-free apart from Runner::copy_state.
 #pragma once
 
@@ -29,10 +32,13 @@ namespace ridge::engine {
 class RecurrentSlots {
  public:
   RecurrentSlots() = default;  // a model without recurrent state
-  RecurrentSlots(int32_t n_live, int32_t n_cached, int32_t block_size);
+  // Slots [0, n_seqs + n_spare) are live or spare, the next n_cached the prefix cache's.
+  RecurrentSlots(int32_t n_seqs, int32_t n_spare, int32_t n_cached, int32_t block_size);
 
   bool enabled() const { return !owner_.empty(); }
   int32_t n_live() const { return static_cast<int32_t>(owner_.size()); }
+  // Draft rows a step may verify (each needs a spare slot for its snapshot).
+  int32_t n_spare() const { return n_spare_; }
   const kv::StateCache& cache() const { return cache_; }
 
   // The scheduler's prefix filter: how many of match's leading blocks end at a cached state.
@@ -48,6 +54,9 @@ class RecurrentSlots {
   void plan_snapshots(const ScheduledChunk& c, int32_t idx, model::Batch& batch);
   // After the forward: its snapshots are found from now on (ok), or their slots freed.
   void end_step(bool ok);
+  // A draft chunk after verification: the first n_kept of its rows stand. The sequence's slot
+  // becomes the snapshot after them; a block boundary among them is kept for the prefix cache.
+  void verified(const ScheduledChunk& c, int32_t n_kept, Runner& runner);
 
  private:
   struct Taken {
@@ -59,8 +68,12 @@ class RecurrentSlots {
   // The key of the state after seq's first n_positions (a multiple of the block size).
   kv::StateKey key_at(const Sequence& seq, int32_t n_positions);
   void take(Sequence& seq, int32_t n_positions, int32_t idx, bool generating, model::Batch& batch);
+  int32_t spare_slot();  // a live slot no sequence holds this step (-1: none), now held
+  // The sequence's newest generating snapshot is `slot` (its previous one is let go).
+  void set_generating(Sequence& seq, int32_t slot, kv::BlockHash hash);
 
   int32_t block_size_ = 16;
+  int32_t n_spare_ = 0;
   std::vector<RequestId> owner_;  // [n_live] the sequence that last took each live slot
   std::vector<uint8_t> held_;     // [n_live] held by a running sequence this step
   kv::StateCache cache_;

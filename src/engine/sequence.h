@@ -34,6 +34,7 @@ struct Sequence {
   int32_t kv_prefix_tokens = 0;
   int32_t gen_snapshot_slot = -1;
   kv::BlockHash gen_snapshot_hash = 0;
+  std::vector<int32_t> draft_state_slots;  // the state after each draft token of this step
   SeqState state = SeqState::kWaiting;
   bool admitted_once = false;
   RequestStats stats;
