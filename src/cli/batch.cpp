@@ -1,7 +1,8 @@
 // ridge batch: run a JSONL file of requests through the continuous-batching engine (offline
 // inference) and report throughput, TTFT/latency/inter-token percentiles, prefix-cache hit rate
 // and preemptions. Each line: {"prompt": "..." | "tokens": [...], "max_tokens": N,
-// "temperature": T, ..., "arrival": seconds-after-start, "prediction": "expected output"}; or
+// "temperature": T, ..., "arrival": seconds-after-start, "prediction": "expected output" |
+// "prediction_tokens": [...]}; or
 // "messages" (+ "tools", "chat_template_kwargs") rendered with the model's chat template, whose
 // results then carry content, reasoning_content and tool_calls as the server's would.
 #include <nlohmann/json.hpp>
@@ -95,7 +96,7 @@ Result<Item> parse_line(const std::string& text, size_t line, bool ignore_eos) {
   static const char* kKeys[] = {"prompt", "tokens", "max_tokens", "temperature", "top_k", "top_p", "min_p",
                                 "seed", "stop", "repetition_penalty", "frequency_penalty", "presence_penalty",
                                 "ignore_eos", "priority", "logprobs", "arrival", "id", "messages",
-                                "tools", "chat_template_kwargs", "prediction"};
+                                "tools", "chat_template_kwargs", "prediction", "prediction_tokens"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return it.key() == k; }) == std::end(kKeys)) {
       return usage_error("batch: line {}: unknown key '{}'", line, it.key());
@@ -121,6 +122,10 @@ Result<Item> parse_line(const std::string& text, size_t line, bool ignore_eos) {
   RIDGE_RETURN_IF_ERROR(get(j, "logprobs", r.n_logprobs, line));
   RIDGE_RETURN_IF_ERROR(get(j, "arrival", item.arrival, line));
   RIDGE_RETURN_IF_ERROR(get(j, "prediction", item.prediction, line));
+  RIDGE_RETURN_IF_ERROR(get(j, "prediction_tokens", r.prediction, line));
+  if (!item.prediction.empty() && !r.prediction.empty()) {
+    return usage_error("batch: line {}: 'prediction' and 'prediction_tokens' together", line);
+  }
   if (j.contains("stop")) {
     if (j["stop"].is_string()) p.stop = {j["stop"].get<std::string>()};
     else RIDGE_RETURN_IF_ERROR(get(j, "stop", p.stop, line));

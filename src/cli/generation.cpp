@@ -80,10 +80,6 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   Loaded l;
   l.model = std::make_unique<model::Model>(std::move(m));
   if (!o.spec.empty()) {
-    if (l.model->config().n_recurrent_layers() > 0) {
-      return usage_error("--spec: not supported yet for a model with recurrent state ({}): its "
-                         "state cannot roll rejected drafts back", l.model->config().arch);
-    }
     if (o.spec == "ngram") l.ngram = spec::NgramOptions{o.spec_ngram, 1, o.spec_max};
     l.spec_max = o.spec_max;
     l.spec_rejection = o.spec_rule == "rejection" || (o.spec_rule == "auto" && o.spec == "draft" &&
@@ -262,7 +258,9 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
         ++st.n_evaluated;
         continue;
       }
-      s.truncate(base + 1 + i);  // the newest token and the accepted drafts stay
+      // The newest token and the accepted drafts stay (a recurrent state: the session kept the
+      // state after each row of the step).
+      if (s.truncate(base + 1 + i) != base + 1 + i) return error("speculation: the session could not roll back to {}", base + 1 + i);
       break;
     }
     const int64_t accepted = st.spec.n_accepted - accepted_before;

@@ -13,9 +13,11 @@ Result<Session> Session::create(const Model& model, const SessionOptions& o) {
   }
   if (n_ctx > (int64_t{1} << 24)) return usage_error("context {} is too large", n_ctx);
   const int64_t n_blocks = (n_ctx + o.block_size - 1) / o.block_size;
-  // A model with recurrent state keeps a second slot for its checkpoint (truncate).
+  // A model with recurrent state keeps slots for its checkpoint and for the state after each row
+  // of an eval with all logits (truncate).
+  const int64_t max_rows = o.max_outputs > 1 ? std::min(o.max_outputs, n_ctx) : 0;
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
-                         kv::KvCache::create(model.kv_config(n_blocks, o.kv_type, o.block_size, 2)));
+                         kv::KvCache::create(model.kv_config(n_blocks, o.kv_type, o.block_size, 2 + max_rows)));
   WorkspaceLimits lim;
   lim.max_tokens = std::min(o.max_batch, n_ctx);
   lim.max_outputs = std::min(o.max_outputs, lim.max_tokens);
@@ -25,6 +27,7 @@ Result<Session> Session::create(const Model& model, const SessionOptions& o) {
   RIDGE_ASSIGN_OR_RETURN(Workspace ws, Workspace::create(cfg, lim));
   Session s(model, std::move(kv), std::move(ws));
   s.n_ctx_ = n_ctx;
+  s.max_rows_ = max_rows;
   s.table_.resize(static_cast<size_t>(n_blocks));
   for (int64_t i = 0; i < n_blocks; ++i) s.table_[static_cast<size_t>(i)] = static_cast<int32_t>(i);
   return s;
@@ -36,13 +39,17 @@ int64_t Session::truncate(int64_t n) {
     n_past_ = std::max<int64_t>(n, 0);
     return n_past_;
   }
-  if (checkpoint_ > 0 && checkpoint_ <= n) {
+  if (n > rows_from_ && n <= rows_from_ + n_rows_) {
+    kv_.states().copy_slot(2 + (n - rows_from_ - 1), 0);
+    n_past_ = n;
+  } else if (checkpoint_ > 0 && checkpoint_ <= n) {
     kv_.states().copy_slot(1, 0);
     n_past_ = checkpoint_;
   } else {
     n_past_ = 0;
-    checkpoint_ = 0;  // positions before it will be overwritten
   }
+  if (checkpoint_ > n_past_) checkpoint_ = 0;  // positions before it will be overwritten
+  n_rows_ = 0;
   return n_past_;
 }
 
@@ -59,6 +66,10 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Th
   const int64_t chunk = all_logits ? std::min(lim.max_tokens, lim.max_outputs) : lim.max_tokens;
   if (all_logits) all_.resize(static_cast<size_t>(n * n_vocab));
   const int64_t start = n_past_;
+  const bool recurrent = model_->config().n_recurrent_layers() > 0;
+  // The state after each row, where truncate() may want it back.
+  const bool keep_rows = recurrent && all_logits && n <= max_rows_;
+  n_rows_ = 0;
   std::span<const float> logits;
   for (int64_t i = 0; i < n; i += chunk) {
     const int64_t m = std::min(chunk, n - i);
@@ -69,6 +80,7 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Th
       const bool out = all_logits || i + j == n - 1;
       batch_.add_token(tokens[static_cast<size_t>(i + j)], static_cast<int32_t>(n_past_ + j), 0,
                        out, kv_.block_size());
+      if (keep_rows) batch_.state_snapshots.push_back({0, static_cast<int32_t>(n_past_ + j + 1), static_cast<int32_t>(2 + i + j)});
     }
     auto r = model_->forward(batch_, kv_, ws_, pool);
     if (!r.ok()) {
@@ -79,7 +91,10 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Th
     if (all_logits) std::copy(logits.begin(), logits.end(), all_.begin() + i * n_vocab);
     n_past_ += m;
   }
-  if (n > 1 && model_->config().n_recurrent_layers() > 0) {
+  if (keep_rows) {
+    rows_from_ = start;
+    n_rows_ = n;
+  } else if (recurrent && n > 1 && !all_logits) {
     kv_.states().copy_slot(0, 1);
     checkpoint_ = n_past_;
   }

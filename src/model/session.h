@@ -44,9 +44,12 @@ class Session {
     checkpoint_ = 0;
   }
   // Keeps only the first n positions (n <= n_past) and returns how many it kept: n. A model with
-  // recurrent state (linear-attention layers) cannot roll back: it keeps its checkpoint, the
-  // state after the last eval of several tokens (a chat's prompt), when that is not past n, and
-  // otherwise starts over (0).
+  // recurrent state (linear-attention layers) cannot roll back a state; it keeps
+  //   - the state after each row of the last eval with all_logits (a speculative verification:
+  //     up to max_outputs rows), so a truncation into those rows keeps n;
+  //   - its checkpoint, the state after the last eval of several tokens without all_logits (a
+  //     chat's prompt), when that is not past n;
+  // and otherwise starts over (0).
   int64_t truncate(int64_t n);
 
  private:
@@ -61,6 +64,8 @@ class Session {
   int64_t n_ctx_ = 0;
   int64_t n_past_ = 0;
   int64_t checkpoint_ = 0;  // recurrent state: positions the checkpoint slot holds (0: none)
+  // Recurrent state: slot 2 + j holds the state after rows_from_ + j + 1 positions, j < n_rows_.
+  int64_t rows_from_ = 0, n_rows_ = 0, max_rows_ = 0;
 };
 
 }  // namespace ridge::model

@@ -52,6 +52,7 @@ TEST(BatchSpec, SameResultsWithSpeculationAndPredictions) {
     for (size_t i = 0; i < 3; ++i) {
       nlohmann::json j = nlohmann::json::parse(lines[i]);
       if (i != 1) j["prediction"] = want[i]["text"];
+      else j["prediction_tokens"] = want[i]["tokens"];
       f << j.dump() << "\n";
     }
   }
@@ -106,10 +107,13 @@ TEST(BatchSpec, BadValuesAreUsageErrors) {
     EXPECT_NE(r.text.find("--draft"), std::string::npos) << r.text;
   }
   std::filesystem::remove(other);
-  std::ofstream(prompts) << R"({"prompt": "x", "prediction": 5})" << "\n";
-  auto bad_line = run_ridge("batch -q -m " + kStories + " --prompts " + prompts);
-  EXPECT_EQ(bad_line.rc, 2) << bad_line.text;
-  EXPECT_NE(bad_line.text.find("prediction"), std::string::npos) << bad_line.text;
+  for (const char* line : {R"({"prompt": "x", "prediction": 5})", R"({"prompt": "x", "prediction_tokens": "a"})",
+                           R"({"prompt": "x", "prediction": "a", "prediction_tokens": [1]})"}) {
+    std::ofstream(prompts) << line << "\n";
+    auto bad_line = run_ridge("batch -q -m " + kStories + " --prompts " + prompts);
+    EXPECT_EQ(bad_line.rc, 2) << bad_line.text;
+    EXPECT_NE(bad_line.text.find("prediction"), std::string::npos) << bad_line.text;
+  }
   std::filesystem::remove(prompts);
 }
 

@@ -88,6 +88,28 @@ TEST_F(RunCli, SpeculativeNgramGivesTheSameText) {
   }
 }
 
+// A hybrid model (recurrent state): the session keeps the state after each row of a
+// verification step, so rejected drafts roll back and the text is plain decoding's, greedy and
+// sampled (random weights: most drafts are rejected).
+TEST(RunCliHybrid, SpeculativeNgramGivesTheSameText) {
+  const std::string file = (std::filesystem::temp_directory_path() / "ridge_spec_hybrid_test.gguf").string();
+  ASSERT_EQ(sh("synth --preset tiny-qwen35 --type f32 -o " + file).rc, 0);
+  auto text_of = [](const std::string& out) { return out.substr(0, out.find("\nload:")); };
+  for (const std::string sampling : {"--temp 0", "--temp 0.9 --top-k 40 -s 7"}) {
+    SCOPED_TRACE(sampling);
+    const std::string args = "run -m " + file + " -t 1 -p 'a b c a b c a b' -n 120 " + sampling;
+    const Out plain = sh(args);
+    const Out spec = sh(args + " --spec ngram --spec-max 6");
+    ASSERT_EQ(plain.rc, 0) << plain.text;
+    ASSERT_EQ(spec.rc, 0) << spec.text;
+    EXPECT_EQ(text_of(spec.text), text_of(plain.text));
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(spec.text, m, std::regex(R"((\d+) of (\d+) drafted tokens accepted)"))) << spec.text;
+    EXPECT_GT(std::stoi(m[2]), std::stoi(m[1])) << "drafts were meant to be rejected: " << spec.text;
+  }
+  std::filesystem::remove(file);
+}
+
 TEST_F(RunCli, ChatWithPipedStdinKeepsTurnsAndResets) {
   const Out o = sh("chat " + model_ + "-t 1 -n 12 --temp 0", "Once upon a time\\n/reset\\nOnce upon a time\\n/exit\\n");
   EXPECT_EQ(o.rc, 0) << o.text;
