@@ -89,8 +89,8 @@ struct Request {
   std::vector<int32_t> stop_token_ids;     // extra tokens that end generation (kept in output)
   // The output the client expects (OpenAI's `prediction`): drafts are taken from it and
   // verified as speculative decoding's (the output is the same, only faster where it is right).
-  // Used with any EngineOptions::spec; ignored where the engine cannot speculate (models with
-  // recurrent state, embeddings).
+  // Used with any EngineOptions::spec; ignored where the engine cannot speculate (embeddings, and
+  // models with recurrent state without EngineOptions::spec: no spare state slots).
   std::vector<int32_t> prediction;
   OutputCallback on_output;                // may be empty (poll stats / results instead)
 };
