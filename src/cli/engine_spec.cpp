@@ -42,12 +42,13 @@ Status resolve_engine_spec(EngineSpecArgs& a, const model::Model& m, engine::Eng
 std::string format_spec_stats(const engine::EngineOptions& o, const engine::EngineStats& st) {
   if (o.spec == engine::SpecMethod::kNone) return {};
   const double rate = st.n_draft_tokens > 0 ? 100.0 * static_cast<double>(st.n_accepted_tokens) / static_cast<double>(st.n_draft_tokens) : 0.0;
+  const std::string mixed = fmt::format(" · {} of them beside a prompt chunk", st.n_draft_tokens_mixed);
   if (o.spec == engine::SpecMethod::kDraft) {
-    return fmt::format("speculation: draft model, {} draft steps ({:.2f} s), {} draft tokens verified, {} accepted ({:.0f}%)",
-                       st.n_draft_steps, st.draft_seconds, st.n_draft_tokens, st.n_accepted_tokens, rate);
+    return fmt::format("speculation: draft model, {} draft steps ({:.2f} s), {} draft tokens verified, {} accepted ({:.0f}%){}",
+                       st.n_draft_steps, st.draft_seconds, st.n_draft_tokens, st.n_accepted_tokens, rate, mixed);
   }
-  return fmt::format("speculation: prompt lookup, {} draft tokens verified, {} accepted ({:.0f}%)",
-                     st.n_draft_tokens, st.n_accepted_tokens, rate);
+  return fmt::format("speculation: prompt lookup, {} draft tokens verified, {} accepted ({:.0f}%){}",
+                     st.n_draft_tokens, st.n_accepted_tokens, rate, mixed);
 }
 
 }  // namespace ridge::cli

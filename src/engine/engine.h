@@ -132,6 +132,7 @@ struct EngineStats {
   double busy_seconds = 0;         // time inside step() that ran a batch
   int64_t n_draft_tokens = 0;      // speculative decoding: draft tokens verified
   int64_t n_accepted_tokens = 0;   // of them, accepted
+  int64_t n_draft_tokens_mixed = 0;  // of the drafts, those verified beside a prompt chunk
   int64_t n_draft_steps = 0;       // a draft model's forward steps (kDraft)
   double draft_seconds = 0;        // spent in them
   int32_t draft_blocks_used = 0;   // its KV blocks holding sequences' text
@@ -210,8 +211,10 @@ class Engine {
   // speculation drafts in and times (a step with a prompt chunk is another regime).
   static bool decodes_only(const SchedulerOutput& out);
   // Speculative decoding: proposes drafts for the step's decoding sequences and adds the ones
-  // that pay (spec::allocate_drafts on the step's predicted time) to `out`, a decode-only step.
-  void add_drafts(SchedulerOutput& out);
+  // that pay (spec::allocate_drafts on the step's predicted time) to `out`. decode_only: the
+  // step's time is predicted from measured decode steps; otherwise (a prompt chunk in the step,
+  // within the token budget left) from the cost model alone.
+  void add_drafts(SchedulerOutput& out, bool decode_only);
   // The draft lengths for the step: spec::allocate_drafts on its predicted time, and with a
   // draft model the best depth of draft steps too (model[j]: sequence j drafts with it).
   std::vector<int64_t> plan_drafts(std::span<const double> alpha, std::span<const int64_t> max_len,
@@ -250,6 +253,7 @@ class Engine {
   std::shared_ptr<grammar::GrammarCache> grammar_cache_;  // under token_index_mu_
   std::vector<uint8_t> mask_;  // engine thread: allowed tokens of the sequence being sampled
   RecurrentSlots states_;  // hybrid models: live slots, the prefix cache's states
+  bool mixed_step_ = false;  // this step runs a prompt chunk beside its decodes
   std::optional<spec::StepTimes> step_times_;  // speculative decoding: measured step times
   spec::AcceptanceRate acceptance_;  // over all sequences: a new sequence's first estimate
   std::unique_ptr<Drafter> drafter_;  // kDraft

@@ -42,7 +42,7 @@ double Engine::model_step_time(const SchedulerOutput& out) const {
   return cost_ ? model::roof_time(step_cost(out), opts_.roof_bandwidth, opts_.roof_flops) : 1.0;  // no cost model (a test runner): one unit
 }
 
-void Engine::add_drafts(SchedulerOutput& out) {
+void Engine::add_drafts(SchedulerOutput& out, bool decode_only) {
   std::vector<size_t> chunk_of;
   std::vector<double> alpha;
   std::vector<int64_t> max_len;
@@ -101,9 +101,12 @@ void Engine::add_drafts(SchedulerOutput& out) {
   };
   // Measured times scale the model's; a row count timed faster than the plain step (noise) does
   // not make rows look cheaper than the model says they are.
-  const double plain = step_times_->estimate(rows, model_time(0));
+  // A step with a prompt chunk is another regime than the timed decode steps: the cost model
+  // alone prices its draft rows.
+  const double plain = decode_only ? step_times_->estimate(rows, model_time(0)) : model_time(0);
   const auto step_time = [&](int64_t k) {
     const double m = model_time(k);
+    if (!decode_only) return m;
     return std::max(step_times_->estimate(rows + k, m), plain * m / model_time(0));
   };
   std::vector<int64_t> k = opts_.spec_cost_rule ? plan_drafts(alpha, max_len, by_model, n_emitting, step_time) : max_len;
@@ -229,6 +232,7 @@ size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logi
   seq.stats.n_accepted_tokens += accepted;
   stats_.n_draft_tokens += c.n_draft;
   stats_.n_accepted_tokens += accepted;
+  if (mixed_step_) stats_.n_draft_tokens_mixed += c.n_draft;
   seq.acceptance->update(c.n_draft, accepted);
   acceptance_.update(c.n_draft, accepted);
   if (seq.draft_from >= 0) seq.prediction_hint = seq.draft_from + accepted;

@@ -180,8 +180,10 @@ bool Engine::step() {
     return false;
   }
   // Decode-only steps draft and are timed; a verified draft keeps the step decode-only.
-  const bool timed = step_times_ && decodes_only(out);
-  if (timed) add_drafts(out);
+  const bool decode_only = decodes_only(out);
+  mixed_step_ = !decode_only;
+  const bool timed = step_times_ && decode_only;
+  if (step_times_) add_drafts(out, decode_only);
   const int64_t bs = runner_->block_size();
   batch_.clear();
   if (states_.enabled()) {

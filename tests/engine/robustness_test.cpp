@@ -101,7 +101,7 @@ void stress(SpecMethod spec, const std::string& preset = "tiny-qwen3") {
     // pool keeps preemption certain (the draft lengths follow measured step times, so the run
     // is not the same twice; the outputs are).
     opts.spec = spec;
-    opts.kv_bytes = opts.kv_bytes / 40 * 28;
+    opts.kv_bytes = opts.kv_bytes / 40 * 20;
     // Drafting every step: the cost rule would turn off a draft model this large, and prompt
     // lookup on the hybrid model (whose random weights rarely repeat themselves).
     if (hybrid) opts.spec_cost_rule = false;

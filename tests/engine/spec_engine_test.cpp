@@ -1,7 +1,7 @@
 // Speculative decoding inside the engine (EngineOptions::spec): every request's tokens, greedy or
 // sampled (seed for seed, logprobs included), equal what the engine gives without speculation,
-// with batching, chunked prefill, preemption and the prefix cache; rejected drafts leave no
-// blocks behind and never reach the prefix cache; models that cannot roll a draft back refuse.
+// with batching, chunked prefill (drafts beside prompt chunks), preemption and the prefix cache;
+// rejected drafts leave no blocks behind and never reach the prefix cache; bad values refused.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -39,6 +39,9 @@ TEST(SpecEngine, OutputsUnchangedWithBatchingPreemptionAndPrefixCache) {
   EXPECT_GT(st.prefix_cache_hit_rate, 0);
   EXPECT_GT(st.n_accepted_tokens, 0);
   EXPECT_LT(st.n_accepted_tokens, st.n_draft_tokens);
+  // Drafts beside prompt chunks too (the chunks take at most 16 tokens while others decode).
+  EXPECT_GT(st.n_draft_tokens_mixed, 0);
+  EXPECT_LT(st.n_draft_tokens_mixed, st.n_draft_tokens);
   EXPECT_EQ(st.kv_blocks_used, 0);  // rejected drafts' blocks came back
   EXPECT_EQ(st.n_running + st.n_waiting, 0);
   // Fewer forward steps for the same tokens, and per-request statistics that add up.
