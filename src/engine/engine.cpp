@@ -1,5 +1,5 @@
-// Engine construction, request intake (any thread), the loop and statistics. The step itself is
-// in engine_step.cpp.
+// Engine request intake (any thread), the loop and statistics. Construction is in
+// engine_create.cpp, the step in engine_step.cpp.
 #include "engine/engine.h"
 
 #include <fstream>
@@ -9,52 +9,8 @@
 #include "engine/engine_inbox.h"
 #include "engine/scheduler.h"
 #include "sampling/draft_draw.h"
-#include "base/meminfo.h"
-#include "gguf/reader.h"
 
 namespace ridge::engine {
-namespace {
-
-std::optional<model::KvType> cost_kv_type(GgmlType t) {
-  switch (t) {
-    case GgmlType::kF32: return model::KvType::kF32;
-    case GgmlType::kF16: return model::KvType::kF16;
-    case GgmlType::kBF16: return model::KvType::kBF16;
-    case GgmlType::kQ8_0: return model::KvType::kQ8_0;
-    default: return std::nullopt;
-  }
-}
-
-// Hybrid models: slots for the states after each draft token a step verifies (speculation).
-int32_t spare_state_slots(const EngineOptions& o) {
-  return o.spec != SpecMethod::kNone && o.pooling == model::Pooling::kNone ? std::min(o.spec_max, kMaxDraftRowsPerStep) : 0;
-}
-
-Status check_options(const EngineOptions& o) {
-  if (o.max_batched_tokens < 1) return usage_error("engine: max-batched-tokens must be at least 1, got {}", o.max_batched_tokens);
-  if (o.max_prefill_with_decodes < 0) {
-    return usage_error("engine: max-prefill-with-decodes must be 0 (off) or positive, got {}",
-                       o.max_prefill_with_decodes);
-  }
-  if (o.max_seqs < 1) return usage_error("engine: max-seqs must be at least 1, got {}", o.max_seqs);
-  if (o.max_model_len < 0 || o.max_model_len > (1 << 24)) return usage_error("engine: max-model-len {} is outside 1..{}", o.max_model_len, 1 << 24);
-  if (o.block_size < 1 || o.block_size > 1024) return usage_error("engine: block size {} is outside 1..1024", o.block_size);
-  if (!(o.kv_ram_fraction > 0 && o.kv_ram_fraction <= 1)) return usage_error("engine: KV memory fraction {} is outside (0, 1]", o.kv_ram_fraction);
-  if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
-  if (o.state_cache < -1 || o.state_cache > (1 << 16)) return usage_error("engine: state cache {} is outside -1..{}", o.state_cache, 1 << 16);
-  if (o.pooling == model::Pooling::kRank) {
-    return usage_error("engine: rank pooling (rerankers) is not supported yet");
-  }
-  // Checked with speculation off too: a request's prediction drafts with these.
-  if (o.spec_max < 1 || o.spec_max > 64) return usage_error("engine: --spec-max must be 1..64, got {}", o.spec_max);
-  if (o.spec_ngram < 1 || o.spec_ngram > 16) return usage_error("engine: --spec-ngram must be 1..16, got {}", o.spec_ngram);
-  if (o.spec != SpecMethod::kNone && o.pooling != model::Pooling::kNone) {
-    return usage_error("engine: speculative decoding does not apply to embeddings");
-  }
-  return ok_status();
-}
-
-}  // namespace
 
 std::string_view finish_reason_name(FinishReason r) {
   switch (r) {
@@ -67,27 +23,6 @@ std::string_view finish_reason_name(FinishReason r) {
   return "";
 }
 
-std::string format_budget(const MemoryBudget& b) {
-  constexpr double kMiB = 1024.0 * 1024.0;
-  std::string s = fmt::format("memory: weights {:.1f} MiB · KV pool {:.1f} MiB ({}, {:.1f} KiB per block): {} blocks "
-                     "of {} tokens = {} tokens · {} sequences of max-model-len {} fit at once",
-                     b.weight_bytes / kMiB, b.kv_bytes / kMiB, b.kv_type, b.kv_block_bytes / 1024.0,
-                     b.n_blocks, b.block_size, int64_t{b.n_blocks} * b.block_size, b.n_full_seqs,
-                     b.max_model_len);
-  if (b.n_state_slots > 0) {
-    const double each = static_cast<double>(b.state_bytes) / (b.n_state_slots + b.n_spare_states + b.n_cached_states) / kMiB;
-    std::string spare = b.n_spare_states > 0 ? fmt::format(" + {} for draft tokens", b.n_spare_states) : "";
-    if (b.n_cached_states > 0) {
-      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences{} + {} cached for the prefix cache, {:.2f} MiB each)",
-                       b.state_bytes / kMiB, b.n_state_slots, spare, b.n_cached_states, each);
-    } else {
-      s += fmt::format(" · recurrent state {:.1f} MiB ({} sequences{} of {:.2f} MiB; prefix caching off)",
-                       b.state_bytes / kMiB, b.n_state_slots, spare, each);
-    }
-  }
-  return s;
-}
-
 Engine::Engine(std::unique_ptr<Runner> runner, const tokenizer::Tokenizer* tokenizer,
                const EngineOptions& opts)
     : opts_(opts), runner_(std::move(runner)), tokenizer_(tokenizer), inbox_(std::make_unique<Inbox>()) {
@@ -97,144 +32,6 @@ Engine::Engine(std::unique_ptr<Runner> runner, const tokenizer::Tokenizer* token
 }
 
 Engine::~Engine() = default;
-
-Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
-                                               const tokenizer::Tokenizer* tokenizer,
-                                               const EngineOptions& opts,
-                                               std::unique_ptr<Runner> draft_runner) {
-  RIDGE_RETURN_IF_ERROR(check_options(opts));
-  EngineOptions o = opts;
-  if ((o.spec == SpecMethod::kDraft) != (draft_runner != nullptr)) {
-    return usage_error("engine: a draft model goes with speculative decoding by draft model, and only with it");
-  }
-  if (draft_runner) {
-    if (draft_runner->n_vocab() != runner->n_vocab()) {
-      return usage_error("engine: the draft model's output has {} rows, the model's {}", draft_runner->n_vocab(),
-                         runner->n_vocab());
-    }
-    if (draft_runner->n_state_slots() > 0) {
-      return usage_error("engine: a draft model with recurrent state is not supported yet");
-    }
-  }
-  if (o.pooling != model::Pooling::kNone) {
-    if (runner->n_embd() <= 0) return usage_error("engine: this runner cannot return embeddings");
-    o.prefix_caching = false;
-  }
-  // Hybrid models: max_seqs live recurrent-state slots, spare ones for the states after draft
-  // tokens (speculation), the rest keep states for the prefix cache (a cached prefix is usable
-  // only where its state is kept); none left: prefix caching off.
-  int32_t n_cached_states = 0;
-  const int32_t n_spare = spare_state_slots(o);
-  if (runner->n_state_slots() > 0) {
-    if (runner->n_state_slots() < o.max_seqs + n_spare) {
-      return usage_error("engine: {} recurrent-state slots for max-seqs {} and {} draft tokens",
-                         runner->n_state_slots(), o.max_seqs, n_spare);
-    }
-    n_cached_states = o.prefix_caching ? runner->n_state_slots() - o.max_seqs - n_spare : 0;
-    if (n_cached_states == 0) o.prefix_caching = false;
-  }
-  const int64_t pool_tokens = int64_t{runner->n_blocks()} * runner->block_size();
-  if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(4096, pool_tokens));
-  if (o.max_model_len > pool_tokens) {
-    return usage_error("engine: the KV pool holds {} tokens, less than max-model-len {}; give it "
-                       "more memory (--kv-size) or lower --max-model-len", pool_tokens, o.max_model_len);
-  }
-  o.block_size = runner->block_size();
-  std::unique_ptr<Engine> e(new Engine(std::move(runner), tokenizer, o));
-  e->budget_.n_blocks = e->runner_->n_blocks();
-  e->budget_.block_size = o.block_size;
-  e->budget_.max_model_len = o.max_model_len;
-  const int64_t per_seq = (o.max_model_len + o.block_size - 1) / o.block_size;
-  e->budget_.n_full_seqs = static_cast<int32_t>(e->budget_.n_blocks / per_seq);
-  e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
-  if (e->runner_->n_state_slots() > 0) {
-    e->budget_.n_state_slots = o.max_seqs;
-    e->budget_.n_spare_states = n_spare;
-    e->budget_.n_cached_states = n_cached_states;
-    e->states_ = RecurrentSlots(o.max_seqs, n_spare, n_cached_states, o.block_size);
-    if (n_cached_states > 0) {
-      e->scheduler_->set_prefix_filter([states = &e->states_](const kv::PrefixMatch& m, std::span<const int32_t> prompt) {
-        return states->usable_blocks(m, prompt);
-      });
-    }
-  }
-  // Any generating engine that can roll a draft back verifies drafts: --spec's, or a request's
-  // prediction.
-  if (o.pooling == model::Pooling::kNone && (!e->states_.enabled() || n_spare > 0)) e->step_times_.emplace();
-  if (draft_runner) e->drafter_ = std::make_unique<Drafter>(std::move(draft_runner), o.max_batched_tokens);
-  return e;
-}
-
-Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
-                                               const tokenizer::Tokenizer* tokenizer,
-                                               const EngineOptions& opts) {
-  RIDGE_RETURN_IF_ERROR(check_options(opts));
-  EngineOptions o = opts;
-  const model::ModelConfig& cfg = model.config();
-  if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(cfg.n_ctx_train > 0 ? cfg.n_ctx_train : 4096, 4096));
-  RIDGE_RETURN_IF_ERROR(kv::kv_check_config(model.kv_config(1, o.kv_type, o.block_size)).with_prefix("engine"));
-  const uint64_t block_bytes = kv::kv_block_bytes(model.kv_config(1, o.kv_type, o.block_size));
-  if (block_bytes == 0) return usage_error("engine: KV type {} is not supported", ggml_type_name(o.kv_type));
-  const int64_t per_seq = (int64_t{o.max_model_len} + o.block_size - 1) / o.block_size;
-  int64_t n_blocks = 0;
-  if (o.kv_bytes > 0) {
-    n_blocks = static_cast<int64_t>(o.kv_bytes / block_bytes);
-  } else {
-    const uint64_t avail = meminfo_bytes("MemAvailable");
-    n_blocks = std::min<int64_t>(static_cast<int64_t>(o.kv_ram_fraction * static_cast<double>(avail) / static_cast<double>(block_bytes)),
-                                 per_seq * o.max_seqs);
-  }
-  if (n_blocks < per_seq) {
-    return usage_error("engine: a KV pool of {:.1f} MiB holds {} tokens, less than max-model-len {}; "
-                       "raise --kv-size or lower --max-model-len", static_cast<double>(n_blocks * block_bytes) / (1 << 20),
-                       n_blocks * o.block_size, o.max_model_len);
-  }
-  if (n_blocks > (int64_t{1} << 30)) return usage_error("engine: {} KV blocks is too many", n_blocks);
-  ModelRunnerOptions ro;
-  ro.n_blocks = n_blocks;
-  ro.block_size = o.block_size;
-  ro.kv_type = o.kv_type;
-  ro.max_tokens = o.max_batched_tokens;
-  ro.max_outputs = o.max_seqs;
-  if (o.pooling == model::Pooling::kNone) ro.max_outputs += std::min(kMaxDraftRowsPerStep, o.max_batched_tokens);
-  if (o.pooling != model::Pooling::kNone) {
-    ro.embeddings = true;
-    if (o.pooling == model::Pooling::kMean) ro.max_outputs = o.max_batched_tokens;  // every row
-  }
-  ro.max_context = o.max_model_len;
-  ro.n_threads = o.n_threads;
-  ro.n_state_slots = o.max_seqs + spare_state_slots(o);
-  if (o.prefix_caching && o.pooling == model::Pooling::kNone) ro.n_state_slots += o.state_cache < 0 ? o.max_seqs : o.state_cache;
-  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
-  const uint64_t kv_total = runner->kv().total_bytes();
-  const uint64_t state_total = runner->kv().states().total_bytes();
-  std::unique_ptr<ModelRunner> draft_runner;
-  if (o.spec == SpecMethod::kDraft) {
-    if (o.draft_model == nullptr) return usage_error("engine: speculative decoding by draft model needs the draft model");
-    // As many tokens as the target's pool, one row per sequence and step.
-    ModelRunnerOptions dro = ro;
-    dro.max_outputs = o.max_seqs;
-    RIDGE_RETURN_IF_ERROR(kv::kv_check_config(o.draft_model->kv_config(1, o.kv_type, o.block_size)).with_prefix("engine: draft model"));
-    RIDGE_ASSIGN_OR_RETURN(draft_runner, ModelRunner::create(*o.draft_model, dro, runner->pool()));
-  }
-  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o, std::move(draft_runner)));
-  if (o.draft_model) {
-    e->draft_ratio_model_ = static_cast<double>(o.draft_model->file().file_size()) /
-                            static_cast<double>(std::max<uint64_t>(1, model.file().file_size()));
-  }
-  e->budget_.weight_bytes = model.file().file_size();
-  e->budget_.kv_bytes = kv_total;
-  e->budget_.kv_block_bytes = block_bytes;
-  e->budget_.state_bytes = state_total;
-  if (auto kt = cost_kv_type(o.kv_type)) {
-    auto types = model::weight_types_from_gguf(model.file());
-    if (types.ok()) {
-      auto mc = model::model_cost(cfg, *types, *kt);
-      if (mc.ok()) e->cost_ = std::move(mc).value();
-    }
-  }
-  return e;
-}
 
 Result<RequestId> Engine::add_request(Request req) {
   auto seq = std::make_unique<Sequence>();
