@@ -124,6 +124,10 @@ std::string Metrics::render(const EngineSnapshot& e, bool ready) const {
          "speculative decoding: draft tokens verified (serve --spec)", e.draft_tokens);
   scalar(out, "ridge_spec_accepted_tokens_total", "counter",
          "speculative decoding: draft tokens accepted", e.accepted_tokens);
+  scalar(out, "ridge_state_snapshots_total", "counter",
+         "hybrid models: recurrent states kept for the prefix cache", e.state_snapshots);
+  scalar(out, "ridge_state_cache_hits_total", "counter",
+         "hybrid models: prompts that started from a kept recurrent state", e.state_hits);
   scalar(out, "ridge_prompt_tokens_total", "counter", "prompt tokens of finished requests",
          prompt_tokens_);
   scalar(out, "ridge_cached_prompt_tokens_total", "counter",

@@ -45,6 +45,8 @@ struct EngineSnapshot {
   int64_t preemptions = 0;
   int64_t draft_tokens = 0;     // speculative decoding: draft tokens verified
   int64_t accepted_tokens = 0;  // of them, accepted
+  int64_t state_snapshots = 0;  // hybrid models: recurrent states kept for the prefix cache
+  int64_t state_hits = 0;       // prompts that started from one
   double bytes_moved = 0;       // total over all steps (cost model)
   double busy_seconds = 0;      // time spent in steps
   double live_gbs = 0;          // achieved bandwidth over the recent steps

@@ -134,6 +134,8 @@ EngineSnapshot Server::snapshot() const {
   s.preemptions = e.n_preemptions;
   s.draft_tokens = e.n_draft_tokens;
   s.accepted_tokens = e.n_accepted_tokens;
+  s.state_snapshots = e.n_state_snapshots;
+  s.state_hits = e.n_state_hits;
   s.bytes_moved = e.bytes_moved;
   s.busy_seconds = e.busy_seconds;
   s.steps = e.n_steps;

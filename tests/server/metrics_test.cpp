@@ -36,12 +36,16 @@ TEST(Metrics, RenderHasEveryFamilyOnce) {
   e.kv_blocks_used = 10;
   e.live_gbs = 20;
   e.probed_gbs = 40;
+  e.state_snapshots = 7;
+  e.state_hits = 3;
   const std::string out = m.render(e, true);
   EXPECT_NE(out.find("ridge_requests_total{endpoint=\"/v1/completions\",status=\"200\"} 2\n"), std::string::npos);
   EXPECT_NE(out.find("ridge_requests_total{endpoint=\"/v1/completions\",status=\"429\"} 1\n"), std::string::npos);
   EXPECT_NE(out.find("ridge_prompt_tokens_total 10\n"), std::string::npos);
   EXPECT_NE(out.find("ridge_generated_tokens_total 5\n"), std::string::npos);
   EXPECT_NE(out.find("ridge_kv_blocks_free 90\n"), std::string::npos);
+  EXPECT_NE(out.find("ridge_state_snapshots_total 7\n"), std::string::npos);
+  EXPECT_NE(out.find("ridge_state_cache_hits_total 3\n"), std::string::npos);
   EXPECT_NE(out.find("ridge_roof_fraction 0.5\n"), std::string::npos);
   EXPECT_NE(out.find("ridge_time_to_first_token_seconds_count 1\n"), std::string::npos);
   // Every sample line belongs to a family declared by a TYPE line before it.
