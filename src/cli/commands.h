@@ -15,5 +15,6 @@ int cmd_roofline(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_perplexity(int argc, char** argv);
 
 }  // namespace ridge::cli

@@ -38,4 +38,12 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
+Result<const kernels::Kernels*> pick_kernels(const std::string& name) {
+  if (name.empty()) return &kernels::kernels_for(kernels::best_isa());
+  auto isa = kernels::isa_from_name(name);
+  if (!isa) return usage_error("--isa must be ref, avx2 or avx512, got '{}'", name);
+  if (!kernels::isa_supported(*isa)) return error("--isa {}: this CPU does not support it", name);
+  return &kernels::kernels_for(*isa);
+}
+
 }  // namespace ridge::cli

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "gguf/reader.h"
+#include "kernels/kernels.h"
 
 namespace ridge::cli {
 
@@ -21,5 +22,8 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv);
 // --mmap: the model's weights stay in a read-only mapping of the file instead of being read into
 // huge pages (gguf::Backing); `backing` receives the choice.
 void add_mmap_flag(CLI::App& app, gguf::Backing& backing);
+
+// --isa: the kernels to use (empty: the best this CPU runs); usage error for an unknown name.
+Result<const kernels::Kernels*> pick_kernels(const std::string& name);
 
 }  // namespace ridge::cli

@@ -61,14 +61,6 @@ Status validate(const GenerationOptions& o) {
   return ok_status();
 }
 
-Result<const kernels::Kernels*> pick_kernels(const std::string& name) {
-  if (name.empty()) return &kernels::kernels_for(kernels::best_isa());
-  auto isa = kernels::isa_from_name(name);
-  if (!isa) return usage_error("--isa must be ref, avx2 or avx512, got '{}'", name);
-  if (!kernels::isa_supported(*isa)) return error("--isa {}: this CPU does not support it", name);
-  return &kernels::kernels_for(*isa);
-}
-
 }  // namespace
 
 Result<Loaded> load_for_generation(GenerationOptions& o) {

@@ -1,0 +1,70 @@
+#include "quality/perplexity.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/session.h"
+
+namespace ridge::quality {
+
+double token_nll(std::span<const float> logits, int32_t token) {
+  float max_logit = logits[0];
+  for (float v : logits) max_logit = std::max(max_logit, v);
+  double sum_exp = 0.0;
+  for (float v : logits) sum_exp += std::exp(v - max_logit);
+  return -(static_cast<double>(logits[static_cast<size_t>(token)] - max_logit) - std::log(sum_exp));
+}
+
+Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32_t> tokens,
+                                    const PerplexityOptions& o, ThreadPool& pool,
+                                    const std::function<void(int64_t, double)>& on_chunk) {
+  if (o.n_ctx < 4 || o.n_batch < 1) return usage_error("perplexity: context {} and batch {} must be at least 4 and 1", o.n_ctx, o.n_batch);
+  const auto n_tokens = static_cast<int64_t>(tokens.size());
+  if (n_tokens < 2 * o.n_ctx) {
+    return usage_error("perplexity: the text has {} tokens; a context of {} needs at least {}", n_tokens, o.n_ctx, 2 * o.n_ctx);
+  }
+  const int64_t n_vocab = m.config().n_vocab;
+  for (int32_t t : tokens) {
+    if (t < 0 || t >= n_vocab) return error("perplexity: token {} is outside the vocabulary of {}", t, n_vocab);
+  }
+  const int64_t first = o.n_ctx / 2;
+  model::SessionOptions so;
+  so.n_ctx = o.n_ctx;
+  so.kv_type = o.kv_type;
+  so.max_batch = o.n_batch;
+  so.max_outputs = std::min(o.n_batch, o.n_ctx - first);
+  so.n_threads = static_cast<int>(pool.size());
+  RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(m, so));
+  int64_t n_chunks = n_tokens / o.n_ctx;
+  if (o.n_chunks >= 0) n_chunks = std::min(n_chunks, o.n_chunks);
+  PerplexityResult r;
+  double nll = 0, nll2 = 0;
+  std::vector<int32_t> chunk(static_cast<size_t>(o.n_ctx));
+  for (int64_t i = 0; i < n_chunks; ++i) {
+    std::copy_n(tokens.begin() + i * o.n_ctx, o.n_ctx, chunk.begin());
+    if (o.bos >= 0) chunk[0] = o.bos;
+    s.reset();
+    // The first half only builds context; the second half's logits are scored.
+    RIDGE_RETURN_IF_ERROR(s.eval(std::span(chunk).first(static_cast<size_t>(first)), pool).status());
+    RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits,
+                           s.eval(std::span(chunk).subspan(static_cast<size_t>(first)), pool, /*all_logits=*/true));
+    for (int64_t j = first; j < o.n_ctx - 1; ++j) {
+      // Scored against the text's token, not the BOS that replaced it.
+      const double v = token_nll(logits.subspan(static_cast<size_t>((j - first) * n_vocab), static_cast<size_t>(n_vocab)),
+                                 tokens[static_cast<size_t>(i * o.n_ctx + j + 1)]);
+      nll += v;
+      nll2 += v * v;
+      r.n_scored += 1;
+    }
+    r.running.push_back(std::exp(nll / static_cast<double>(r.n_scored)));
+    if (on_chunk) on_chunk(i, r.running.back());
+  }
+  r.n_chunks = n_chunks;
+  const double mean = nll / static_cast<double>(r.n_scored);
+  const double var = nll2 / static_cast<double>(r.n_scored) - mean * mean;
+  r.ppl = std::exp(mean);
+  r.ppl_error = var > 0 && r.n_scored > 1 ? std::sqrt(var / static_cast<double>(r.n_scored - 1)) * r.ppl : 0.0;
+  return r;
+}
+
+}  // namespace ridge::quality

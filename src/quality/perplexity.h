@@ -1,0 +1,46 @@
+// Perplexity of a model over a token stream, by llama.cpp's method (llama-perplexity), so the
+// two numbers compare: the tokens are cut into chunks of n_ctx; each chunk is evaluated from an
+// empty context with its first token replaced by BOS (where the vocabulary adds one), and only its
+// second half is scored (positions n_ctx/2 .. n_ctx-2 predict the next token), so every scored
+// token sees at least n_ctx/2 tokens of context.
+//   PPL = exp(mean NLL), NLL = -log softmax(logits)[next token];
+//   uncertainty = PPL * sqrt((mean NLL^2 - mean NLL^2) / (count - 1)).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/model.h"
+
+namespace ridge::quality {
+
+struct PerplexityOptions {
+  int64_t n_ctx = 512;      // tokens per chunk
+  int64_t n_chunks = -1;    // chunks to score at most (-1: all that fit)
+  int64_t n_batch = 512;    // tokens per forward step
+  GgmlType kv_type = GgmlType::kF16;
+  int32_t bos = -1;         // the first token of every chunk becomes this (-1: left as it is)
+};
+
+struct PerplexityResult {
+  double ppl = 0;
+  double ppl_error = 0;       // one standard error, as llama.cpp prints it
+  int64_t n_chunks = 0;
+  int64_t n_scored = 0;       // tokens scored
+  std::vector<double> running;  // PPL after each chunk
+};
+
+// The negative log-likelihood of `token` under one row of logits, as llama.cpp computes it (max
+// in float, the sum of exponentials in double).
+double token_nll(std::span<const float> logits, int32_t token);
+
+// Needs at least 2 * n_ctx tokens (llama.cpp's rule); on_chunk(i, running PPL) after each chunk.
+Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32_t> tokens,
+                                    const PerplexityOptions& o, ThreadPool& pool,
+                                    const std::function<void(int64_t, double)>& on_chunk = {});
+
+}  // namespace ridge::quality
