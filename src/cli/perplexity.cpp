@@ -52,6 +52,10 @@ int cmd_perplexity(int argc, char** argv) {
   const std::vector<int32_t> tokens = tok->encode(text.str(), /*add_special=*/true, /*parse_special=*/false);
   // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
   if (tok->add_bos() && tok->bos() >= 0) o.bos = tok->bos();
+  if (static_cast<int64_t>(tokens.size()) < 2 * o.n_ctx) {
+    return report(usage_error("perplexity: the text has {} tokens; a context of {} needs at least {}", tokens.size(),
+                              o.n_ctx, 2 * o.n_ctx));
+  }
   if (n_threads <= 0) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ThreadPool pool(n_threads);
   fmt::print(stderr, "perplexity: {} tokens ({:.2f} s to tokenize), chunks of {}, {} threads\n", tokens.size(),
