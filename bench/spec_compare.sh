@@ -5,6 +5,8 @@
 # SAMPLING: ridge run's sampling flags (default "--temp 0"); SPEC: the speculation flags (default
 # "--spec ngram --spec-max 8"; e.g. "--draft small.gguf"). Prints decode tok/s of both, their
 # ratio, the acceptance and the speed-up the cost model predicted for the steps taken.
+# LLAMA_LOOKUP=path/to/llama-lookup (a native llama.cpp build, ../shared/peer/README.md): llama.cpp's
+# prompt lookup on the same file and prompt in the same run (greedy, --spec-draft-n-max 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:?usage: bench/spec_compare.sh MODEL.gguf [THREADS] [SAMPLING] [SPEC...]}
@@ -16,8 +18,13 @@ repeats=${REPEATS:-3}
 prompt=${PROMPT:-The history of the world}
 n=${TOKENS:-128}
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-plain="" fast="" accept="" predicted=""
+plain="" fast="" accept="" predicted="" lookup="" lookup_accept=""
 for _ in $(seq "$repeats"); do
+  if [[ -n "${LLAMA_LOOKUP:-}" ]]; then
+    out=$("$LLAMA_LOOKUP" -m "$model" -t "$threads" -p "$prompt" -n "$n" --temp 0 --spec-draft-n-max 8 -c 2048 2>&1)
+    lookup+=" $(sed -nE 's/.*decoded +[0-9]+ tokens in +[0-9.]+ seconds, speed: +([0-9.]+) t\/s.*/\1/p' <<<"$out")"
+    lookup_accept+=" $(sed -nE 's/.*accept += ([0-9.]+)%.*/\1/p' <<<"$out")"
+  fi
   # shellcheck disable=SC2086
   out=$(build/ridge run -m "$model" -t "$threads" -p "$prompt" -n "$n" $sampling 2>&1)
   plain+=" $(sed -nE 's/.*decode: [0-9]+ tokens, [0-9.]+ s, ([0-9.]+) tok\/s.*/\1/p' <<<"$out")"
@@ -30,3 +37,6 @@ done
 p=$(median <<<"$plain") f=$(median <<<"$fast") a=$(median <<<"$accept") pr=$(median <<<"$predicted")
 printf '%s | %s | %s\nplain %.1f tok/s · speculative %.1f tok/s · %.2fx (predicted %.2fx) · %s%% of drafts accepted\n' \
   "$(basename "$model")" "$sampling" "$spec" "$p" "$f" "$(awk -v a="$f" -v b="$p" 'BEGIN{print a/b}')" "$pr" "$a"
+if [[ -n "${LLAMA_LOOKUP:-}" ]]; then
+  printf 'llama.cpp llama-lookup %.1f tok/s · %s%% of drafts accepted\n' "$(median <<<"$lookup")" "$(median <<<"$lookup_accept")"
+fi
