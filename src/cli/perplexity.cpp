@@ -1,8 +1,12 @@
 // ridge perplexity: a model's perplexity over a text file, by llama.cpp's method and printed as
-// llama-perplexity prints it (quality/perplexity.h), so the two numbers compare.
+// llama-perplexity prints it (quality/perplexity.h), so the two numbers compare. --save-logits
+// keeps the base model's distributions in llama-perplexity's file format; --kl-divergence reads
+// such a file (ridge's or llama.cpp's) and reports another model's divergence from it
+// (quality/kld.h).
 #include <fmt/format.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -10,66 +14,146 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "kv/kv_cache.h"
+#include "quality/kld.h"
+#include "quality/log_prob_file.h"
 #include "quality/perplexity.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::cli {
+namespace {
 
-int cmd_perplexity(int argc, char** argv) {
-  CLI::App app{"Perplexity of a model over a text file (llama.cpp's method: chunks of -c tokens, "
-               "the second half of each scored)", "perplexity"};
-  std::string model_path, text_path, isa, kv_type = "f16";
+struct Args {
+  std::string model_path, text_path, isa, kv_type = "f16", save_path, kld_path;
   quality::PerplexityOptions o;
   int n_threads = 0;
   gguf::Backing backing = gguf::Backing::kHugePages;
-  app.add_option("-m,--model", model_path, "GGUF model")->required();
-  app.add_option("-f,--file", text_path, "text file")->required();
+};
+
+Status check(const Args& a, const CLI::App& app) {
+  if (a.o.n_ctx < 4 || a.o.n_ctx > (1 << 20)) return usage_error("perplexity: -c {} is outside 4..{}", a.o.n_ctx, 1 << 20);
+  if (a.o.n_batch < 1) return usage_error("perplexity: -b must be at least 1, got {}", a.o.n_batch);
+  if (a.o.n_chunks < -1 || a.o.n_chunks == 0) return usage_error("perplexity: --chunks must be -1 or positive, got {}", a.o.n_chunks);
+  if (a.kld_path.empty() == a.text_path.empty()) {
+    return usage_error("perplexity: give the text (-f) or a base model's log-probabilities (--kl-divergence), one of them");
+  }
+  if (!a.kld_path.empty() && (!a.save_path.empty() || app.count("-c") > 0)) {
+    return usage_error("perplexity: --kl-divergence takes the text and the context from its file (no -c, no --save-logits)");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+int cmd_perplexity(int argc, char** argv) {
+  CLI::App app{"Perplexity of a model over a text file (llama.cpp's method: chunks of -c tokens, "
+               "the second half of each scored); KL divergence from a base model's saved distributions", "perplexity"};
+  Args a;
+  quality::PerplexityOptions& o = a.o;
+  app.add_option("-m,--model", a.model_path, "GGUF model")->required();
+  app.add_option("-f,--file", a.text_path, "text file");
   app.add_option("-c,--ctx-size", o.n_ctx, "tokens per chunk")->capture_default_str();
   app.add_option("--chunks", o.n_chunks, "chunks to score at most (-1: all)")->capture_default_str();
   app.add_option("-b,--batch-size", o.n_batch, "tokens per forward step")->capture_default_str();
-  app.add_option("-t,--threads", n_threads, "threads (default: every CPU)");
-  app.add_option("--kv-type", kv_type, "KV cache type: f16, bf16, q8_0 or f32")->capture_default_str();
-  app.add_option("--isa", isa, "force kernels: ref, avx2, avx512");
-  add_mmap_flag(app, backing);
+  app.add_option("--save-logits", a.save_path, "write the scored positions' log-probabilities here (llama-perplexity's --kl-divergence-base format)");
+  app.add_option("--kl-divergence", a.kld_path, "a base model's saved log-probabilities (ridge's --save-logits or llama-perplexity's --kl-divergence-base): report this model's KL divergence from it, on its tokens");
+  app.add_option("-t,--threads", a.n_threads, "threads (default: every CPU)");
+  app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 or f32")->capture_default_str();
+  app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
+  add_mmap_flag(app, a.backing);
   if (auto rc = parse(app, argc, argv)) return *rc;
-  if (o.n_ctx < 4 || o.n_ctx > (1 << 20)) return report(usage_error("perplexity: -c {} is outside 4..{}", o.n_ctx, 1 << 20));
-  if (o.n_batch < 1) return report(usage_error("perplexity: -b must be at least 1, got {}", o.n_batch));
-  if (o.n_chunks < -1 || o.n_chunks == 0) return report(usage_error("perplexity: --chunks must be -1 or positive, got {}", o.n_chunks));
-  const auto kt = kv::kv_type_from_name(kv_type);
+  if (Status s = check(a, app); !s.ok()) return report(s);
+  const auto kt = kv::kv_type_from_name(a.kv_type);
   if (!kt.ok()) return report(kt.status().with_prefix("perplexity"));
   o.kv_type = *kt;
-  std::ifstream f(text_path, std::ios::binary);
-  if (!f) return report(usage_error("perplexity: cannot open -f '{}'", text_path));
-  std::stringstream text;
-  text << f.rdbuf();
-  auto k = pick_kernels(isa);
+  std::optional<quality::LogProbReader> base;
+  std::string text;
+  if (!a.kld_path.empty()) {
+    auto r = quality::LogProbReader::open(a.kld_path);
+    if (!r.ok()) return report(r.status().with_prefix("perplexity"));
+    base.emplace(std::move(r).value());
+    o.n_ctx = base->header().n_ctx;
+  } else {
+    std::ifstream f(a.text_path, std::ios::binary);
+    if (!f) return report(usage_error("perplexity: cannot open -f '{}'", a.text_path));
+    std::stringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  auto k = pick_kernels(a.isa);
   if (!k.ok()) return report(k.status());
-  auto m = model::Model::load(model_path, **k, backing);
+  auto m = model::Model::load(a.model_path, **k, a.backing);
   if (!m.ok()) return report(m.status());
   auto tok = tokenizer::Tokenizer::from_gguf(m->file());
   if (!tok.ok()) return report(tok.status());
-  const Stopwatch tokenizing;
-  const std::vector<int32_t> tokens = tok->encode(text.str(), /*add_special=*/true, /*parse_special=*/false);
-  // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
-  if (tok->add_bos() && tok->bos() >= 0) o.bos = tok->bos();
-  if (static_cast<int64_t>(tokens.size()) < 2 * o.n_ctx) {
+  const auto n_vocab = static_cast<int32_t>(m->config().n_vocab);
+  std::vector<int32_t> tokens;
+  if (base) {
+    if (base->header().n_vocab != n_vocab) {
+      return report(usage_error("perplexity: {} was written for a vocabulary of {} tokens, this model has {}", a.kld_path,
+                                base->header().n_vocab, n_vocab));
+    }
+    tokens = base->header().tokens;
+  } else {
+    tokens = tok->encode(text, /*add_special=*/true, /*parse_special=*/false);
+  }
+  if (static_cast<int64_t>(tokens.size()) < 2 * o.n_ctx && !base) {
     return report(usage_error("perplexity: the text has {} tokens; a context of {} needs at least {}", tokens.size(),
                               o.n_ctx, 2 * o.n_ctx));
   }
-  if (n_threads <= 0) n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  ThreadPool pool(n_threads);
-  fmt::print(stderr, "perplexity: {} tokens ({:.2f} s to tokenize), chunks of {}, {} threads\n", tokens.size(),
-             tokenizing.seconds(), o.n_ctx, n_threads);
+  // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
+  if (tok->add_bos() && tok->bos() >= 0) o.bos = tok->bos();
+  if (a.n_threads <= 0) a.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ThreadPool pool(a.n_threads);
+  fmt::print(stderr, "perplexity: {} tokens, chunks of {}, {} threads\n", tokens.size(), o.n_ctx, a.n_threads);
+
+  const int64_t n_chunks = std::min<int64_t>(static_cast<int64_t>(tokens.size()) / o.n_ctx, o.n_chunks < 0 ? INT64_MAX : o.n_chunks);
+  std::vector<uint16_t> row(static_cast<size_t>(quality::log_prob_row_width(n_vocab)));
+  std::optional<quality::LogProbWriter> save;
+  if (!a.save_path.empty()) {
+    quality::LogProbHeader h;
+    h.n_ctx = static_cast<uint32_t>(o.n_ctx);
+    h.n_vocab = n_vocab;
+    h.n_chunk = static_cast<int32_t>(n_chunks);
+    h.tokens.assign(tokens.begin(), tokens.begin() + n_chunks * o.n_ctx);
+    auto w = quality::LogProbWriter::create(a.save_path, h);
+    if (!w.ok()) return report(w.status().with_prefix("perplexity"));
+    save.emplace(std::move(w).value());
+  }
+  quality::KldStats kld;
+  const quality::ScoredRow on_row = [&](std::span<const float> logits, int32_t next) -> Status {
+    if (save) {
+      quality::compress_log_probs(logits, next, row);
+      return save->write_row(row);
+    }
+    if (base) {
+      RIDGE_RETURN_IF_ERROR(base->read_row(row));
+      kld.add(logits, row, next);
+    }
+    return ok_status();
+  };
+  if (base) fmt::print("chunk             PPL               ln(PPL(Q)/PPL(base))          KL Divergence              Δp RMS            Same top p\n");
   const Stopwatch sw;
-  auto r = quality::perplexity(*m, tokens, o, pool, [](int64_t i, double ppl) {
-    fmt::print("[{}]{:.4f},", i + 1, ppl);
+  auto r = quality::perplexity(*m, tokens, o, pool, [&](int64_t i, double ppl) {
+    if (base) {
+      fmt::print("{}\n", kld.chunk_line(i + 1));
+    } else {
+      fmt::print("[{}]{:.4f},", i + 1, ppl);
+    }
     std::fflush(stdout);
-  });
+  }, (save || base) ? on_row : quality::ScoredRow{});
   if (!r.ok()) return report(r.status());
+  if (save) {
+    if (Status s = save->close(); !s.ok()) return report(s);
+  }
   const double seconds = sw.seconds();
-  fmt::print("\nFinal estimate: PPL = {:.4f} +/- {:.5f}\n", r->ppl, r->ppl_error);
-  fmt::print(stderr, "perplexity: {} chunks, {} tokens scored, {:.2f} s ({:.1f} tokens/s evaluated)\n", r->n_chunks,
-             r->n_scored, seconds, static_cast<double>(r->n_chunks * o.n_ctx) / seconds);
+  if (base) {
+    fmt::print("\n{}", kld.report());
+  } else {
+    fmt::print("\nFinal estimate: PPL = {:.4f} +/- {:.5f}\n", r->ppl, r->ppl_error);
+  }
+  fmt::print(stderr, "perplexity: {} chunks, {} tokens scored, {:.2f} s ({:.1f} tokens/s evaluated){}\n", r->n_chunks,
+             r->n_scored, seconds, static_cast<double>(r->n_chunks * o.n_ctx) / seconds,
+             save ? fmt::format(", log-probabilities written to {}", a.save_path) : "");
   return 0;
 }
 

@@ -17,7 +17,8 @@ double token_nll(std::span<const float> logits, int32_t token) {
 
 Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32_t> tokens,
                                     const PerplexityOptions& o, ThreadPool& pool,
-                                    const std::function<void(int64_t, double)>& on_chunk) {
+                                    const std::function<void(int64_t, double)>& on_chunk,
+                                    const ScoredRow& on_row) {
   if (o.n_ctx < 4 || o.n_batch < 1) return usage_error("perplexity: context {} and batch {} must be at least 4 and 1", o.n_ctx, o.n_batch);
   const auto n_tokens = static_cast<int64_t>(tokens.size());
   if (n_tokens < 2 * o.n_ctx) {
@@ -50,8 +51,10 @@ Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32
                            s.eval(std::span(chunk).subspan(static_cast<size_t>(first)), pool, /*all_logits=*/true));
     for (int64_t j = first; j < o.n_ctx - 1; ++j) {
       // Scored against the text's token, not the BOS that replaced it.
-      const double v = token_nll(logits.subspan(static_cast<size_t>((j - first) * n_vocab), static_cast<size_t>(n_vocab)),
-                                 tokens[static_cast<size_t>(i * o.n_ctx + j + 1)]);
+      const auto row = logits.subspan(static_cast<size_t>((j - first) * n_vocab), static_cast<size_t>(n_vocab));
+      const int32_t next = tokens[static_cast<size_t>(i * o.n_ctx + j + 1)];
+      const double v = token_nll(row, next);
+      if (on_row) RIDGE_RETURN_IF_ERROR(on_row(row, next));
       nll += v;
       nll2 += v * v;
       r.n_scored += 1;

@@ -38,9 +38,13 @@ struct PerplexityResult {
 // in float, the sum of exponentials in double).
 double token_nll(std::span<const float> logits, int32_t token);
 
+// Each scored position: its logits and the text's next token (--save-logits, --kl-divergence).
+using ScoredRow = std::function<Status(std::span<const float> logits, int32_t next)>;
+
 // Needs at least 2 * n_ctx tokens (llama.cpp's rule); on_chunk(i, running PPL) after each chunk.
 Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32_t> tokens,
                                     const PerplexityOptions& o, ThreadPool& pool,
-                                    const std::function<void(int64_t, double)>& on_chunk = {});
+                                    const std::function<void(int64_t, double)>& on_chunk = {},
+                                    const ScoredRow& on_row = {});
 
 }  // namespace ridge::quality
