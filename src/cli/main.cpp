@@ -26,7 +26,8 @@ constexpr Command kCommands[] = {
     {"probe", ridge::cli::cmd_probe, "measure this machine's memory bandwidth and peak arithmetic"},
     {"serve", ridge::cli::cmd_serve, "OpenAI-compatible HTTP server (continuous batching, SSE, /metrics)"},
     {"bench", ridge::cli::cmd_bench, "prompt/decode speed, TTFT, latency over batch and context, judged against the roof"},
-    {"perplexity", ridge::cli::cmd_perplexity, "a model's perplexity over a text file (llama.cpp's method)"},
+    {"perplexity", ridge::cli::cmd_perplexity, "a model's perplexity over a text file (llama.cpp's method), KL divergence"},
+    {"quality", ridge::cli::cmd_quality, "quality per byte: each quantization's KL divergence, bytes and speed"},
 };
 
 void print_usage(std::FILE* out) {

@@ -157,4 +157,23 @@ std::string KldStats::report() const {
   return s;
 }
 
+KldSummary KldStats::summary() const {
+  KldSummary r;
+  r.count = count_;
+  if (count_ == 0) return r;
+  const auto n = static_cast<double>(count_);
+  r.ppl = std::exp(sum_nll_ / n);
+  r.ppl_base = std::exp(sum_nll_base_ / n);
+  r.ln_ppl_ratio = (sum_nll_ - sum_nll_base_) / n;
+  r.kld_mean = sum_kld_ / n;
+  std::vector<float> kv = kld_values_;
+  std::sort(kv.begin(), kv.end());
+  r.kld_median = median(kv);
+  r.kld_99 = percentile(kv, 0.99f);
+  r.kld_max = kv.back();
+  r.rms_dp = std::sqrt(sum_p_diff2_ / n);
+  r.same_top = static_cast<double>(n_same_top_) / n;
+  return r;
+}
+
 }  // namespace ridge::quality

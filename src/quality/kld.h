@@ -14,6 +14,16 @@
 
 namespace ridge::quality {
 
+// The headline figures of a KldStats (its report's, as numbers).
+struct KldSummary {
+  double ppl = 0, ppl_base = 0;
+  double ln_ppl_ratio = 0;  // mean ln(PPL(Q)/PPL(base))
+  double kld_mean = 0, kld_median = 0, kld_99 = 0, kld_max = 0;
+  double rms_dp = 0;        // RMS of the text token's probability change, 0..1
+  double same_top = 0;      // fraction of positions whose most likely token is the base's, 0..1
+  int64_t count = 0;
+};
+
 class KldStats {
  public:
   // One scored position: this model's logits, the base's compressed row, the text's next token.
@@ -23,6 +33,7 @@ class KldStats {
   std::string chunk_line(int64_t chunk) const;
   // The closing report (needs 100 positions or more, as llama.cpp's).
   std::string report() const;
+  KldSummary summary() const;
 
  private:
   // Mean and its standard error (0 for 10 values or fewer).

@@ -1,0 +1,201 @@
+// ridge quality: quality per byte. Quantizes a model to each type, measures each copy's KL
+// divergence from the original on a text (quality/kld_eval.h), its bytes per decoded token (the
+// cost model), its decode speed here (measured) and on named hardware (the roofline), prints the
+// table with the Pareto frontier of KLD against bytes marked, and draws it (--svg).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "analysis/hardware.h"
+#include "analysis/probe.h"
+#include "analysis/roofline.h"
+#include "base/timer.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/quality_chart.h"
+#include "model/quantize.h"
+#include "model/session.h"
+#include "quality/kld_eval.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ridge::cli {
+namespace {
+
+struct Args {
+  std::string model_path, text_path, isa, svg_path, keep_dir, types = "q8_0,q6_k,q5_k_m,q4_k_m,q4_0,q3_k_m,q2_k";
+  std::vector<std::string> hws;
+  quality::PerplexityOptions o;
+  int n_threads = 0;
+  int decode_tokens = 32;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Decode tok/s of `m` here: a 16-token prompt, then n single-token steps.
+Result<double> measure_decode(const model::Model& m, int n, ThreadPool& pool) {
+  model::SessionOptions so;
+  so.n_ctx = 16 + n + 1;
+  so.n_threads = static_cast<int>(pool.size());
+  RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(m, so));
+  std::vector<int32_t> prompt(16);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((7 + 13 * i) % static_cast<size_t>(m.config().n_vocab));
+  RIDGE_RETURN_IF_ERROR(s.eval(prompt, pool).status());
+  const Stopwatch sw;
+  for (int i = 0; i < n; ++i) {
+    const int32_t t = prompt[static_cast<size_t>(i) % prompt.size()];
+    RIDGE_RETURN_IF_ERROR(s.eval(std::span(&t, 1), pool).status());
+  }
+  return n / sw.seconds();
+}
+
+// Bytes per decoded token at the context, and the roofline's tok/s on each machine.
+Status project(const model::Model& m, const std::string& label, int64_t context, const std::vector<analysis::Hardware>& hws,
+               QualityRow& row) {
+  RIDGE_ASSIGN_OR_RETURN(model::TensorTypeFn fn, model::weight_types_from_gguf(m.file()));
+  RIDGE_ASSIGN_OR_RETURN(model::ModelCost cost, model::model_cost(m.config(), fn, model::KvType::kF16));
+  row.bytes_per_token = model::cost_of_step(cost, 1, context).bytes();
+  for (const analysis::Hardware& hw : hws) {
+    analysis::RooflineQuery q{cost, label, fn(model::bulk_role(m.config()), 0), hw, std::nullopt, context, {1}, 0};
+    RIDGE_ASSIGN_OR_RETURN(analysis::RooflineResult r, analysis::analyze(q));
+    row.projected_tok_s.push_back(r.decode.front().tok_s_per_seq);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+int cmd_quality(int argc, char** argv) {
+  CLI::App app{"Quality per byte: quantize a model to each type, measure each copy's KL divergence from it on a text, "
+               "its bytes per token and decode speed here and on named hardware; the Pareto frontier", "quality"};
+  Args a;
+  app.add_option("-m,--model", a.model_path, "F32 / F16 / BF16 GGUF model (the base)")->required();
+  app.add_option("-f,--file", a.text_path, "text to measure on")->required();
+  app.add_option("--types", a.types, "types and mixtures to try, comma separated")->capture_default_str();
+  app.add_option("-c,--ctx-size", a.o.n_ctx, "tokens per chunk (as ridge perplexity)")->capture_default_str();
+  app.add_option("--chunks", a.o.n_chunks, "chunks to score at most (-1: all)")->capture_default_str();
+  app.add_option("--hw", a.hws, "machines to project decode speed on (default: local if probed, else h100)")->delimiter(',');
+  app.add_option("--svg", a.svg_path, "draw KLD against bytes per token here");
+  app.add_option("--keep", a.keep_dir, "keep the quantized files in this folder (default: removed)");
+  app.add_option("--decode-tokens", a.decode_tokens, "decode steps timed per file")->capture_default_str();
+  app.add_option("-t,--threads", a.n_threads, "threads (default: every CPU)");
+  app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
+  a.o.n_ctx = 256;
+  a.o.n_chunks = 8;
+  if (auto rc = parse(app, argc, argv)) return *rc;
+  if (a.o.n_ctx < 4 || a.o.n_ctx > (1 << 20)) return report(usage_error("quality: -c {} is outside 4..{}", a.o.n_ctx, 1 << 20));
+  if (a.o.n_chunks < -1 || a.o.n_chunks == 0) return report(usage_error("quality: --chunks must be -1 or positive, got {}", a.o.n_chunks));
+  if (a.decode_tokens < 1 || a.decode_tokens > 4096) return report(usage_error("quality: --decode-tokens {} is outside 1..4096", a.decode_tokens));
+  std::vector<model::QuantMix> mixes;
+  for (const std::string& t : split(a.types)) {
+    auto mix = model::quant_mix_from_name(t);
+    if (!mix.ok()) return report(mix.status().with_prefix("quality: --types"));
+    mixes.push_back(*mix);
+  }
+  if (mixes.empty()) return report(usage_error("quality: --types names no type"));
+  const std::optional<analysis::ProbeResult> probe = analysis::load_probe();
+  if (a.hws.empty()) a.hws = {probe ? "local" : "h100"};
+  std::vector<analysis::Hardware> hws;
+  for (const std::string& name : a.hws) {
+    auto hw = analysis::find_hardware(name, {}, probe);
+    if (!hw.ok()) return report(hw.status().with_prefix("quality: --hw"));
+    hws.push_back(*hw);
+  }
+  std::ifstream f(a.text_path, std::ios::binary);
+  if (!f) return report(usage_error("quality: cannot open -f '{}'", a.text_path));
+  std::stringstream text;
+  text << f.rdbuf();
+  auto k = pick_kernels(a.isa);
+  if (!k.ok()) return report(k.status());
+  auto in = gguf::File::open(a.model_path);
+  if (!in.ok()) return report(in.status());
+  auto base = model::Model::load(a.model_path, **k, gguf::Backing::kHugePages);
+  if (!base.ok()) return report(base.status());
+  auto tok = tokenizer::Tokenizer::from_gguf(base->file());
+  if (!tok.ok()) return report(tok.status());
+  const std::vector<int32_t> tokens = tok->encode(text.str(), /*add_special=*/true, /*parse_special=*/false);
+  if (static_cast<int64_t>(tokens.size()) < 2 * a.o.n_ctx) {
+    return report(usage_error("quality: the text has {} tokens; a context of {} needs at least {}", tokens.size(), a.o.n_ctx, 2 * a.o.n_ctx));
+  }
+  if (tok->add_bos() && tok->bos() >= 0) a.o.bos = tok->bos();
+  if (a.n_threads <= 0) a.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ThreadPool pool(a.n_threads);
+  const std::string dir = a.keep_dir.empty() ? std::filesystem::temp_directory_path().string() : a.keep_dir;
+  if (!a.keep_dir.empty()) std::filesystem::create_directories(dir);
+
+  std::vector<QualityRow> rows;
+  const Stopwatch total;
+  auto b = quality::base_distributions(*base, tokens, a.o, pool);
+  if (!b.ok()) return report(b.status());
+  {
+    QualityRow r;
+    auto fn = model::weight_types_from_gguf(base->file());
+    if (!fn.ok()) return report(fn.status());
+    r.label = std::string(ggml_type_name((*fn)(model::bulk_role(base->config()), 0)));
+    r.file_bytes = static_cast<double>(base->file().file_size());
+    const GgmlTypeTraits& tr = traits((*fn)(model::bulk_role(base->config()), 0));
+    r.bits_per_weight = 8.0 * tr.block_bytes / tr.block_elems;
+    r.ppl = b->ppl.ppl;
+    r.base = true;
+    r.same_top = 1;
+    auto tps = measure_decode(*base, a.decode_tokens, pool);
+    if (!tps.ok()) return report(tps.status());
+    r.measured_tok_s = *tps;
+    if (Status s = project(*base, r.label, a.o.n_ctx, hws, r); !s.ok()) return report(s);
+    rows.push_back(r);
+  }
+  for (model::QuantMix mix : mixes) {
+    const std::string name(model::quant_mix_info(mix).name);
+    model::QuantizeOptions qo;
+    qo.mix.mix = mix;
+    qo.n_threads = a.n_threads;
+    auto plan = model::plan_quantization(*in, qo);
+    if (!plan.ok()) return report(plan.status().with_prefix("quality: " + name));
+    const std::string path = fmt::format("{}/ridge-quality-{}-{}.gguf", dir, ::getpid(), name);
+    gguf::Writer w(in->alignment());
+    Status s = model::add_quantized_model(*in, *plan, a.n_threads, w);
+    if (s.ok()) s = w.write(path);
+    if (!s.ok()) return report(s.with_prefix("quality: " + name));
+    auto q = model::Model::load(path, **k, gguf::Backing::kHugePages);
+    if (!q.ok()) return report(q.status());
+    auto kl = quality::kld_against(*q, *b, tokens, a.o, pool);
+    if (!kl.ok()) return report(kl.status());
+    QualityRow r;
+    r.label = name;
+    r.file_bytes = static_cast<double>(q->file().file_size());
+    r.bits_per_weight = plan->bits_per_weight_out();
+    r.n_fallback = plan->n_fallback;
+    r.ppl = kl->ppl;
+    r.kld = kl->kld_mean;
+    r.kld_99 = kl->kld_99;
+    r.same_top = kl->same_top;
+    r.rms_dp = kl->rms_dp;
+    auto tps = measure_decode(*q, a.decode_tokens, pool);
+    if (!tps.ok()) return report(tps.status());
+    r.measured_tok_s = *tps;
+    if (Status p = project(*q, name, a.o.n_ctx, hws, r); !p.ok()) return report(p);
+    rows.push_back(r);
+    fmt::print(stderr, "quality: {} done ({:.1f} s so far)\n", name, total.seconds());
+    if (a.keep_dir.empty()) std::filesystem::remove(path);
+  }
+  mark_frontier(rows);
+  fmt::print("{}", format_quality_table(rows, a.hws, b->ppl.n_scored, a.text_path));
+  if (!a.svg_path.empty()) {
+    std::ofstream out(a.svg_path);
+    out << quality_svg(rows, std::filesystem::path(a.model_path).filename().string());
+    if (!out) return report(error("quality: cannot write --svg '{}'", a.svg_path));
+  }
+  return 0;
+}
+
+}  // namespace ridge::cli
