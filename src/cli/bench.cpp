@@ -31,14 +31,6 @@ struct BenchArgs {
   gguf::Backing backing = gguf::Backing::kHugePages;
 };
 
-Result<const kernels::Kernels*> pick_isa(const std::string& name) {
-  if (name.empty()) return &kernels::kernels_for(kernels::best_isa());
-  auto isa = kernels::isa_from_name(name);
-  if (!isa) return usage_error("bench: --isa must be ref, avx2 or avx512, got '{}'", name);
-  if (!kernels::isa_supported(*isa)) return error("bench: --isa {}: not supported by this CPU", name);
-  return &kernels::kernels_for(*isa);
-}
-
 std::optional<analysis::ProbeResult> get_probe(bool allow_run) {
   if (auto p = analysis::load_probe()) return p;
   if (!allow_run) return std::nullopt;
@@ -53,7 +45,9 @@ std::optional<analysis::ProbeResult> get_probe(bool allow_run) {
 Result<analysis::BenchReport> bench_file(const std::string& path, const std::string& label,
                                          const std::string& type_label, const BenchArgs& a,
                                          const std::optional<analysis::ProbeResult>& probe) {
-  RIDGE_ASSIGN_OR_RETURN(const kernels::Kernels* k, pick_isa(a.isa));
+  auto kernels = pick_kernels(a.isa);
+  if (!kernels.ok()) return kernels.status().with_prefix("bench");
+  const kernels::Kernels* k = *kernels;
   RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, *k, a.backing));
   RIDGE_ASSIGN_OR_RETURN(model::TensorTypeFn types, model::weight_types_from_gguf(m.file()));
   const model::KvType kv = model::kv_type_from_name(a.kv_type).value_or(model::KvType::kF16);

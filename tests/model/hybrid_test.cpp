@@ -41,6 +41,17 @@ std::vector<int32_t> tokens_of(int64_t n, int32_t salt) {
   return t;
 }
 
+// A workspace for steps of up to 64 tokens of a few sequences, on 2 threads.
+WorkspaceLimits two_sequence_limits(int64_t block_size) {
+  WorkspaceLimits lim;
+  lim.max_tokens = 64;
+  lim.max_outputs = 8;
+  lim.max_context = 64;
+  lim.n_threads = 2;
+  lim.block_size = block_size;
+  return lim;
+}
+
 TEST(HybridConfig, LayerPatternAndCacheShape) {
   const Model& m = load_tiny("tiny-qwen35");
   const ModelConfig& c = m.config();
@@ -149,12 +160,7 @@ TEST(HybridSession, TruncateResumesFromTheLastPromptsEnd) {
 TEST(HybridBatch, SequencesBatchedMatchAlone) {
   const Model& m = load_tiny("tiny-qwen35");
   const int64_t bs = 16, n_vocab = m.config().n_vocab;
-  WorkspaceLimits lim;
-  lim.max_tokens = 64;
-  lim.max_outputs = 8;
-  lim.max_context = 64;
-  lim.n_threads = 2;
-  lim.block_size = bs;
+  const WorkspaceLimits lim = two_sequence_limits(bs);
   ThreadPool pool(2);
   const std::vector<std::vector<int32_t>> prompts = {tokens_of(13, 5), tokens_of(21, 9)};
   const int n_decode = 3;
@@ -262,12 +268,7 @@ TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
 TEST(HybridBatch, SnapshotsHoldTheStateWhereTheyAreTaken) {
   const Model& m = load_tiny("tiny-qwen35");
   const int64_t bs = 16, n_vocab = m.config().n_vocab;
-  WorkspaceLimits lim;
-  lim.max_tokens = 64;
-  lim.max_outputs = 8;
-  lim.max_context = 64;
-  lim.n_threads = 2;
-  lim.block_size = bs;
+  const WorkspaceLimits lim = two_sequence_limits(bs);
   ThreadPool pool(2);
   const std::vector<int32_t> toks = tokens_of(37, 3), other = tokens_of(20, 8);
   auto new_cache = [&] {
