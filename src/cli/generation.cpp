@@ -90,7 +90,10 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   so.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
   so.max_batch = o.n_batch;
   so.n_threads = n_threads;
-  if (l.spec_max > 0) so.max_outputs = o.spec_max + 1;  // a step verifies the draft's rows
+  if (l.spec_max > 0) {
+    so.max_outputs = o.spec_max + 1;  // a step verifies the draft's rows
+    so.keep_row_states = true;        // and rolls rejected ones back (a recurrent state)
+  }
   RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(*l.model, so));
   l.session = std::make_unique<model::Session>(std::move(s));
   if (o.spec == "draft") {

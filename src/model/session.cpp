@@ -15,7 +15,7 @@ Result<Session> Session::create(const Model& model, const SessionOptions& o) {
   const int64_t n_blocks = (n_ctx + o.block_size - 1) / o.block_size;
   // A model with recurrent state keeps slots for its checkpoint and for the state after each row
   // of an eval with all logits (truncate).
-  const int64_t max_rows = o.max_outputs > 1 ? std::min(o.max_outputs, n_ctx) : 0;
+  const int64_t max_rows = o.keep_row_states && model.config().n_recurrent_layers() > 0 ? std::min(o.max_outputs, n_ctx) : 0;
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
                          kv::KvCache::create(model.kv_config(n_blocks, o.kv_type, o.block_size, 2 + max_rows)));
   WorkspaceLimits lim;

@@ -22,6 +22,10 @@ struct SessionOptions {
   int64_t block_size = 16;
   int64_t max_batch = 256;  // prompt tokens per forward step
   int64_t max_outputs = 1;  // rows of logits per step (eval with all_logits needs more)
+  // A model with recurrent state: keep the state after each row of an eval with all logits (up to
+  // max_outputs rows), so truncate() can roll back into them (speculative decoding). Costs
+  // max_outputs state copies of memory, and a copy per row.
+  bool keep_row_states = false;
   int n_threads = 1;
 };
 
@@ -45,8 +49,8 @@ class Session {
   }
   // Keeps only the first n positions (n <= n_past) and returns how many it kept: n. A model with
   // recurrent state (linear-attention layers) cannot roll back a state; it keeps
-  //   - the state after each row of the last eval with all_logits (a speculative verification:
-  //     up to max_outputs rows), so a truncation into those rows keeps n;
+  //   - with keep_row_states, the state after each row of the last eval with all_logits (a
+  //     speculative verification: up to max_outputs rows), so a truncation into them keeps n;
   //   - its checkpoint, the state after the last eval of several tokens without all_logits (a
   //     chat's prompt), when that is not past n;
   // and otherwise starts over (0).

@@ -14,9 +14,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$ridge" synth --preset tiny-qwen3 --type f32 --seed 7 -t 1 -o "$tmp/tiny-qwen3.gguf" > /dev/null
 "$ridge" synth --preset tiny-llama --type q8_0 --seed 7 -t 1 -o "$tmp/tiny-llama.gguf" > /dev/null
+"$ridge" synth --preset tiny-qwen35 --type f32 --seed 7 -t 1 -o "$tmp/tiny-qwen35.gguf" > /dev/null
 {
   for run in "stories260K $stories 64" "stories260K $stories 128" "stories260K $stories 256" \
-             "synth:tiny-qwen3:f32 $tmp/tiny-qwen3.gguf 64" "synth:tiny-llama:q8_0 $tmp/tiny-llama.gguf 128"; do
+             "synth:tiny-qwen3:f32 $tmp/tiny-qwen3.gguf 64" "synth:tiny-llama:q8_0 $tmp/tiny-llama.gguf 128" \
+             "synth:tiny-qwen35:f32 $tmp/tiny-qwen35.gguf 64"; do
     set -- $run
     "$llama" -m "$2" -f "$here/story.txt" -c "$3" -b "$3" -t 2 > "$tmp/out.txt" 2>&1
     python3 - "$1" "$3" "$tmp/out.txt" <<'PY'
