@@ -42,15 +42,18 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-// Decode tok/s of `m` here: a 16-token prompt, then n single-token steps.
+// Decode tok/s of `m` here: a 16-token prompt, 4 steps to wake the threads, then n timed
+// single-token steps.
 Result<double> measure_decode(const model::Model& m, int n, ThreadPool& pool) {
+  constexpr int kWarmup = 4;
   model::SessionOptions so;
-  so.n_ctx = 16 + n + 1;
+  so.n_ctx = 16 + kWarmup + n + 1;
   so.n_threads = static_cast<int>(pool.size());
   RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(m, so));
   std::vector<int32_t> prompt(16);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((7 + 13 * i) % static_cast<size_t>(m.config().n_vocab));
   RIDGE_RETURN_IF_ERROR(s.eval(prompt, pool).status());
+  for (int i = 0; i < kWarmup; ++i) RIDGE_RETURN_IF_ERROR(s.eval(std::span(prompt).subspan(static_cast<size_t>(i), 1), pool).status());
   const Stopwatch sw;
   for (int i = 0; i < n; ++i) {
     const int32_t t = prompt[static_cast<size_t>(i) % prompt.size()];

@@ -107,6 +107,8 @@ struct MemoryBudget {
   int32_t n_state_slots = 0;      // sequences it holds at once (max_seqs)
   int32_t n_spare_states = 0;     // and spare ones for the states after draft tokens
   int32_t n_cached_states = 0;    // and states kept for the prefix cache
+  uint64_t draft_weight_bytes = 0;  // a draft model (speculation): its weights
+  uint64_t draft_kv_bytes = 0;      // and its own KV pool
 };
 std::string format_budget(const MemoryBudget& b);
 

@@ -69,8 +69,13 @@ std::string format_budget(const MemoryBudget& b) {
                        b.state_bytes / kMiB, b.n_state_slots, spare, each);
     }
   }
+  if (b.draft_weight_bytes > 0) {
+    s += fmt::format(" · draft model: weights {:.1f} MiB, KV pool {:.1f} MiB", b.draft_weight_bytes / kMiB,
+                     b.draft_kv_bytes / kMiB);
+  }
   return s;
 }
+
 Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
                                                const tokenizer::Tokenizer* tokenizer,
                                                const EngineOptions& opts,
@@ -190,6 +195,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
     RIDGE_RETURN_IF_ERROR(kv::kv_check_config(o.draft_model->kv_config(1, o.kv_type, o.block_size)).with_prefix("engine: draft model"));
     RIDGE_ASSIGN_OR_RETURN(draft_runner, ModelRunner::create(*o.draft_model, dro, runner->pool()));
   }
+  const uint64_t draft_kv_total = draft_runner ? draft_runner->kv().total_bytes() : 0;
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o, std::move(draft_runner)));
   if (o.draft_model) {
     e->draft_ratio_model_ = static_cast<double>(o.draft_model->file().file_size()) /
@@ -199,6 +205,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   e->budget_.kv_bytes = kv_total;
   e->budget_.kv_block_bytes = block_bytes;
   e->budget_.state_bytes = state_total;
+  if (o.draft_model) {
+    e->budget_.draft_weight_bytes = o.draft_model->file().file_size();
+    e->budget_.draft_kv_bytes = draft_kv_total;
+  }
   if (auto kt = cost_kv_type(o.kv_type)) {
     auto types = model::weight_types_from_gguf(model.file());
     if (types.ok()) {

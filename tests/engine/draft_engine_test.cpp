@@ -101,6 +101,12 @@ TEST(DraftEngine, RealModelWithItsQ8CopyAsDraft) {
   o.draft_model = draft.model.get();
   auto spec = Engine::create(*tm.model, tm.tokenizer.get(), o);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
+  // The banner counts the draft model's weights and its KV pool (as large in tokens as the
+  // target's; the same shapes here, so the same bytes).
+  const MemoryBudget& b = (*spec)->budget();
+  EXPECT_EQ(b.draft_weight_bytes, draft.model->file().file_size());
+  EXPECT_EQ(b.draft_kv_bytes, b.kv_bytes);
+  EXPECT_NE(format_budget(b).find("draft model: weights"), std::string::npos) << format_budget(b);
   expect_same(run_jobs(**spec, jobs), expected);
   const EngineStats st = (*spec)->stats();
   EXPECT_GT(st.n_accepted_tokens, st.n_draft_tokens / 2);
