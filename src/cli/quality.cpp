@@ -136,6 +136,16 @@ int cmd_quality(int argc, char** argv) {
   const std::string dir = a.keep_dir.empty() ? std::filesystem::temp_directory_path().string() : a.keep_dir;
   if (!a.keep_dir.empty()) std::filesystem::create_directories(dir);
 
+  // Every plan first: a base the quantizer cannot take is refused before any evaluation.
+  std::vector<model::QuantizePlan> plans;
+  for (model::QuantMix mix : mixes) {
+    model::QuantizeOptions qo;
+    qo.mix.mix = mix;
+    qo.n_threads = a.n_threads;
+    auto plan = model::plan_quantization(*in, qo);
+    if (!plan.ok()) return report(plan.status().with_prefix(fmt::format("quality: {}", model::quant_mix_info(mix).name)));
+    plans.push_back(std::move(plan).value());
+  }
   std::vector<QualityRow> rows;
   const Stopwatch total;
   auto b = quality::base_distributions(*base, tokens, a.o, pool);
@@ -157,13 +167,9 @@ int cmd_quality(int argc, char** argv) {
     if (Status s = project(*base, r.label, a.o.n_ctx, hws, r); !s.ok()) return report(s);
     rows.push_back(r);
   }
-  for (model::QuantMix mix : mixes) {
-    const std::string name(model::quant_mix_info(mix).name);
-    model::QuantizeOptions qo;
-    qo.mix.mix = mix;
-    qo.n_threads = a.n_threads;
-    auto plan = model::plan_quantization(*in, qo);
-    if (!plan.ok()) return report(plan.status().with_prefix("quality: " + name));
+  for (size_t i = 0; i < mixes.size(); ++i) {
+    const std::string name(model::quant_mix_info(mixes[i]).name);
+    const model::QuantizePlan* plan = &plans[i];
     const std::string path = fmt::format("{}/ridge-quality-{}-{}.gguf", dir, ::getpid(), name);
     gguf::Writer w(in->alignment());
     Status s = model::add_quantized_model(*in, *plan, a.n_threads, w);

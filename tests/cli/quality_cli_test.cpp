@@ -68,6 +68,14 @@ TEST(QualityCli, BadInputIsOneLine) {
     EXPECT_NE(out.text.find(what), std::string::npos) << args << ": " << out.text;
     EXPECT_EQ(out.text.find('\n'), out.text.size() - 1) << "not one line: " << out.text;
   }
+  // A quantized base is refused before anything is evaluated.
+  const std::string q8 = (std::filesystem::temp_directory_path() / ("ridge_quality_q8_" + std::to_string(::getpid()) + ".gguf")).string();
+  ASSERT_EQ(run_ridge("quantize " + kStories + " " + q8 + " q8_0").rc, 0);
+  const auto out = run_ridge("quality -m " + q8 + " -f " + kData + "story.txt -c 128 --types q4_0");
+  EXPECT_NE(out.rc, 0) << out.text;
+  EXPECT_NE(out.text.find("already quantized"), std::string::npos) << out.text;
+  EXPECT_EQ(out.text.find('\n'), out.text.size() - 1) << "not one line: " << out.text;
+  std::filesystem::remove(q8);
 }
 
 }  // namespace
