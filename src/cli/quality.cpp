@@ -82,6 +82,8 @@ int cmd_quality(int argc, char** argv) {
   CLI::App app{"Quality per byte: quantize a model to each type, measure each copy's KL divergence from it on a text, "
                "its bytes per token and decode speed here and on named hardware; the Pareto frontier", "quality"};
   Args a;
+  a.o.n_ctx = 256;
+  a.o.n_chunks = 8;
   app.add_option("-m,--model", a.model_path, "F32 / F16 / BF16 GGUF model (the base)")->required();
   app.add_option("-f,--file", a.text_path, "text to measure on")->required();
   app.add_option("--types", a.types, "types and mixtures to try, comma separated")->capture_default_str();
@@ -93,8 +95,6 @@ int cmd_quality(int argc, char** argv) {
   app.add_option("--decode-tokens", a.decode_tokens, "decode steps timed per file")->capture_default_str();
   app.add_option("-t,--threads", a.n_threads, "threads (default: every CPU)");
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
-  a.o.n_ctx = 256;
-  a.o.n_chunks = 8;
   if (auto rc = parse(app, argc, argv)) return *rc;
   if (a.o.n_ctx < 4 || a.o.n_ctx > (1 << 20)) return report(usage_error("quality: -c {} is outside 4..{}", a.o.n_ctx, 1 << 20));
   if (a.o.n_chunks < -1 || a.o.n_chunks == 0) return report(usage_error("quality: --chunks must be -1 or positive, got {}", a.o.n_chunks));
