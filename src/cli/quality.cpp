@@ -4,6 +4,7 @@
 // table with the Pareto frontier of KLD against bytes marked, and draws it (--svg).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -43,7 +44,7 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 // Decode tok/s of `m` here: a 16-token prompt, 4 steps to wake the threads, then n timed
-// single-token steps.
+// single-token steps; 1 / the median step (a shared machine's preempted steps do not count).
 Result<double> measure_decode(const model::Model& m, int n, ThreadPool& pool) {
   constexpr int kWarmup = 4;
   model::SessionOptions so;
@@ -54,12 +55,15 @@ Result<double> measure_decode(const model::Model& m, int n, ThreadPool& pool) {
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((7 + 13 * i) % static_cast<size_t>(m.config().n_vocab));
   RIDGE_RETURN_IF_ERROR(s.eval(prompt, pool).status());
   for (int i = 0; i < kWarmup; ++i) RIDGE_RETURN_IF_ERROR(s.eval(std::span(prompt).subspan(static_cast<size_t>(i), 1), pool).status());
-  const Stopwatch sw;
+  std::vector<double> steps;
   for (int i = 0; i < n; ++i) {
     const int32_t t = prompt[static_cast<size_t>(i) % prompt.size()];
+    const Stopwatch sw;
     RIDGE_RETURN_IF_ERROR(s.eval(std::span(&t, 1), pool).status());
+    steps.push_back(sw.seconds());
   }
-  return n / sw.seconds();
+  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
+  return 1.0 / steps[steps.size() / 2];
 }
 
 // Bytes per decoded token at the context, and the roofline's tok/s on each machine.
