@@ -59,5 +59,32 @@ TEST(HybridSpec, DraftsChangeNoOutput) {
   EXPECT_GT(s.n_state_snapshots, 0);
 }
 
+// A draft model (a dense one of the same vocabulary) drafting for the hybrid model: its drafts are
+// mostly wrong, every rejection rolls the state back, and the outputs are plain decoding's,
+// greedy and sampled by the match rule.
+TEST(HybridSpec, ADenseDraftModelChangesNoOutput) {
+  const testing::TinyModel& tm = testing::tiny_model("tiny-qwen35", "f32");
+  const testing::TinyModel& draft = testing::tiny_model("tiny-qwen3", "f32");
+  ASSERT_EQ(draft.model->config().n_vocab, tm.model->config().n_vocab);
+  const model::Model& m = *tm.model;
+  std::mt19937 rng(9);
+  std::vector<Job> jobs = testing::spec_jobs::repetitive_jobs(rng, 8, 24);
+  for (Job& j : jobs) j.n_logprobs = 1;
+  auto plain = Engine::create(m, nullptr, options(m, SpecMethod::kNone));
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  const auto expected = run_jobs(**plain, jobs);
+  EngineOptions o = options(m, SpecMethod::kDraft);
+  o.draft_model = draft.model.get();
+  o.spec_rejection = false;
+  auto spec = Engine::create(m, nullptr, o);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  expect_same(run_jobs(**spec, jobs), expected);
+  const EngineStats s = (*spec)->stats();
+  EXPECT_GT(s.n_draft_steps, 0);
+  EXPECT_GT(s.n_draft_tokens, s.n_accepted_tokens);
+  EXPECT_EQ(s.kv_blocks_used, 0);
+  EXPECT_EQ(s.draft_blocks_used, 0);
+}
+
 }  // namespace
 }  // namespace ridge::engine
