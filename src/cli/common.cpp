@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace ridge::cli {
 
@@ -36,6 +38,14 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     return report(Status::usage(fmt::format("{} {}: {} (see --help)", "ridge", app.get_name(), what)));
   }
   return std::nullopt;
+}
+
+Result<std::string> read_text_file(const std::string& path, std::string_view command, std::string_view flag) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return usage_error("{}: cannot open {} '{}'", command, flag, path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 Result<const kernels::Kernels*> pick_kernels(const std::string& name) {

@@ -23,6 +23,10 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv);
 // huge pages (gguf::Backing); `backing` receives the choice.
 void add_mmap_flag(CLI::App& app, gguf::Backing& backing);
 
+// The whole file at `path` (a text a command reads); usage error "<command>: cannot open <flag>
+// '<path>'" when it cannot be read.
+Result<std::string> read_text_file(const std::string& path, std::string_view command, std::string_view flag);
+
 // --isa: the kernels to use (empty: the best this CPU runs); usage error for an unknown name.
 Result<const kernels::Kernels*> pick_kernels(const std::string& name);
 

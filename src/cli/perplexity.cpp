@@ -5,9 +5,7 @@
 // (quality/kld.h).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "base/timer.h"
@@ -30,9 +28,7 @@ struct Args {
 };
 
 Status check(const Args& a, const CLI::App& app) {
-  if (a.o.n_ctx < 4 || a.o.n_ctx > (1 << 20)) return usage_error("perplexity: -c {} is outside 4..{}", a.o.n_ctx, 1 << 20);
-  if (a.o.n_batch < 1) return usage_error("perplexity: -b must be at least 1, got {}", a.o.n_batch);
-  if (a.o.n_chunks < -1 || a.o.n_chunks == 0) return usage_error("perplexity: --chunks must be -1 or positive, got {}", a.o.n_chunks);
+  RIDGE_RETURN_IF_ERROR(quality::check_options(a.o).with_prefix("perplexity"));
   if (a.kld_path.empty() == a.text_path.empty()) {
     return usage_error("perplexity: give the text (-f) or a base model's log-probabilities (--kl-divergence), one of them");
   }
@@ -73,11 +69,9 @@ int cmd_perplexity(int argc, char** argv) {
     base.emplace(std::move(r).value());
     o.n_ctx = base->header().n_ctx;
   } else {
-    std::ifstream f(a.text_path, std::ios::binary);
-    if (!f) return report(usage_error("perplexity: cannot open -f '{}'", a.text_path));
-    std::stringstream ss;
-    ss << f.rdbuf();
-    text = ss.str();
+    auto t = read_text_file(a.text_path, "perplexity", "-f");
+    if (!t.ok()) return report(t.status());
+    text = std::move(t).value();
   }
   auto k = pick_kernels(a.isa);
   if (!k.ok()) return report(k.status());
@@ -93,20 +87,18 @@ int cmd_perplexity(int argc, char** argv) {
                                 base->header().n_vocab, n_vocab));
     }
     tokens = base->header().tokens;
+    // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
+    if (tok->add_bos() && tok->bos() >= 0) o.bos = tok->bos();
   } else {
-    tokens = tok->encode(text, /*add_special=*/true, /*parse_special=*/false);
+    auto t = quality::text_tokens(*tok, text, o);
+    if (!t.ok()) return report(t.status().with_prefix("perplexity"));
+    tokens = std::move(t).value();
   }
-  if (static_cast<int64_t>(tokens.size()) < 2 * o.n_ctx && !base) {
-    return report(usage_error("perplexity: the text has {} tokens; a context of {} needs at least {}", tokens.size(),
-                              o.n_ctx, 2 * o.n_ctx));
-  }
-  // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
-  if (tok->add_bos() && tok->bos() >= 0) o.bos = tok->bos();
   if (a.n_threads <= 0) a.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ThreadPool pool(a.n_threads);
   fmt::print(stderr, "perplexity: {} tokens, chunks of {}, {} threads\n", tokens.size(), o.n_ctx, a.n_threads);
 
-  const int64_t n_chunks = std::min<int64_t>(static_cast<int64_t>(tokens.size()) / o.n_ctx, o.n_chunks < 0 ? INT64_MAX : o.n_chunks);
+  const int64_t n_chunks = quality::chunk_count(static_cast<int64_t>(tokens.size()), o);
   std::vector<uint16_t> row(static_cast<size_t>(quality::log_prob_row_width(n_vocab)));
   std::optional<quality::LogProbWriter> save;
   if (!a.save_path.empty()) {

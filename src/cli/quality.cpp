@@ -100,8 +100,7 @@ int cmd_quality(int argc, char** argv) {
   app.add_option("-t,--threads", a.n_threads, "threads (default: every CPU)");
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
   if (auto rc = parse(app, argc, argv)) return *rc;
-  if (a.o.n_ctx < 4 || a.o.n_ctx > (1 << 20)) return report(usage_error("quality: -c {} is outside 4..{}", a.o.n_ctx, 1 << 20));
-  if (a.o.n_chunks < -1 || a.o.n_chunks == 0) return report(usage_error("quality: --chunks must be -1 or positive, got {}", a.o.n_chunks));
+  if (Status s = quality::check_options(a.o); !s.ok()) return report(s.with_prefix("quality"));
   if (a.decode_tokens < 1 || a.decode_tokens > 4096) return report(usage_error("quality: --decode-tokens {} is outside 1..4096", a.decode_tokens));
   std::vector<model::QuantMix> mixes;
   for (const std::string& t : split(a.types)) {
@@ -118,10 +117,8 @@ int cmd_quality(int argc, char** argv) {
     if (!hw.ok()) return report(hw.status().with_prefix("quality: --hw"));
     hws.push_back(*hw);
   }
-  std::ifstream f(a.text_path, std::ios::binary);
-  if (!f) return report(usage_error("quality: cannot open -f '{}'", a.text_path));
-  std::stringstream text;
-  text << f.rdbuf();
+  auto text = read_text_file(a.text_path, "quality", "-f");
+  if (!text.ok()) return report(text.status());
   auto k = pick_kernels(a.isa);
   if (!k.ok()) return report(k.status());
   auto in = gguf::File::open(a.model_path);
@@ -130,11 +127,9 @@ int cmd_quality(int argc, char** argv) {
   if (!base.ok()) return report(base.status());
   auto tok = tokenizer::Tokenizer::from_gguf(base->file());
   if (!tok.ok()) return report(tok.status());
-  const std::vector<int32_t> tokens = tok->encode(text.str(), /*add_special=*/true, /*parse_special=*/false);
-  if (static_cast<int64_t>(tokens.size()) < 2 * a.o.n_ctx) {
-    return report(usage_error("quality: the text has {} tokens; a context of {} needs at least {}", tokens.size(), a.o.n_ctx, 2 * a.o.n_ctx));
-  }
-  if (tok->add_bos() && tok->bos() >= 0) a.o.bos = tok->bos();
+  auto tokens_or = quality::text_tokens(*tok, *text, a.o);
+  if (!tokens_or.ok()) return report(tokens_or.status().with_prefix("quality"));
+  const std::vector<int32_t> tokens = std::move(tokens_or).value();
   if (a.n_threads <= 0) a.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ThreadPool pool(a.n_threads);
   const std::string dir = a.keep_dir.empty() ? std::filesystem::temp_directory_path().string() : a.keep_dir;

@@ -1,9 +1,7 @@
 // ridge tokenize: how a model's tokenizer splits a text (ids and pieces), as llama.cpp would.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -43,14 +41,6 @@ std::string escape_piece(std::string_view p, bool quoted) {
   return out;
 }
 
-Result<std::string> read_text_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return usage_error("tokenize: cannot open --file '{}'", path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 int cmd_tokenize(int argc, char** argv) {
@@ -67,7 +57,7 @@ int cmd_tokenize(int argc, char** argv) {
   if (auto rc = parse(app, argc, argv)) return *rc;
   if (!text_file.empty()) {
     if (app.count("text") > 0) return report(usage_error("tokenize: give the text or --file, not both"));
-    auto t = read_text_file(text_file);
+    auto t = read_text_file(text_file, "tokenize", "--file");
     if (!t.ok()) return report(t.status());
     text = std::move(t).value();
   }

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "quality/log_prob_file.h"
+#include "quality/perplexity.h"
 
 namespace ridge::quality {
 namespace {
@@ -30,17 +31,10 @@ float median(const std::vector<float>& v) {
 
 void KldStats::add(std::span<const float> logits, std::span<const uint16_t> base_row, int32_t token) {
   const auto n_vocab = static_cast<int64_t>(logits.size());
-  float max_logit = logits[0];
-  int64_t imax = 0;
-  for (int64_t i = 1; i < n_vocab; ++i) {
-    if (logits[static_cast<size_t>(i)] > max_logit) {
-      max_logit = logits[static_cast<size_t>(i)];
-      imax = i;
-    }
-  }
-  double sum_exp = 0.0;
-  for (float v : logits) sum_exp += std::exp(v - max_logit);
-  const auto log_sum_exp = static_cast<float>(std::log(sum_exp));
+  const RowNorm norm = row_norm(logits);
+  const float max_logit = norm.max;
+  const int64_t imax = norm.argmax;
+  const auto log_sum_exp = static_cast<float>(std::log(norm.sum_exp));
   float scale, min_log_prob;
   std::memcpy(&scale, base_row.data(), sizeof scale);
   std::memcpy(&min_log_prob, base_row.data() + 2, sizeof min_log_prob);

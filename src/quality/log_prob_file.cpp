@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "quality/perplexity.h"
+
 namespace ridge::quality {
 namespace {
 
@@ -24,15 +26,10 @@ float get_float(const uint16_t* at) {
 
 double compress_log_probs(std::span<const float> logits, int32_t token, std::span<uint16_t> out) {
   const auto n_vocab = static_cast<int64_t>(logits.size());
-  float max_logit = logits[0], min_logit = logits[0];
-  for (float v : logits) {
-    max_logit = std::max(max_logit, v);
-    min_logit = std::min(min_logit, v);
-  }
-  min_logit = std::max(min_logit, max_logit - 16);
-  double sum_exp = 0.0;
-  for (float v : logits) sum_exp += std::exp(v - max_logit);
-  const auto log_sum_exp = static_cast<float>(std::log(sum_exp));
+  const RowNorm norm = row_norm(logits);
+  const float max_logit = norm.max;
+  const float min_logit = std::max(*std::min_element(logits.begin(), logits.end()), max_logit - 16);
+  const auto log_sum_exp = static_cast<float>(std::log(norm.sum_exp));
   const float min_log_prob = min_logit - max_logit - log_sum_exp;
   const float scale = (max_logit - min_logit) / 65535.f;
   put_float(out.data(), scale);

@@ -7,23 +7,60 @@
 
 namespace ridge::quality {
 
+namespace {
+
+Status check_length(int64_t n_tokens, int64_t n_ctx) {
+  if (n_tokens >= 2 * n_ctx) return ok_status();
+  return usage_error("the text has {} tokens; a context of {} needs at least {}", n_tokens, n_ctx, 2 * n_ctx);
+}
+
+}  // namespace
+
+RowNorm row_norm(std::span<const float> logits) {
+  RowNorm r;
+  r.max = logits[0];
+  for (size_t i = 1; i < logits.size(); ++i) {
+    if (logits[i] > r.max) {
+      r.max = logits[i];
+      r.argmax = static_cast<int64_t>(i);
+    }
+  }
+  for (float v : logits) r.sum_exp += std::exp(v - r.max);
+  return r;
+}
+
 double token_nll(std::span<const float> logits, int32_t token) {
-  float max_logit = logits[0];
-  for (float v : logits) max_logit = std::max(max_logit, v);
-  double sum_exp = 0.0;
-  for (float v : logits) sum_exp += std::exp(v - max_logit);
-  return -(static_cast<double>(logits[static_cast<size_t>(token)] - max_logit) - std::log(sum_exp));
+  const RowNorm n = row_norm(logits);
+  return -(static_cast<double>(logits[static_cast<size_t>(token)] - n.max) - std::log(n.sum_exp));
+}
+
+Status check_options(const PerplexityOptions& o) {
+  if (o.n_ctx < 4 || o.n_ctx > (1 << 20)) return usage_error("-c {} is outside 4..{}", o.n_ctx, 1 << 20);
+  if (o.n_batch < 1) return usage_error("-b must be at least 1, got {}", o.n_batch);
+  if (o.n_chunks < -1 || o.n_chunks == 0) return usage_error("--chunks must be -1 or positive, got {}", o.n_chunks);
+  return ok_status();
+}
+
+int64_t chunk_count(int64_t n_tokens, const PerplexityOptions& o) {
+  const int64_t n = n_tokens / o.n_ctx;
+  return o.n_chunks >= 0 ? std::min(n, o.n_chunks) : n;
+}
+
+Result<std::vector<int32_t>> text_tokens(const tokenizer::Tokenizer& tok, std::string_view text, PerplexityOptions& o) {
+  std::vector<int32_t> tokens = tok.encode(text, /*add_special=*/true, /*parse_special=*/false);
+  RIDGE_RETURN_IF_ERROR(check_length(static_cast<int64_t>(tokens.size()), o.n_ctx));
+  // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
+  if (tok.add_bos() && tok.bos() >= 0) o.bos = tok.bos();
+  return tokens;
 }
 
 Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32_t> tokens,
                                     const PerplexityOptions& o, ThreadPool& pool,
                                     const std::function<void(int64_t, double)>& on_chunk,
                                     const ScoredRow& on_row) {
-  if (o.n_ctx < 4 || o.n_batch < 1) return usage_error("perplexity: context {} and batch {} must be at least 4 and 1", o.n_ctx, o.n_batch);
+  RIDGE_RETURN_IF_ERROR(check_options(o).with_prefix("perplexity"));
   const auto n_tokens = static_cast<int64_t>(tokens.size());
-  if (n_tokens < 2 * o.n_ctx) {
-    return usage_error("perplexity: the text has {} tokens; a context of {} needs at least {}", n_tokens, o.n_ctx, 2 * o.n_ctx);
-  }
+  RIDGE_RETURN_IF_ERROR(check_length(n_tokens, o.n_ctx).with_prefix("perplexity"));
   const int64_t n_vocab = m.config().n_vocab;
   for (int32_t t : tokens) {
     if (t < 0 || t >= n_vocab) return error("perplexity: token {} is outside the vocabulary of {}", t, n_vocab);
@@ -36,8 +73,7 @@ Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32
   so.max_outputs = std::min(o.n_batch, o.n_ctx - first);
   so.n_threads = static_cast<int>(pool.size());
   RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(m, so));
-  int64_t n_chunks = n_tokens / o.n_ctx;
-  if (o.n_chunks >= 0) n_chunks = std::min(n_chunks, o.n_chunks);
+  const int64_t n_chunks = chunk_count(n_tokens, o);
   PerplexityResult r;
   double nll = 0, nll2 = 0;
   std::vector<int32_t> chunk(static_cast<size_t>(o.n_ctx));

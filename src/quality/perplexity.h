@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "model/model.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ridge::quality {
 
@@ -34,9 +35,26 @@ struct PerplexityResult {
   std::vector<double> running;  // PPL after each chunk
 };
 
-// The negative log-likelihood of `token` under one row of logits, as llama.cpp computes it (max
-// in float, the sum of exponentials in double).
+// What every score here normalises a row of logits with, as llama.cpp computes it: the maximum
+// (in float; its first index) and the sum of exp(logit - max) in double.
+struct RowNorm {
+  float max = 0;
+  int64_t argmax = 0;
+  double sum_exp = 0;
+};
+RowNorm row_norm(std::span<const float> logits);
+
+// The negative log-likelihood of `token` under one row of logits.
 double token_nll(std::span<const float> logits, int32_t token);
+
+// -c (4..2^20), -b (>= 1) and --chunks (-1 or positive) as a user gave them; usage errors name
+// the flag.
+Status check_options(const PerplexityOptions& o);
+// Chunks scored over n_tokens: all that fit, at most o.n_chunks.
+int64_t chunk_count(int64_t n_tokens, const PerplexityOptions& o);
+// The text as llama-perplexity tokenizes it (special tokens added, none parsed), and o.bos set
+// where the vocabulary adds BOS; a usage error when it is shorter than two chunks.
+Result<std::vector<int32_t>> text_tokens(const tokenizer::Tokenizer& tok, std::string_view text, PerplexityOptions& o);
 
 // Each scored position: its logits and the text's next token (--save-logits, --kl-divergence).
 using ScoredRow = std::function<Status(std::span<const float> logits, int32_t next)>;
