@@ -179,7 +179,8 @@ bool Engine::step() {
     publish_stats();
     return false;
   }
-  // Decode-only steps draft and are timed; a verified draft keeps the step decode-only.
+  // Every step may draft (a prompt chunk's leaves room); decode-only steps are timed, and a
+  // verified draft keeps a step decode-only.
   const bool decode_only = decodes_only(out);
   mixed_step_ = !decode_only;
   const bool timed = step_times_ && decode_only;

@@ -39,7 +39,7 @@ int64_t Session::truncate(int64_t n) {
     n_past_ = std::max<int64_t>(n, 0);
     return n_past_;
   }
-  if (n > rows_from_ && n <= rows_from_ + n_rows_) {
+  if (n > rows_from_ && n < rows_from_ + n_rows_) {
     kv_.states().copy_slot(2 + (n - rows_from_ - 1), 0);
     n_past_ = n;
   } else if (checkpoint_ > 0 && checkpoint_ <= n) {
@@ -80,7 +80,10 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Th
       const bool out = all_logits || i + j == n - 1;
       batch_.add_token(tokens[static_cast<size_t>(i + j)], static_cast<int32_t>(n_past_ + j), 0,
                        out, kv_.block_size());
-      if (keep_rows) batch_.state_snapshots.push_back({0, static_cast<int32_t>(n_past_ + j + 1), static_cast<int32_t>(2 + i + j)});
+      // (After the last row the state is the live one: no copy.)
+      if (keep_rows && i + j + 1 < n) {
+        batch_.state_snapshots.push_back({0, static_cast<int32_t>(n_past_ + j + 1), static_cast<int32_t>(2 + i + j)});
+      }
     }
     auto r = model_->forward(batch_, kv_, ws_, pool);
     if (!r.ok()) {

@@ -68,7 +68,8 @@ class Session {
   int64_t n_ctx_ = 0;
   int64_t n_past_ = 0;
   int64_t checkpoint_ = 0;  // recurrent state: positions the checkpoint slot holds (0: none)
-  // Recurrent state: slot 2 + j holds the state after rows_from_ + j + 1 positions, j < n_rows_.
+  // Recurrent state: slot 2 + j holds the state after rows_from_ + j + 1 positions, for j below
+  // n_rows_ - 1 (after the last row it is the live state).
   int64_t rows_from_ = 0, n_rows_ = 0, max_rows_ = 0;
 };
 
