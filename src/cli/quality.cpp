@@ -66,9 +66,13 @@ Result<double> measure_decode(const model::Model& m, int n, ThreadPool& pool) {
   return 1.0 / steps[steps.size() / 2];
 }
 
-// Bytes per decoded token at the context, and the roofline's tok/s on each machine.
-Status project(const model::Model& m, const std::string& label, int64_t context, const std::vector<analysis::Hardware>& hws,
-               QualityRow& row) {
+// What every file's row has: its size, its decode tok/s here, bytes per decoded token at the
+// context (cost model), and the roofline's tok/s on each machine.
+Status measure_file(const model::Model& m, const std::string& label, int64_t context, int decode_tokens,
+                    const std::vector<analysis::Hardware>& hws, ThreadPool& pool, QualityRow& row) {
+  row.label = label;
+  row.file_bytes = static_cast<double>(m.file().file_size());
+  RIDGE_ASSIGN_OR_RETURN(row.measured_tok_s, measure_decode(m, decode_tokens, pool));
   RIDGE_ASSIGN_OR_RETURN(model::TensorTypeFn fn, model::weight_types_from_gguf(m.file()));
   RIDGE_ASSIGN_OR_RETURN(model::ModelCost cost, model::model_cost(m.config(), fn, model::KvType::kF16));
   row.bytes_per_token = model::cost_of_step(cost, 1, context).bytes();
@@ -78,6 +82,38 @@ Status project(const model::Model& m, const std::string& label, int64_t context,
     row.projected_tok_s.push_back(r.decode.front().tok_s_per_seq);
   }
   return ok_status();
+}
+
+// One quantized copy: written (to `dir`, removed afterwards unless kept), loaded, measured
+// against the base's distributions.
+Result<QualityRow> measure_copy(const gguf::File& in, const model::QuantizePlan& plan, const std::string& name,
+                                const std::string& dir, bool keep, const kernels::Kernels& k,
+                                const quality::BaseDistributions& base, std::span<const int32_t> tokens, const Args& a,
+                                const std::vector<analysis::Hardware>& hws, ThreadPool& pool) {
+  const std::string path = fmt::format("{}/ridge-quality-{}-{}.gguf", dir, ::getpid(), name);
+  struct Remove {
+    const std::string& path;
+    bool keep;
+    ~Remove() {
+      std::error_code ec;
+      if (!keep) std::filesystem::remove(path, ec);
+    }
+  } remove{path, keep};
+  gguf::Writer w(in.alignment());
+  RIDGE_RETURN_IF_ERROR(model::add_quantized_model(in, plan, a.n_threads, w).with_prefix("quality: " + name));
+  RIDGE_RETURN_IF_ERROR(w.write(path).with_prefix("quality: " + name));
+  RIDGE_ASSIGN_OR_RETURN(model::Model q, model::Model::load(path, k, gguf::Backing::kHugePages));
+  RIDGE_ASSIGN_OR_RETURN(quality::KldSummary kl, quality::kld_against(q, base, tokens, a.o, pool));
+  QualityRow r;
+  RIDGE_RETURN_IF_ERROR(measure_file(q, name, a.o.n_ctx, a.decode_tokens, hws, pool, r));
+  r.bits_per_weight = plan.bits_per_weight_out();
+  r.n_fallback = plan.n_fallback;
+  r.ppl = kl.ppl;
+  r.kld = kl.kld_mean;
+  r.kld_99 = kl.kld_99;
+  r.same_top = kl.same_top;
+  r.rms_dp = kl.rms_dp;
+  return r;
 }
 
 }  // namespace
@@ -133,7 +169,11 @@ int cmd_quality(int argc, char** argv) {
   if (a.n_threads <= 0) a.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ThreadPool pool(a.n_threads);
   const std::string dir = a.keep_dir.empty() ? std::filesystem::temp_directory_path().string() : a.keep_dir;
-  if (!a.keep_dir.empty()) std::filesystem::create_directories(dir);
+  if (!a.keep_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir)) return report(usage_error("quality: cannot make --keep folder '{}'", dir));
+  }
 
   // Every plan first: a base the quantizer cannot take is refused before any evaluation.
   std::vector<model::QuantizePlan> plans;
@@ -150,51 +190,25 @@ int cmd_quality(int argc, char** argv) {
   auto b = quality::base_distributions(*base, tokens, a.o, pool);
   if (!b.ok()) return report(b.status());
   {
-    QualityRow r;
     auto fn = model::weight_types_from_gguf(base->file());
     if (!fn.ok()) return report(fn.status());
-    r.label = std::string(ggml_type_name((*fn)(model::bulk_role(base->config()), 0)));
-    r.file_bytes = static_cast<double>(base->file().file_size());
-    const GgmlTypeTraits& tr = traits((*fn)(model::bulk_role(base->config()), 0));
-    r.bits_per_weight = 8.0 * tr.block_bytes / tr.block_elems;
+    const GgmlType type = (*fn)(model::bulk_role(base->config()), 0);
+    QualityRow r;
+    if (Status s = measure_file(*base, std::string(ggml_type_name(type)), a.o.n_ctx, a.decode_tokens, hws, pool, r); !s.ok()) {
+      return report(s);
+    }
+    r.bits_per_weight = 8.0 * traits(type).block_bytes / traits(type).block_elems;
     r.ppl = b->ppl.ppl;
     r.base = true;
     r.same_top = 1;
-    auto tps = measure_decode(*base, a.decode_tokens, pool);
-    if (!tps.ok()) return report(tps.status());
-    r.measured_tok_s = *tps;
-    if (Status s = project(*base, r.label, a.o.n_ctx, hws, r); !s.ok()) return report(s);
     rows.push_back(r);
   }
   for (size_t i = 0; i < mixes.size(); ++i) {
     const std::string name(model::quant_mix_info(mixes[i]).name);
-    const model::QuantizePlan* plan = &plans[i];
-    const std::string path = fmt::format("{}/ridge-quality-{}-{}.gguf", dir, ::getpid(), name);
-    gguf::Writer w(in->alignment());
-    Status s = model::add_quantized_model(*in, *plan, a.n_threads, w);
-    if (s.ok()) s = w.write(path);
-    if (!s.ok()) return report(s.with_prefix("quality: " + name));
-    auto q = model::Model::load(path, **k, gguf::Backing::kHugePages);
-    if (!q.ok()) return report(q.status());
-    auto kl = quality::kld_against(*q, *b, tokens, a.o, pool);
-    if (!kl.ok()) return report(kl.status());
-    QualityRow r;
-    r.label = name;
-    r.file_bytes = static_cast<double>(q->file().file_size());
-    r.bits_per_weight = plan->bits_per_weight_out();
-    r.n_fallback = plan->n_fallback;
-    r.ppl = kl->ppl;
-    r.kld = kl->kld_mean;
-    r.kld_99 = kl->kld_99;
-    r.same_top = kl->same_top;
-    r.rms_dp = kl->rms_dp;
-    auto tps = measure_decode(*q, a.decode_tokens, pool);
-    if (!tps.ok()) return report(tps.status());
-    r.measured_tok_s = *tps;
-    if (Status p = project(*q, name, a.o.n_ctx, hws, r); !p.ok()) return report(p);
-    rows.push_back(r);
+    auto r = measure_copy(*in, plans[i], name, dir, !a.keep_dir.empty(), **k, *b, tokens, a, hws, pool);
+    if (!r.ok()) return report(r.status());
+    rows.push_back(std::move(r).value());
     fmt::print(stderr, "quality: {} done ({:.1f} s so far)\n", name, total.seconds());
-    if (a.keep_dir.empty()) std::filesystem::remove(path);
   }
   mark_frontier(rows);
   fmt::print("{}", format_quality_table(rows, a.hws, b->ppl.n_scored, a.text_path));

@@ -107,6 +107,10 @@ TEST(BatchSpec, BadValuesAreUsageErrors) {
     EXPECT_NE(r.text.find("--draft"), std::string::npos) << r.text;
   }
   std::filesystem::remove(other);
+  auto states = run_ridge("batch -q -m " + kStories + " --prompts " + prompts + " --state-cache -5");
+  EXPECT_EQ(states.rc, 2) << states.text;
+  EXPECT_NE(states.text.find("--state-cache"), std::string::npos) << states.text;
+  EXPECT_EQ(states.text.find('\n'), states.text.size() - 1) << "not one line: " << states.text;
   for (const char* line : {R"({"prompt": "x", "prediction": 5})", R"({"prompt": "x", "prediction_tokens": "a"})",
                            R"({"prompt": "x", "prediction": "a", "prediction_tokens": [1]})"}) {
     std::ofstream(prompts) << line << "\n";

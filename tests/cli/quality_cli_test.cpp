@@ -62,7 +62,7 @@ TEST(QualityCli, BadInputIsOneLine) {
   const std::string base = "quality -m " + kStories + " -f " + kData + "story.txt ";
   for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
            {"--types q4_0,q9_9", "q9_9"}, {"--hw nowhere", "nowhere"}, {"-c 4096", "needs at least"},
-           {"--decode-tokens 0", "--decode-tokens"}}) {
+           {"--decode-tokens 0", "--decode-tokens"}, {"--keep /proc/ridge-quality", "--keep"}}) {
     const auto out = run_ridge(base + args);
     EXPECT_EQ(out.rc, 2) << args << ": " << out.text;
     EXPECT_NE(out.text.find(what), std::string::npos) << args << ": " << out.text;

@@ -176,6 +176,11 @@ TEST(SpecEngine, DraftRowsPerStepStayWithinTheRunnersRows) {
 }
 
 TEST(SpecEngine, RefusedForBadValues) {
+  EngineOptions states;
+  states.state_cache = -2;  // -1 (as many as max-seqs), 0 (off) or a count
+  const Status s = Engine::create(std::make_unique<FakeRunner>(64, 4, 8), nullptr, states).status();
+  EXPECT_TRUE(s.is_usage());
+  EXPECT_NE(s.message().find("state cache -2"), std::string::npos) << s.message();
   EngineOptions bad;
   bad.spec = SpecMethod::kNgram;
   bad.spec_max = 0;
