@@ -1,8 +1,10 @@
-// The cost model of a named preset under a weight type (a ggml type or a llama.cpp mixture).
+// The cost model of a named preset under a weight type (a ggml type or a llama.cpp mixture), and a
+// named hardware entry.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include "analysis/hardware.h"
 #include "model/config.h"
 #include "model/cost.h"
 
@@ -19,3 +21,13 @@ inline ModelCost cost_of(const char* preset, const char* type, KvType kv = KvTyp
 }
 
 }  // namespace ridge::model::testing
+
+namespace ridge::analysis::testing {
+
+inline Hardware hw(const char* name) {
+  auto h = find_hardware(name, {}, std::nullopt);
+  EXPECT_TRUE(h.ok()) << h.status().message();
+  return *h;
+}
+
+}  // namespace ridge::analysis::testing

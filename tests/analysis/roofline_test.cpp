@@ -6,18 +6,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/cost_test_util.h"
 #include "analysis/roofline.h"
 #include "model/config.h"
 
 namespace ridge::analysis {
 namespace {
 
-model::ModelCost cost_of(const char* preset, const char* type) {
-  auto cfg = *model::preset_config(preset);
-  return *model::model_cost(cfg, *model::weight_types_by_name(type, cfg), model::KvType::kF16);
-}
-
-Hardware hw(const char* name) { return *find_hardware(name, {}, std::nullopt); }
+using model::testing::cost_of;
+using testing::hw;
 
 TEST(RooflineTest, KneeSeparatesMemoryFromComputeBound) {
   RooflineQuery q{cost_of("qwen3-8b", "bf16"), "bf16", GgmlType::kBF16, hw("h100"), std::nullopt, 128,

@@ -2,6 +2,7 @@
 // values are the numbers; the comments say where a tolerance absorbs a rounded input.
 #include <gtest/gtest.h>
 
+#include "analysis/cost_test_util.h"
 #include "analysis/hardware.h"
 #include "analysis/roofline.h"
 #include "model/config.h"
@@ -10,12 +11,8 @@
 namespace ridge::analysis {
 namespace {
 
-model::ModelCost cost_of(const char* preset, const char* type, model::KvType kv = model::KvType::kF16) {
-  auto cfg = *model::preset_config(preset);
-  return *model::model_cost(cfg, *model::weight_types_by_name(type, cfg), kv);
-}
-
-Hardware hw(const char* name) { return *find_hardware(name, {}, std::nullopt); }
+using model::testing::cost_of;
+using testing::hw;
 
 double rel(double got, double want) { return std::abs(got - want) / want; }
 

@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "run_binary.h"
+#include "test_files.h"
 
 namespace {
 
+using ridge::testing::kStories;
+
 using ridge::testing::run_ridge;
 
-const std::string kStories = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()))).string();

@@ -8,19 +8,17 @@
 #include <sstream>
 
 #include "run_binary.h"
+#include "test_files.h"
 
 namespace {
 
+using ridge::testing::kStories;
+using ridge::testing::temp_file;
+
 using ridge::testing::run_ridge;
 
-const std::string kStories = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
 const std::string kQwen3 = std::string(RIDGE_SHARED_DIR) + "/templates/Qwen-Qwen3-0.6B.jinja";
 
-std::string temp_file(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()));
-  std::ofstream(p) << text;
-  return p.string();
-}
 
 TEST(ChatTemplateFlags, BadValuesAreUsageErrors) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";

@@ -11,17 +11,19 @@
 
 #include "quality/log_prob_file.h"
 #include "run_binary.h"
+#include "test_files.h"
 
 namespace {
 
+using ridge::testing::kStories;
+using ridge::testing::kQualityData;
+
 using ridge::testing::run_ridge;
 
-const std::string kStories = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
-const std::string kData = std::string(RIDGE_SOURCE_DIR) + "/tests/quality/data/";
 
 TEST(PerplexityCli, MatchesLlamaPerplexity) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
-  const nlohmann::json ref = nlohmann::json::parse(std::ifstream(kData + "perplexity_reference.json"));
+  const nlohmann::json ref = nlohmann::json::parse(std::ifstream(kQualityData + "perplexity_reference.json"));
   const std::string tmp = (std::filesystem::temp_directory_path() / ("ridge_ppl_" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(tmp);
   ASSERT_GE(ref["cases"].size(), 4u);
@@ -37,7 +39,7 @@ TEST(PerplexityCli, MatchesLlamaPerplexity) {
                             std::to_string(ref["seed"].get<int>()) + " -t 1 -o " + model).rc, 0);
       }
     }
-    const auto out = run_ridge("perplexity -m " + model + " -f " + kData + "story.txt -t 2 -c " +
+    const auto out = run_ridge("perplexity -m " + model + " -f " + kQualityData + "story.txt -t 2 -c " +
                                std::to_string(c["ctx"].get<int>()));
     ASSERT_EQ(out.rc, 0) << out.text;
     std::smatch m;
@@ -57,11 +59,11 @@ TEST(PerplexityCli, MatchesLlamaPerplexity) {
 // agrees closely; the Q4_0 one within what the two programs' Q4_0 arithmetic differs by.
 TEST(PerplexityCli, KlDivergenceMatchesLlamaPerplexity) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
-  const nlohmann::json ref = nlohmann::json::parse(std::ifstream(kData + "kld_reference.json"));
+  const nlohmann::json ref = nlohmann::json::parse(std::ifstream(kQualityData + "kld_reference.json"));
   const std::string tmp = (std::filesystem::temp_directory_path() / ("ridge_kld_" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(tmp);
   const std::string base = tmp + "/base.bin";
-  auto saved = run_ridge("perplexity -m " + kStories + " -f " + kData + "story.txt -c 128 -t 2 --save-logits " + base);
+  auto saved = run_ridge("perplexity -m " + kStories + " -f " + kQualityData + "story.txt -c 128 -t 2 --save-logits " + base);
   ASSERT_EQ(saved.rc, 0) << saved.text;
   ASSERT_EQ(ref["cases"].size(), 2u);
   for (const auto& c : ref["cases"]) {
@@ -106,8 +108,8 @@ TEST(PerplexityCli, KlDivergenceMatchesLlamaPerplexity) {
   }
   for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
            {"-m " + kStories + " --kl-divergence " + other, "vocabulary of 7 tokens"},
-           {"-m " + kStories + " --kl-divergence " + kData + "story.txt", "is not a file of log-probabilities"},
-           {"-m " + kStories + " --kl-divergence " + base + " -f " + kData + "story.txt", "one of them"},
+           {"-m " + kStories + " --kl-divergence " + kQualityData + "story.txt", "is not a file of log-probabilities"},
+           {"-m " + kStories + " --kl-divergence " + base + " -f " + kQualityData + "story.txt", "one of them"},
            {"-m " + kStories + " --kl-divergence " + base + " -c 64", "takes the text and the context"}}) {
     const auto bad = run_ridge("perplexity " + args);
     EXPECT_EQ(bad.rc, 2) << args << ": " << bad.text;
@@ -119,7 +121,7 @@ TEST(PerplexityCli, KlDivergenceMatchesLlamaPerplexity) {
 
 TEST(PerplexityCli, BadInputIsOneLine) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
-  const std::string story = kData + "story.txt";
+  const std::string story = kQualityData + "story.txt";
   for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
            {"-f " + story + " -c 4096", "needs at least 8192"},
            {"-f /nonexistent.txt", "cannot open"},

@@ -10,19 +10,21 @@
 #include <sstream>
 
 #include "run_binary.h"
+#include "test_files.h"
 
 namespace {
 
+using ridge::testing::kStories;
+using ridge::testing::kQualityData;
+
 using ridge::testing::run_ridge;
 
-const std::string kStories = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
-const std::string kData = std::string(RIDGE_SOURCE_DIR) + "/tests/quality/data/";
 
 TEST(QualityCli, StoriesTableAgreesWithLlamaPerplexity) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
-  const nlohmann::json ref = nlohmann::json::parse(std::ifstream(kData + "kld_reference.json"));
+  const nlohmann::json ref = nlohmann::json::parse(std::ifstream(kQualityData + "kld_reference.json"));
   const std::string svg = (std::filesystem::temp_directory_path() / ("ridge_quality_" + std::to_string(::getpid()) + ".svg")).string();
-  const auto out = run_ridge("quality -m " + kStories + " -f " + kData + "story.txt -c 128 --chunks -1 -t 2 --hw h100 "
+  const auto out = run_ridge("quality -m " + kStories + " -f " + kQualityData + "story.txt -c 128 --chunks -1 -t 2 --hw h100 "
                              "--types q8_0,q4_0 --decode-tokens 4 --svg " + svg);
   ASSERT_EQ(out.rc, 0) << out.text;
   // type, file MiB, bpw, fallback, MB/token, PPL, mean KLD, KLD p99, same top, RMS, tok/s here, tok/s h100
@@ -59,7 +61,7 @@ TEST(QualityCli, StoriesTableAgreesWithLlamaPerplexity) {
 
 TEST(QualityCli, BadInputIsOneLine) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
-  const std::string base = "quality -m " + kStories + " -f " + kData + "story.txt ";
+  const std::string base = "quality -m " + kStories + " -f " + kQualityData + "story.txt ";
   for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
            {"--types q4_0,q9_9", "q9_9"}, {"--hw nowhere", "nowhere"}, {"-c 4096", "needs at least"},
            {"--decode-tokens 0", "--decode-tokens"}, {"--keep /proc/ridge-quality", "--keep"}}) {
@@ -71,7 +73,7 @@ TEST(QualityCli, BadInputIsOneLine) {
   // A quantized base is refused before anything is evaluated.
   const std::string q8 = (std::filesystem::temp_directory_path() / ("ridge_quality_q8_" + std::to_string(::getpid()) + ".gguf")).string();
   ASSERT_EQ(run_ridge("quantize " + kStories + " " + q8 + " q8_0").rc, 0);
-  const auto out = run_ridge("quality -m " + q8 + " -f " + kData + "story.txt -c 128 --types q4_0");
+  const auto out = run_ridge("quality -m " + q8 + " -f " + kQualityData + "story.txt -c 128 --types q4_0");
   EXPECT_NE(out.rc, 0) << out.text;
   EXPECT_NE(out.text.find("already quantized"), std::string::npos) << out.text;
   EXPECT_EQ(out.text.find('\n'), out.text.size() - 1) << "not one line: " << out.text;

@@ -7,16 +7,14 @@
 #include <fstream>
 
 #include "run_binary.h"
+#include "test_files.h"
 
 namespace {
 
+using ridge::testing::temp_file;
+
 using ridge::testing::run_ridge;
 
-std::string temp_file(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()));
-  std::ofstream(p) << text;
-  return p.string();
-}
 
 TEST(ServeFlags, ApiKeySources) {
   const std::string key = temp_file("ridge_key_", "s3cret\n");

@@ -16,11 +16,13 @@
 #include "chi_square.h"
 #include "cli/generation.h"
 #include "run_binary.h"
+#include "test_files.h"
 
 namespace ridge::cli {
 namespace {
 
-const std::string kStories = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
+using ridge::testing::kStories;
+
 
 // Multinomial sampling at temperature 1, nothing cut.
 sampling::SamplingParams plain_sampling() {
@@ -84,7 +86,7 @@ TEST(SpecRejection, OutputFollowsPlainDecodingsDistribution) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
   const std::string draft = (std::filesystem::temp_directory_path() /
                              ("ridge_q4_draft_" + std::to_string(::getpid()) + ".gguf")).string();
-  const auto made = testing::run_ridge("quantize " + kStories + " " + draft + " q4_0");
+  const auto made = ridge::testing::run_ridge("quantize " + kStories + " " + draft + " q4_0");
   ASSERT_EQ(made.rc, 0) << made.text;
   for (const sampling::SamplingParams& sp : {plain_sampling(), cut_sampling()}) {
     SCOPED_TRACE(fmt::format("temperature {} top-k {}", sp.temperature, sp.top_k));

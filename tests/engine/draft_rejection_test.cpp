@@ -14,12 +14,14 @@
 #include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "run_binary.h"
+#include "test_files.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::engine {
 namespace {
 
-const std::string kStories = std::string(RIDGE_SHARED_DIR) + "/models/stories260K/stories260K.gguf";
+using ridge::testing::kStories;
+
 
 struct Outcome {
   std::vector<std::vector<int32_t>> tokens;  // per request
@@ -60,7 +62,7 @@ TEST(DraftRejection, SampledRequestsKeepPlainDecodingsDistribution) {
   if (!std::filesystem::exists(kStories)) GTEST_SKIP() << kStories << " not found (../shared)";
   const std::string draft_path = (std::filesystem::temp_directory_path() /
                                   ("ridge_engine_q4_draft_" + std::to_string(::getpid()) + ".gguf")).string();
-  const auto made = testing::run_ridge("quantize " + kStories + " " + draft_path + " q4_0");
+  const auto made = ridge::testing::run_ridge("quantize " + kStories + " " + draft_path + " q4_0");
   ASSERT_EQ(made.rc, 0) << made.text;
   const kernels::Kernels& k = kernels::kernels_for(kernels::best_isa());
   auto target = model::Model::load(kStories, k);
@@ -119,7 +121,7 @@ TEST(DraftRejection, SampledRequestsKeepPlainDecodingsDistribution) {
       }
     }
     for (size_t j = 1; j < 6; ++j) {  // token 0 comes from the prompt's logits, before any draft
-      const testing::ChiSquare c = testing::chi_square_same(pa[j], pb[j]);
+      const ridge::testing::ChiSquare c = ridge::testing::chi_square_same(pa[j], pb[j]);
       EXPECT_GT(c.p_value, 1e-4) << "token " << j << ": chi2 " << c.stat << " df " << c.df;
       EXPECT_GT(c.df, 3) << "token " << j;
     }

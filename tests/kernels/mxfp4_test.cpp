@@ -91,14 +91,14 @@ std::vector<uint8_t> quantize(const std::vector<float>& x) {
 // ggml's rule (quantize_row_mxfp4_ref) worked by hand: e = floor(log2(amax)) - 2 + 127, each
 // element the nearest of the 16 values E2M1 * 2^(e - 127), the lower code on a tie.
 TEST(Mxfp4, QuantizesHandComputedBlocksAsGgml) {
-  struct Case {
+  struct BlockCase {
     const char* what;
     std::vector<std::pair<int, float>> x;  // (element, value); the rest 0
     uint8_t e;
     std::vector<std::pair<int, uint8_t>> qs;  // (byte, value); the rest 0
   };
   const float t = std::ldexp(1.0f, -123);
-  const std::vector<Case> cases = {
+  const std::vector<BlockCase> cases = {
       {"amax 7.9: e 127, steps of 0.5 up to 6; ties to the lower code",
        {{0, 0.0f}, {1, 0.5f}, {2, 1.0f}, {3, 1.5f}, {4, 2.0f}, {5, 3.0f}, {6, 4.0f}, {7, 6.0f},
         {8, -0.0f}, {9, -0.5f}, {10, -1.0f}, {11, -1.5f}, {12, -2.0f}, {13, -3.0f}, {14, -4.0f},
@@ -121,7 +121,7 @@ TEST(Mxfp4, QuantizesHandComputedBlocksAsGgml) {
       {"amax just below 8: log2f rounds to 3.0, so e 128 (not 127) and it takes the code of 8",
        {{0, std::nextafter(8.0f, 0.0f)}}, 128, {{0, 0x06}}},
   };
-  for (const Case& c : cases) {
+  for (const BlockCase& c : cases) {
     SCOPED_TRACE(c.what);
     std::vector<float> x(32, 0.0f);
     for (auto [k, v] : c.x) x[k] = v;

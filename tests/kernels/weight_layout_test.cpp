@@ -37,7 +37,7 @@ struct LayoutCase {
   GgmlType type;
   std::vector<int64_t> cols;
 };
-const LayoutCase kCases[] = {{GgmlType::kQ8_0, {32, 160, 1024}}, {GgmlType::kQ4_0, {32, 160, 1024}},
+const LayoutCase kLayoutCases[] = {{GgmlType::kQ8_0, {32, 160, 1024}}, {GgmlType::kQ4_0, {32, 160, 1024}},
                              {GgmlType::kQ4_1, {32, 160}},         {GgmlType::kQ5_0, {32, 160}},
                              {GgmlType::kQ5_1, {32, 160}},         {GgmlType::kQ4_K, {256, 768}},
                              {GgmlType::kQ5_K, {256, 768}},        {GgmlType::kQ6_K, {256, 768}},
@@ -63,7 +63,7 @@ TEST(WeightLayout, DefinedForPanelFormats) {
 TEST(WeightLayout, RowsReadBackUnchanged) {
   const Kernels& ref = kernels_for(Isa::kRef);
   uint32_t seed = 5;
-  for (const LayoutCase& c : kCases) {
+  for (const LayoutCase& c : kLayoutCases) {
   for (int64_t cols : c.cols) {
     for (int64_t rows : {1, 15, 16, 40, 100}) {  // no panel, one exact panel, ragged tails
       const TestWeights w = random_weights(c.type, rows, cols, seed++);
@@ -91,7 +91,7 @@ TEST_P(WeightLayoutIsaTest, MatmulBitsEqualRowLayout) {
   const Kernels& k = kernels_for(GetParam());
   uint32_t seed = 9;
   int tested = 0;
-  for (const LayoutCase& c : kCases) {
+  for (const LayoutCase& c : kLayoutCases) {
   const WeightLayout layout = k.layout_for(c.type);
   if (layout == WeightLayout::kRows) continue;  // this ISA reads the type's rows only
   ++tested;

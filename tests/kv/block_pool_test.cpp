@@ -9,7 +9,7 @@
 namespace ridge::kv {
 namespace {
 
-constexpr int32_t kBs = 4;
+constexpr int32_t kPoolBlockSize = 4;
 
 std::vector<int32_t> toks(int32_t base) { return {base, base + 1, base + 2, base + 3}; }
 
@@ -43,7 +43,7 @@ TEST(BlockPool, CreateRejectsNonPositiveSizes) {
 }
 
 TEST(BlockPool, AllocatesEveryBlockOnceThenReportsExhaustion) {
-  BlockPool pool(3, kBs);
+  BlockPool pool(3, kPoolBlockSize);
   EXPECT_EQ(pool.n_free(), 3);
   EXPECT_TRUE(pool.can_allocate(3));
   EXPECT_FALSE(pool.can_allocate(4));
@@ -65,7 +65,7 @@ TEST(BlockPool, AllocatesEveryBlockOnceThenReportsExhaustion) {
 }
 
 TEST(BlockPool, SharedBlockIsFreeOnlyAfterLastReference) {
-  BlockPool pool(2, kBs);
+  BlockPool pool(2, kPoolBlockSize);
   const BlockId id = *pool.allocate();
   pool.acquire(id);
   EXPECT_EQ(pool.ref_count(id), 2);
@@ -79,14 +79,14 @@ TEST(BlockPool, SharedBlockIsFreeOnlyAfterLastReference) {
 }
 
 TEST(BlockPool, UncachedFreedBlockIsReusedBeforeNeverUsedOnes) {
-  BlockPool pool(4, kBs);
+  BlockPool pool(4, kPoolBlockSize);
   const BlockId a = *pool.allocate();  // 0
   pool.free(a);
   EXPECT_EQ(*pool.allocate(), a);  // back at the head, not behind 1, 2, 3
 }
 
 TEST(BlockPool, CachedBlocksAreEvictedLeastRecentlyFreedFirst) {
-  BlockPool pool(4, kBs);
+  BlockPool pool(4, kPoolBlockSize);
   std::vector<BlockHash> h(4);
   for (int32_t i = 0; i < 4; ++i) {
     ASSERT_EQ(*pool.allocate(), i);
@@ -109,7 +109,7 @@ TEST(BlockPool, CachedBlocksAreEvictedLeastRecentlyFreedFirst) {
 }
 
 TEST(BlockPool, HitOnFreeCachedBlockRevivesItAndRefreshesItsAge) {
-  BlockPool pool(3, kBs);
+  BlockPool pool(3, kPoolBlockSize);
   for (int32_t i = 0; i < 3; ++i) cache_block(pool, *pool.allocate(), 10 * i);
   for (BlockId id : {0, 1, 2}) pool.free(id);  // LRU order 0, 1, 2
   pool.acquire(0);                              // a prompt hits block 0
@@ -123,7 +123,7 @@ TEST(BlockPool, HitOnFreeCachedBlockRevivesItAndRefreshesItsAge) {
 }
 
 TEST(BlockPool, FindCachedComparesTokensAndParentNotOnlyTheHash) {
-  BlockPool pool(2, kBs);
+  BlockPool pool(2, kPoolBlockSize);
   const BlockId id = *pool.allocate();
   const BlockHash h = cache_block(pool, id, 7);
   EXPECT_EQ(pool.find_cached(h, kRootBlockHash, toks(7)), id);
@@ -133,7 +133,7 @@ TEST(BlockPool, FindCachedComparesTokensAndParentNotOnlyTheHash) {
 }
 
 TEST(BlockPool, SecondBlockWithSameHashIsNotCached) {
-  BlockPool pool(2, kBs);
+  BlockPool pool(2, kPoolBlockSize);
   const BlockId a = *pool.allocate();
   const BlockId b = *pool.allocate();
   const BlockHash h = cache_block(pool, a, 1);
@@ -148,7 +148,7 @@ TEST(BlockPool, SecondBlockWithSameHashIsNotCached) {
 }
 
 TEST(BlockPool, ResetPrefixCacheDropsOnlyFreeBlocksEntries) {
-  BlockPool pool(2, kBs);
+  BlockPool pool(2, kPoolBlockSize);
   const BlockId a = *pool.allocate();
   const BlockId b = *pool.allocate();
   cache_block(pool, a, 1);

@@ -10,16 +10,14 @@
 #include <map>
 #include <vector>
 
+#include "sampling/log_probs.h"
+
 namespace ridge::sampling {
 namespace {
 
 const float kInf = std::numeric_limits<float>::infinity();
 
-std::vector<float> log_of(const std::vector<double>& probs) {
-  std::vector<float> out;
-  for (double p : probs) out.push_back(static_cast<float>(std::log(p)));
-  return out;
-}
+using ridge::testing::log_of;
 
 // Plain multinomial sampling: temperature 1, nothing truncated.
 SamplingParams plain() {

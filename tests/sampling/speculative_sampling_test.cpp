@@ -9,16 +9,13 @@
 #include <vector>
 
 #include "chi_square.h"
+#include "sampling/log_probs.h"
 #include "sampling/sampler.h"
 
 namespace ridge::sampling {
 namespace {
 
-std::vector<float> log_of(const std::vector<double>& probs) {
-  std::vector<float> out;
-  for (double p : probs) out.push_back(static_cast<float>(std::log(p)));
-  return out;
-}
+using ridge::testing::log_of;
 
 std::map<int32_t, double> as_map(const std::vector<TokenProb>& d) {
   std::map<int32_t, double> out;

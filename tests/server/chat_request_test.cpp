@@ -5,7 +5,7 @@
 
 #include "server/openai_request.h"
 
-namespace ridge::server {
+namespace ridge::server::chat_request_test {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -176,4 +176,4 @@ TEST(ChatRequest, OutputConstraints) {
 }
 
 }  // namespace
-}  // namespace ridge::server
+}  // namespace ridge::server::chat_request_test

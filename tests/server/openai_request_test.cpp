@@ -4,7 +4,7 @@
 
 #include "server/openai_request.h"
 
-namespace ridge::server {
+namespace ridge::server::openai_request_test {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -186,4 +186,4 @@ TEST(ApiErrorTest, OpenAiShape) {
 }
 
 }  // namespace
-}  // namespace ridge::server
+}  // namespace ridge::server::openai_request_test

@@ -150,13 +150,6 @@ Result<Tokenizer> retyped_tokenizer(bool extended) {
   return Tokenizer::from_gguf(file);
 }
 
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
 
 nlohmann::json peer_data() {
   return nlohmann::json::parse(
@@ -268,7 +261,7 @@ TEST(Gpt4oPeer, MatchesLlamaCpp) {
     std::set<std::string> groups;
     for (const auto& c : data.at("cases")) {
       const bool bytes = c.contains("bytes_hex");
-      const std::string text = bytes ? from_hex(c.at("bytes_hex")) : c.at("text").get<std::string>();
+      const std::string text = bytes ? testing::from_hex(c.at("bytes_hex")) : c.at("text").get<std::string>();
       const auto want = c.at(field).get<std::vector<TokenId>>();
       const auto got = tok->encode(text, /*add_special=*/false, c.at("special").get<bool>());
       ++n;

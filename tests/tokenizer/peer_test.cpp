@@ -9,13 +9,6 @@
 namespace ridge::tokenizer {
 namespace {
 
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
 
 class PeerData : public ::testing::TestWithParam<const char*> {};
 
@@ -36,7 +29,7 @@ TEST_P(PeerData, MatchesLlamaCpp) {
   int n = 0, failures = 0;
   for (const auto& c : data.at("cases")) {
     const bool special = c.at("special");
-    const std::string text = c.contains("bytes_hex") ? from_hex(c.at("bytes_hex")) : c.at("text").get<std::string>();
+    const std::string text = c.contains("bytes_hex") ? testing::from_hex(c.at("bytes_hex")) : c.at("text").get<std::string>();
     const auto want = c.at("ids").get<std::vector<TokenId>>();
     const auto got = tok->encode(text, /*add_special=*/false, special);
     ++n;

@@ -22,6 +22,15 @@ namespace ridge::tokenizer::testing {
 inline std::string shared_path(const std::string& rel) { return std::string(RIDGE_SHARED_DIR) + "/" + rel; }
 inline bool shared_exists(const std::string& rel) { return std::filesystem::exists(shared_path(rel)); }
 
+// Bytes from their hex spelling ("48690a" -> "Hi\n"), as the peer's token vectors store them.
+inline std::string from_hex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
 inline std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
