@@ -83,6 +83,10 @@ void run(benchmark::State& state, GgmlType type, bool prefill, int64_t n_layer =
   state.counters["kv_bytes/s"] = benchmark::Counter(kv_bytes, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+void axpy_f32(float a, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
 // The attention before KV dtypes (commit ea670d9), for comparison: every (token, KV head)
 // converts each K and V block to f32 into a buffer, then dot_f32 / axpy_f32 per query head.
 void BM_DecodeOldConvert_f16(benchmark::State& state) {

@@ -20,10 +20,8 @@ namespace pk = probe_kernels;
 // AVX-512 K-format decode does since it prefetches into L1 too (docs/decode.md, Prefetch): one
 // stream, 8 KiB ahead into L2 and 2 KiB into L1, so that the roof includes the kernels' own
 // pattern (1.7B Q4_K_M decode had read 109% of the version 2 probe). Here it won at one thread
-// in the slow state (26.1 GB/s) and read 31 against 50 GB/s for the best in the fast one. Since
-// version 4 it is 4 KiB into L1, as the kernels went on the Zen 5 VM (2026-12-05): with 2 KiB,
-// 1.7B Q4_K_M decode read 103-111% of the read pass of the same moment (`ridge bench
-// --paired-probe`).
+// in the slow state and lost in the fast one. Since version 4 it is 4 KiB into L1, as the
+// kernels went (docs/tuning.md, "Probe loops").
 constexpr pk::MemLoop kReadVariants[] = {
     {1, 0, false},    {1, 1024, false}, {2, 2048, false},       {4, 1024, false},
     {4, 2048, false}, {8, 1024, false}, {1, 8192, false, 4096},

@@ -18,10 +18,8 @@ namespace {
 // machine is not starved) until kPollTime, and only then sleeps in the kernel (futex through
 // std::atomic::wait). A decode step runs ~4 regions per layer microseconds apart, but the two
 // threads of a region may finish up to ~1 ms apart on a shared machine; a sleeping thread then
-// pays a kernel wake-up, which on a VM (an IPI to a halted vCPU) took 128 us to over 1 ms
-// in 18% of the regions of a Qwen3-1.7B decode with the old 4000-PAUSE spin (~70 us). Measured
-// 2026-12-03, 6 alternating runs, 2 threads: decode 1.11x (1.7B Q4_K_M) and 1.12x (0.6B Q8_0)
-// with a ~2 ms spin.
+// pays a kernel wake-up, which on a VM (an IPI to a halted vCPU) can take over 1 ms
+// (docs/tuning.md, "Thread pool spin").
 constexpr auto kSpinTime = std::chrono::microseconds(50);
 constexpr auto kPollTime = std::chrono::milliseconds(2);
 

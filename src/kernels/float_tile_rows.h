@@ -30,17 +30,13 @@ inline TileRows adjacent_rows(const uint8_t* base, uint64_t row_bytes, int64_t j
 // kFloatDecodeStreams contiguous parts, and tile t takes row t of each part, so a tile reads
 // kFloatDecodeStreams long sequential streams, each prefetched kFloatStreamAhead bytes ahead, as
 // the probe's best read loops do. Tiles of adjacent rows instead read one region column-wise and
-// restart the prefetchers every tile. A 256 MiB F16 GEMV on the 2-core Zen 4 VM (huge pages,
-// AVX-512, medians of 11, GB/s at 1 / 2 threads): 4 streams 25.4 / 32.6 against 8 adjacent rows
-// 19.1 / 28.0 with 1024 columns, 24.0 / 38.7 against 21.4 / 37.8 with 3072.
+// restart the prefetchers every tile (docs/tuning.md, "Float decode streams").
 inline constexpr int kFloatDecodeMaxM = 3;
 inline constexpr int kFloatDecodeStreams = 4;
 inline constexpr int64_t kFloatStreamAhead = 2048;
 // And into L1 (the AVX-512 tiles; AVX2 was not measured and does not): 512 bytes on in each of
-// the 4 streams, 2 KiB in all, as the quantized streams had then (kStreamL1Ahead, now 4 KiB).
-// In-process A/B on 0.6B F16 decode (2 threads, 8 runs, 2026-12-03), mean step time ratio
-// 1.015-1.065 (256 B: 1.01-1.05, 768 B: 1.00-1.01, 1024 B: 0.97-0.99); BF16 (vdpbf16ps tiles)
-// 0.98-1.01, 6 runs.
+// the 4 streams, 2 KiB in all, as the quantized streams had then (kStreamL1Ahead, now 4 KiB;
+// docs/tuning.md, "Float decode streams").
 inline constexpr int64_t kFloatStreamL1Ahead = 512;
 
 // Calls tile(rows, y_offset) for every decode tile of [j0, j1): `part` tiles of

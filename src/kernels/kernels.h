@@ -1,7 +1,7 @@
 // Kernel front: pure functions on raw pointers. The implementation for one ISA (ref, avx2,
 // avx512) is chosen once, from CPUID or forced (--isa), and passed around as a `const Kernels&`.
 //
-// Batch invariance (../shared/DESIGN.md): the value of every output element must not depend on
+// Batch invariance (docs/ARCHITECTURE.md): the value of every output element must not depend on
 // the batch size m, the tiling, or the number of threads. Each y[i][j] is one dot product whose
 // accumulation order is fixed by k alone; work is split along output rows j.
 #pragma once

@@ -5,7 +5,7 @@
 // The driver (matmul_driver.cpp, ISA-neutral) prepares the activations once per call, splits the
 // output rows over the pool and calls the routine. Adding a weight type to an ISA means writing
 // its rows routine in that ISA's directory and one line in the ISA's table function
-// (ref/ref_table.cpp, x86_avx2/avx2_table.cpp, x86_avx512/avx512_table.cpp). See docs/kernels.md.
+// (ref/ref_table.cpp; isa_tables.cpp for AVX2 and AVX-512). See docs/kernels.md.
 #pragma once
 
 #include <array>

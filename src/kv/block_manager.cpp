@@ -10,12 +10,6 @@ int32_t ceil_div(int64_t a, int32_t b) { return static_cast<int32_t>((a + b - 1)
 
 }  // namespace
 
-Result<BlockManager> BlockManager::create(int32_t n_blocks, int32_t block_size,
-                                          bool prefix_caching) {
-  RIDGE_RETURN_IF_ERROR(BlockPool::create(n_blocks, block_size).status());
-  return BlockManager(n_blocks, block_size, prefix_caching);
-}
-
 BlockManager::BlockManager(int32_t n_blocks, int32_t block_size, bool prefix_caching)
     : pool_(n_blocks, block_size), prefix_caching_(prefix_caching) {}
 

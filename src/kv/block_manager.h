@@ -40,8 +40,6 @@ struct PrefixMatch {
 
 class BlockManager {
  public:
-  static Result<BlockManager> create(int32_t n_blocks, int32_t block_size,
-                                     bool prefix_caching = true);
   // Contract: n_blocks > 0, block_size > 0 (checked).
   BlockManager(int32_t n_blocks, int32_t block_size, bool prefix_caching = true);
 

@@ -52,12 +52,8 @@ struct Unit {
   int64_t n_g = 1;
 };
 
-// How many blocks ahead of the one it reads a unit prefetches K / V into L2. 28 layers of f16 KV
-// at 4096 positions (attention_bench BM_DecodeLayers, 2 threads): 9.1 GB/s without, 16.6-17.4
-// with 1 to 6 blocks ahead, before units took several heads. In a 0.6B Q8_0 decode at 256-384
-// positions (KV from memory between layers), 4 and 8 blocks ahead were slower than 2 (attention
-// 2.29-2.49 and 2.44-2.63 against 2.01-2.44 ms per step); requesting the first 2 blocks before
-// the walk gained 2-8% (3 alternating pairs).
+// How many blocks ahead of the one it reads a unit prefetches K / V into L2; the first blocks are
+// requested before the walk (docs/tuning.md, "Attention").
 constexpr int64_t kPrefetchBlocks = 2;
 
 // Locality 2: into L2 (the walk kPrefetchBlocks ahead); 3: into L1 (the next piece).
@@ -104,11 +100,8 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   // K, then V, block by block, each read prefetching the rows kPrefetchBlocks blocks on (past the
   // last K block, the first V blocks) into L2; the first blocks are requested before the walk
   // starts. Each piece (one head's rows of one block) also asks for the next piece of the walk
-  // into L1 before its own loads: on the Zen 5 VM (2026-12-05, attention_bench BM_DecodeLayers,
-  // f16 KV, 2048 / 4096 positions, 3 alternating runs) 12.8-13.0 -> 13.7-16.7 / 12.3-13.8 ->
-  // 12.8-14.5 GB/s at 1 thread, 19.1-23.4 -> 22.4-28.1 / 19.8-21.6 -> 21.9-23.7 at 2; in-process
-  // A/B of 0.6B Q4_K_M decode steps at 1024 positions 0.92-0.95 of the step time, at 4096
-  // 0.84-0.99. Two or three pieces ahead were no better than one.
+  // into L1 before its own loads; two or three pieces ahead were no better than one
+  // (docs/tuning.md, "Attention").
   // A sliding window: the blocks before the earliest window of the tile are never read.
   const int64_t first_blk = a.window > 0 ? std::max<int64_t>(0, p0 - a.window + 1) / bs : 0;
   const auto next_piece = [&](int64_t blk, int64_t h) -> const void* {

@@ -16,10 +16,6 @@ float dot_f32(const float* x, const float* y, int64_t n) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
-void axpy_f32(float a, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
   // The sum of squares as llama.cpp forms it: f32 products added in double, the mean rounded to
   // f32 (a float sum moves the scale by an ulp now and then, which the f16/bf16/q8_0 rounding of

@@ -12,8 +12,6 @@ namespace ridge::model {
 
 // Sum of x[i] * y[i] in a fixed order (8 interleaved partial sums, then pairwise).
 float dot_f32(const float* x, const float* y, int64_t n);
-// y[i] += a * x[i]
-void axpy_f32(float a, const float* x, float* y, int64_t n);
 
 // y = x / sqrt(mean(x^2) + eps) * w, one row of n (y may alias x).
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);

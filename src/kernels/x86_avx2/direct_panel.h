@@ -4,9 +4,9 @@
 // tree folds the 8 rows' vectors into one with row r's exact integer dot isum_b in lane r. The float step per lane is the AVX-512 panel kernels' one:
 //   acc = fma(float(isum_b), dw_b * dx_b, acc)          block after block from 0,
 // which for Q8_0 is ref's specification: bit-identical to ref, to AVX-512 and to the packed AVX2
-// path that serves m > kDirectMaxM. (Q4_0 through this path measured slower than its per-row dot,
-// 9.5-9.7 against 11.6 GB/s at one thread: the nibble unpack and the fold cost more per byte
-// than its half-size blocks save.) Include only from x86_avx2/ files (AVX2 flags).
+// path that serves m > kDirectMaxM. (Q4_0 through this path was slower than its per-row dot: the
+// nibble unpack and the fold cost more per byte than its half-size blocks save; docs/tuning.md.)
+// Include only from x86_avx2/ files (AVX2 flags).
 #pragma once
 
 #include <immintrin.h>

@@ -28,8 +28,7 @@ namespace {
 
 constexpr int kKPanel = 8;       // weight rows per panel
 constexpr int kKMr = 4;          // x rows per micro-kernel pass
-// x rows from which the panel GEMM beats the dots (batch 2 / 3 / 4 Q4_K_M decode, 0.6B, 2 threads:
-// 71-87 / 86-91 / 108 tok/s through the GEMM against 89-93 / 80-89 / 90-101 through the dots).
+// x rows from which the panel GEMM beats the dots (docs/tuning.md, "AVX2 paths").
 constexpr int64_t kKGemmMinM = 4;
 
 // The decode dot's scales, as word registers from which one vpshufb gives register n's (32

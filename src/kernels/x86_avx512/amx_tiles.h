@@ -12,8 +12,8 @@
 // same bits.
 //
 // Tiles are not renamed: a load into a tile that a running dot product reads waits for it. So
-// the kernels alternate two A and two B tiles (0 / 4 and 1 / 5): with one set, BM_Gemm Q8_0 ran
-// at 1.0x the VNNI kernel, with two 1.3x (Intel Xeon VM, 2026-12-04). C tiles: 2, 3, 6, 7.
+// the kernels alternate two A and two B tiles (0 / 4 and 1 / 5); with one set the tiles were no
+// faster than VNNI (docs/tuning.md, "AMX tiles"). C tiles: 2, 3, 6, 7.
 #pragma once
 
 #include <immintrin.h>

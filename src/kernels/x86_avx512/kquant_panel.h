@@ -43,9 +43,7 @@
 // A decode step (F::layout_step) is inlined into its panel's loop over super-blocks
 // (RIDGE_STEP_INLINE) and its loops, whose trip counts are constants, fully unrolled
 // (RIDGE_UNROLL): GCC 12 had left each step a call per super-block, with its scale registers
-// spilled to the stack and its loops kept as branches. In-process A/B of decode steps
-// (docs/decode.md), 2026-12-03, 2 threads: 0.6B Q3_K_M 1.07-1.15, Q2_K 0.96-1.12 (median 1.08),
-// Q6_K 1.01-1.05, Q4_K_M 1.01-1.02, 1.7B Q4_K_M 1.01-1.03.
+// spilled to the stack and its loops kept as branches (docs/tuning.md, "Inlined K-format steps").
 #define RIDGE_STEP_INLINE __attribute__((always_inline))
 #define RIDGE_UNROLL _Pragma("GCC unroll 16")
 
@@ -56,15 +54,9 @@ constexpr int kPanel = 16;          // weight rows per panel (one per lane)
 constexpr int64_t kSuperBlock = 256;
 constexpr int kMr = 4;              // x rows per prefill micro-kernel (2 panels x 4 rows; 6 was no faster)
 constexpr int64_t kDirectRows = 4;  // m up to this: decode path (one super-block at a time)
-// How far ahead a decode over kPanels16 prefetches into L2. With the whole super-block's requests
-// in one burst, 8 KiB had beaten 4 on the Zen 4 VM (BM_DecodeStack, 5 alternating runs,
-// 2026-12-03: Q6_K 1.20x / 1.07x at 1 / 2 threads, Q4_K 1.08x / 0.97x); with the requests in
-// quarters (LayoutBlock), 4 KiB beat 2, 6 and 8 on the Intel VM (18.6 GB/s read per thread,
-// 2026-12-04) and 8 KiB beat 4 on the Zen 5 VM (~36-41 GB/s per thread, 2026-12-05; in-process
-// A/B of decode steps, 2 threads, mean step time 8 / 4 KiB: 0.6B Q4_K_M 0.87-0.93, Q5_K_M
-// 0.90-0.92, Q2_K 0.91-0.95, Q6_K 0.91-0.94, 1.7B Q4_K_M 0.95-0.97; 1 thread 0.6B Q4_K_M
-// 0.91-0.94; 6, 12, 16 and 24 KiB 1.00-1.07 against 8). A core needs more bytes in flight the
-// faster it reads; 8 KiB is the Zen 5 figure, the machine the targets are set on.
+// How far ahead a decode over kPanels16 prefetches into L2. A core needs more bytes in flight the
+// faster it reads; 8 KiB is the best distance on the machine the targets are set on (docs/tuning.md,
+// "L2 prefetch distances").
 constexpr int64_t kLayoutPrefetchBytes = 8192;
 
 // The 16 rows of a panel (rows past the matrix repeat the last one; their results are masked).
@@ -99,10 +91,9 @@ struct LayoutPanel {
 // Super-block b of a LayoutPanel (kBlockBytes per row): the base of every format's LayoutSource.
 // The stream's prefetch (p.prefetch_ahead on into L2, kStreamL1Ahead on into L1) is asked for a
 // quarter of the super-block's bytes at a time: a decode step calls prefetch_quarter(0..3) at four
-// points spread through its loop, the pack for prefill prefetch_all() once. One burst of all of a
-// super-block's requests (72 for Q4_K) before its loads had Q4_K decode read 0.74x of the probe
-// on an Intel Xeon with AMX (2 vCPUs, 2026-12-04, BM_DecodeStack); in quarters, 4 KiB ahead:
-// 1.3x (docs/decode.md, "The prefetch in quarters").
+// points spread through its loop, the pack for prefill prefetch_all() once: one burst of all of a
+// super-block's requests before its loads starved the loads on some cores (docs/decode.md, "The
+// prefetch in quarters").
 template <int64_t kBlockBytes>
 struct LayoutBlock {
   static constexpr int64_t kQuarterBytes = kPanel * kBlockBytes / 4;
@@ -359,7 +350,7 @@ void all_rows(const typename F::Packed* const* p, const KActs& x, int64_t m, flo
 // the whole super-block (four 64-byte TDPBSSD) is sum_s digit_d(sc_s) dot_s, and the total is
 // sum_d C_d << d bits: exactly step's integer total sum_s sc_s dot_s. Then F::finish: the same
 // float steps, the same bits. (Per-sub-block C tiles with the scales multiplied on the vector
-// side ran at 0.85-1.17x the VNNI kernel: a tile store and vpmulld per sub-block.)
+// side were no faster than VNNI: a tile store and vpmulld per sub-block; docs/tuning.md.)
 template <typename F>
 void amx_digit_quants(const typename F::Packed& blk, __m512i* out) {
   constexpr int kN = F::kAmxDigits, kBits = F::kAmxDigitBits;

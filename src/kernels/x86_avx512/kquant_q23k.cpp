@@ -37,10 +37,8 @@ inline __m512i quant2(__m512i qs, int j) {
 
 // Bits 2j, 2j + 1 of every byte of a qs register left in place: 4^j times the quants (at most
 // 192, still an unsigned byte), one AND where quant2 needs a shift as well (Q2_K's decode, whose
-// chains then hold 4^j times their partials). In-process A/B of 0.6B Q2_K decode steps against
-// quant2, 2026-12-03: 0.98-1.035, median 1.016 (8 runs, 2 threads), 1.005-1.037 at 1 thread.
-// Q3_K the same way (its high bit OR-ed in by one vpternlogd, j = 3 two bits lower): 0.98-1.01
-// on 0.6B Q3_K_M, not kept.
+// chains then hold 4^j times their partials). Q3_K gained nothing from the same trick
+// (docs/tuning.md, "Q2_K bits in place").
 inline __m512i in_place2(__m512i qs, int j) { return _mm512_and_si512(qs, _mm512_set1_epi8(static_cast<char>(3 << (2 * j)))); }
 
 // The quants of j from a qs register (half h), with Q3_K's high bit (from the hmask register of

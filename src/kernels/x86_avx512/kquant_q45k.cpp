@@ -57,9 +57,8 @@ struct FormatQ45 {
 
   static __m512i part_init(const KActs&, int64_t, int64_t, int) { return _mm512_setzero_si512(); }
   // m = 1 over kRows row by row for Q5_K only: its panel unpacking (the qh transposes) costs more
-  // than the row layout; for Q4_K the panel is faster (BM_DecodeStack, 2026-12-03, 3 alternating
-  // runs, 1 / 2 threads: Q5_K 12.0-12.7 / 17.9-22.5 GB/s panel, 12.6-15.0 / 22.9-28.2 rows; Q4_K
-  // 16.6-17.3 / 26.0-29.1 panel, 12.3-13.9 / 21.8-25.3 rows). Both also read kPanels16
+  // than the row layout; for Q4_K the panel is faster (docs/tuning.md, "Q5_K decodes rows").
+  // Both also read kPanels16
   // (weight_layout.h), where the transposes happen at load and decode takes layout_step.
   static constexpr bool kRowDecode = kFive;
   static void decode_rows(const WeightView& w, const Acts& a, const KActs& x, int64_t j0,

@@ -52,8 +52,7 @@ struct LegacyFormat {
   static constexpr int32_t kOffset = kHasMin ? 0 : (kFive ? 16 : 8);
   static constexpr int64_t kPrefetchEvery = 64 / kBytes;
   static constexpr int64_t kL2PrefetchStride = 64;  // every line (see Q8_0Format)
-  // 8 KiB ahead (4 before): in-process A/B on the Zen 5 VM (2026-12-05, 2 threads, decode
-  // steps alternating, mean step time 8 KiB / 4 KiB): 0.6B Q4_0 0.90-0.94, Q5_0 0.965-0.984.
+  // 8 KiB ahead (docs/tuning.md, "L2 prefetch distances").
   static constexpr int64_t kL2PrefetchBytes = 8192;
 
   RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off,

@@ -21,16 +21,10 @@ struct Q8_0Format {
   static constexpr bool kMin = false;
   static constexpr int64_t kPrefetchEvery = 2;
   // A kPanels16 decode asks for every other line of its stream into L2 (prefetch_stream): the
-  // lines between arrive as well, and the loop issues half the requests. In-process A/B (decode
-  // steps alternating, 2 threads, 2026-12-03), mean step time, every line / every other line:
-  // 1.7B Q8_0 1.05-1.09, 0.6B Q8_0 1.02-1.07 (1 thread 1.06-1.08); every third line 0.97-0.99
-  // against every other. Q4_0 (0.98-1.00) and the K formats (0.65-0.92) keep every line.
+  // lines between arrive as well, and the loop issues half the requests. Q4_0 and the K formats
+  // keep every line (docs/tuning.md, "L2 prefetch strides").
   static constexpr int64_t kL2PrefetchStride = 128;
-  // 4 KiB beat 2 and 8 KiB in a 285 MB Q8_0 GEMV on the 2-core Zen 4 VM (2026-12-03, medians of
-  // 9). On the Zen 5 VM (2026-12-05, in-process A/B of 0.6B decode steps, mean step time) 8 KiB
-  // alone was 0.96-1.01 of 4 at 2 threads and 0.93-0.94 at 1, and with the L1 prefetch at 4 KiB
-  // (kStreamL1Ahead) 0.88-0.90 at 1 thread, 0.92-0.98 at 2; every line instead of every other
-  // 0.995-1.007.
+  // docs/tuning.md, "L2 prefetch distances".
   static constexpr int64_t kL2PrefetchBytes = 8192;
 
   RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off,

@@ -43,23 +43,15 @@ inline int32_t hsum_epi32(__m512i v) {
 
 // How far ahead of the block it reads a kPanels16 stream also prefetches into L1 (T0), on top of
 // its L2 prefetch (T1) 4-8 KiB on: the lines then wait in L1 when the loads reach them instead of
-// costing an L2 round trip each. In-process A/B (decode steps alternating with and without it,
-// 2 threads, 4 runs, 2026-12-03), mean step time ratio: 1.7B Q4_K_M 1.06-1.08 (512 B: 1.02-1.05,
-// 1536 B: 1.06-1.09, 3072 B: 1.05-1.06, 4096 B: 1.04-1.06), 0.6B Q8_0 1.06-1.10 (1024 B:
-// 1.04-1.09, 3072 B: 1.04-1.14), 0.6B Q4_0 1.03-1.06 (1024 B: 0.94-0.97). 4 KiB since the Zen 5
-// VM (2026-12-05), where a core reads twice as fast and wants more bytes in flight: with the L2
-// prefetches 8 KiB ahead, 4 against 2 KiB was 0.88-0.90 (mean step time) for 0.6B Q8_0 at
-// 1 thread, 0.94-0.98 at 2, 0.98-1.00 for Q4_0 and 0.99-1.01 for Q4_K_M; 6 and 8 KiB were worse.
+// costing an L2 round trip each. A core that reads faster wants more bytes in flight
+// (docs/tuning.md, "L1 prefetch distance").
 inline constexpr int64_t kStreamL1Ahead = 4096;
 
 // A decode stream's next step: a line every l2_stride bytes of [p, p + bytes) at l2_ahead bytes
 // on into L2 (64: every line), then every line at kStreamL1Ahead on into L1 (every other line
-// there: 0.88-0.93x on Q8_0). The order matters: the same requests alternating T1,
-// T0 line by line made 0.6B Q4_K_M decode 0.72-0.77x as fast as without the T0 lines (6 runs of
-// the A/B above), the two runs one after the other 1.03-1.15x (6 runs, the same hour). The L2
-// requests cost compute: with every other line only, BM_GemvHot Q4_K (in L2) rose from 32.2 to
-// 44.0 GB/s, but decode from memory fell (6 alternating pairs, 2026-12-04: 0.6B Q4_K_M median
-// 0.87, 1.7B Q4_K_M 0.90, 0.6B Q8_0 1.03).
+// there was slower on Q8_0). The order matters: the same requests alternating T1 and T0 line by
+// line were much slower than the two runs one after the other; the L2 requests cost compute, but
+// fewer of them slowed decode from memory (docs/tuning.md, "Prefetch order").
 inline __attribute__((always_inline)) void prefetch_stream(const uint8_t* p, int64_t l2_ahead, int64_t bytes,
                                                             int64_t l2_stride = 64) {
   const char* c = reinterpret_cast<const char*>(p);
