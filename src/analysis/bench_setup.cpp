@@ -5,8 +5,9 @@
 #include "analysis/hardware.h"
 #include "analysis/roofline.h"
 #include "gguf/writer.h"
-#include "model/quant_mix.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/quant_mix.h"
+#include "offline/synth.h"
 
 namespace ridge::analysis {
 
@@ -17,19 +18,19 @@ Status write_synthetic_model(std::string_view spec, const std::string& path, int
   }
   const std::string_view preset = spec.substr(0, colon);
   const std::string_view type_name = spec.substr(colon + 1);
-  model::SynthOptions opt;
+  offline::SynthOptions opt;
   opt.n_threads = n_threads;
   if (auto t = ggml_type_from_name(type_name)) {
     opt.type = *t;
   } else {
-    auto mix = model::quant_mix_from_name(type_name);
+    auto mix = offline::quant_mix_from_name(type_name);
     if (!mix.ok()) return usage_error("--synthetic: unknown weight type '{}'", type_name);
     opt.mix = *mix;
-    opt.type = model::quant_mix_info(*mix).base;
+    opt.type = offline::quant_mix_info(*mix).base;
   }
-  RIDGE_ASSIGN_OR_RETURN(model::ModelConfig cfg, model::preset_config(preset));
+  RIDGE_ASSIGN_OR_RETURN(model::ModelConfig cfg, offline::preset_config(preset));
   gguf::Writer w;
-  RIDGE_ASSIGN_OR_RETURN(model::ModelConfig effective, model::build_synthetic_model(cfg, opt, w));
+  RIDGE_ASSIGN_OR_RETURN(model::ModelConfig effective, offline::build_synthetic_model(cfg, opt, w));
   (void)effective;
   return w.write(path);
 }

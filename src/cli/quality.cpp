@@ -18,7 +18,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/quality_chart.h"
-#include "model/quantize.h"
+#include "offline/quantize.h"
 #include "model/session.h"
 #include "quality/kld_eval.h"
 #include "tokenizer/tokenizer.h"
@@ -86,7 +86,7 @@ Status measure_file(const model::Model& m, const std::string& label, int64_t con
 
 // One quantized copy: written (to `dir`, removed afterwards unless kept), loaded, measured
 // against the base's distributions.
-Result<QualityRow> measure_copy(const gguf::File& in, const model::QuantizePlan& plan, const std::string& name,
+Result<QualityRow> measure_copy(const gguf::File& in, const offline::QuantizePlan& plan, const std::string& name,
                                 const std::string& dir, bool keep, const kernels::Kernels& k,
                                 const quality::BaseDistributions& base, std::span<const int32_t> tokens, const Args& a,
                                 const std::vector<analysis::Hardware>& hws, ThreadPool& pool) {
@@ -100,7 +100,7 @@ Result<QualityRow> measure_copy(const gguf::File& in, const model::QuantizePlan&
     }
   } remove{path, keep};
   gguf::Writer w(in.alignment());
-  RIDGE_RETURN_IF_ERROR(model::add_quantized_model(in, plan, a.n_threads, w).with_prefix("quality: " + name));
+  RIDGE_RETURN_IF_ERROR(offline::add_quantized_model(in, plan, a.n_threads, w).with_prefix("quality: " + name));
   RIDGE_RETURN_IF_ERROR(w.write(path).with_prefix("quality: " + name));
   RIDGE_ASSIGN_OR_RETURN(model::Model q, model::Model::load(path, k, gguf::Backing::kHugePages));
   RIDGE_ASSIGN_OR_RETURN(quality::KldSummary kl, quality::kld_against(q, base, tokens, a.o, pool));
@@ -138,9 +138,9 @@ int cmd_quality(int argc, char** argv) {
   if (auto rc = parse(app, argc, argv)) return *rc;
   if (Status s = quality::check_options(a.o); !s.ok()) return report(s.with_prefix("quality"));
   if (a.decode_tokens < 1 || a.decode_tokens > 4096) return report(usage_error("quality: --decode-tokens {} is outside 1..4096", a.decode_tokens));
-  std::vector<model::QuantMix> mixes;
+  std::vector<offline::QuantMix> mixes;
   for (const std::string& t : split(a.types)) {
-    auto mix = model::quant_mix_from_name(t);
+    auto mix = offline::quant_mix_from_name(t);
     if (!mix.ok()) return report(mix.status().with_prefix("quality: --types"));
     mixes.push_back(*mix);
   }
@@ -176,13 +176,13 @@ int cmd_quality(int argc, char** argv) {
   }
 
   // Every plan first: a base the quantizer cannot take is refused before any evaluation.
-  std::vector<model::QuantizePlan> plans;
-  for (model::QuantMix mix : mixes) {
-    model::QuantizeOptions qo;
+  std::vector<offline::QuantizePlan> plans;
+  for (offline::QuantMix mix : mixes) {
+    offline::QuantizeOptions qo;
     qo.mix.mix = mix;
     qo.n_threads = a.n_threads;
-    auto plan = model::plan_quantization(*in, qo);
-    if (!plan.ok()) return report(plan.status().with_prefix(fmt::format("quality: {}", model::quant_mix_info(mix).name)));
+    auto plan = offline::plan_quantization(*in, qo);
+    if (!plan.ok()) return report(plan.status().with_prefix(fmt::format("quality: {}", offline::quant_mix_info(mix).name)));
     plans.push_back(std::move(plan).value());
   }
   std::vector<QualityRow> rows;
@@ -204,7 +204,7 @@ int cmd_quality(int argc, char** argv) {
     rows.push_back(r);
   }
   for (size_t i = 0; i < mixes.size(); ++i) {
-    const std::string name(model::quant_mix_info(mixes[i]).name);
+    const std::string name(offline::quant_mix_info(mixes[i]).name);
     auto r = measure_copy(*in, plans[i], name, dir, !a.keep_dir.empty(), **k, *b, tokens, a, hws, pool);
     if (!r.ok()) return report(r.status());
     rows.push_back(std::move(r).value());

@@ -12,14 +12,14 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "gguf/reader.h"
-#include "model/quantize.h"
+#include "offline/quantize.h"
 
 namespace ridge::cli {
 namespace {
 
 std::string type_list() {
   std::string out;
-  for (const auto& m : model::quant_mixes()) out += fmt::format("  {:<7} {}\n", m.name, m.summary);
+  for (const auto& m : offline::quant_mixes()) out += fmt::format("  {:<7} {}\n", m.name, m.summary);
   return out;
 }
 
@@ -31,7 +31,7 @@ std::string shape_str(const std::vector<uint64_t>& shape) {
 
 double mib(uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 
-void print_plan(const model::QuantizePlan& plan) {
+void print_plan(const offline::QuantizePlan& plan) {
   size_t i = 0;
   for (const auto& t : plan.tensors) {
     std::string note;
@@ -45,7 +45,7 @@ void print_plan(const model::QuantizePlan& plan) {
   }
 }
 
-void print_summary(const model::QuantizePlan& plan) {
+void print_summary(const offline::QuantizePlan& plan) {
   std::map<std::string, std::pair<int, uint64_t>> by_type;  // type -> (tensors, bytes)
   for (const auto& t : plan.tensors) {
     auto& e = by_type[std::string(ggml_type_name(t.choice.type))];
@@ -54,7 +54,7 @@ void print_summary(const model::QuantizePlan& plan) {
   }
   const double n = static_cast<double>(plan.n_elements);
   fmt::print("{}: {} tensors, {:.2f} MiB ({:.2f} bits/weight) -> {:.2f} MiB ({:.2f} bits/weight)\n",
-             model::quant_mix_info(plan.mix).name, plan.tensors.size(), mib(plan.bytes_in),
+             offline::quant_mix_info(plan.mix).name, plan.tensors.size(), mib(plan.bytes_in),
              n > 0 ? 8.0 * static_cast<double>(plan.bytes_in) / n : 0.0, mib(plan.bytes_out), plan.bits_per_weight_out());
   for (const auto& [type, e] : by_type) fmt::print("  {:<5} {:4} tensors {:10.2f} MiB\n", type, e.first, mib(e.second));
   if (plan.n_fallback > 0) {
@@ -68,9 +68,9 @@ void print_summary(const model::QuantizePlan& plan) {
   }
 }
 
-Status write_output(const gguf::File& in, const model::QuantizePlan& plan, int threads, const std::string& out) {
+Status write_output(const gguf::File& in, const offline::QuantizePlan& plan, int threads, const std::string& out) {
   gguf::Writer writer(in.alignment());
-  RIDGE_RETURN_IF_ERROR(model::add_quantized_model(in, plan, threads, writer));
+  RIDGE_RETURN_IF_ERROR(offline::add_quantized_model(in, plan, threads, writer));
   const bool tty = isatty(STDERR_FILENO);
   const bool show = plan.bytes_out >= (64u << 20);
   int last_pct = -1;
@@ -120,14 +120,14 @@ int cmd_quantize(int argc, char** argv) {
   if (threads < 1) return report(usage_error("quantize: --threads must be at least 1, got {}", threads));
   const std::string& in_path = positional[0];
   const std::string out_path = positional.size() == 3 ? positional[1] : "";
-  auto mix = model::quant_mix_from_name(positional.back());
+  auto mix = offline::quant_mix_from_name(positional.back());
   if (!mix.ok()) return report(mix.status().with_prefix("quantize"));
-  model::QuantizeOptions opt;
+  offline::QuantizeOptions opt;
   opt.mix.mix = *mix;
   opt.mix.pure = pure;
   opt.n_threads = threads;
   for (const auto& spec : overrides) {
-    auto o = model::parse_tensor_type_override(spec);
+    auto o = offline::parse_tensor_type_override(spec);
     if (!o.ok()) return report(o.status().with_prefix("quantize"));
     opt.mix.overrides.push_back(*o);
   }
@@ -138,7 +138,7 @@ int cmd_quantize(int argc, char** argv) {
 
   auto in = gguf::File::open(in_path);
   if (!in.ok()) return report(in.status());
-  auto plan = model::plan_quantization(*in, opt);
+  auto plan = offline::plan_quantization(*in, opt);
   if (!plan.ok()) return report(plan.status());
   if (dry_run) {
     print_plan(*plan);

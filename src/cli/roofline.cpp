@@ -13,6 +13,8 @@
 #include "gguf/reader.h"
 #include "model/config.h"
 #include "model/cost.h"
+#include "offline/presets.h"
+#include "offline/weight_types.h"
 
 namespace ridge::cli {
 namespace {
@@ -31,7 +33,7 @@ Result<Model> open_model(const std::string& spec) {
     m.file = std::move(f);
     return m;
   }
-  RIDGE_ASSIGN_OR_RETURN(m.cfg, model::preset_config(spec));
+  RIDGE_ASSIGN_OR_RETURN(m.cfg, offline::preset_config(spec));
   return m;
 }
 
@@ -116,7 +118,7 @@ int cmd_roofline(int argc, char** argv) {
   for (const auto& type : types) {
     Result<model::TensorTypeFn> fn = type == "file" && model->file
                                          ? model::weight_types_from_gguf(*model->file)
-                                         : model::weight_types_by_name(type, model->cfg);
+                                         : offline::weight_types_by_name(type, model->cfg);
     if (!fn.ok()) return report(fn.status());
     for (const auto& kv_name : kv_types) {
       auto kv = model::kv_type_from_name(kv_name);

@@ -9,14 +9,15 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "gguf/reader.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/synth.h"
 
 namespace ridge::cli {
 namespace {
 
 std::string preset_list() {
   std::string out;
-  for (const auto& p : model::presets()) {
+  for (const auto& p : offline::presets()) {
     out += fmt::format("  {:<14} {:<6} {:>3} layers  embd {:>5}  heads {:>2}/{:<2}  ff {:>5}  vocab {:>6}  {}\n", p.name,
                        p.config.arch, p.config.n_layer, p.config.n_embd, p.config.n_head, p.config.n_head_kv,
                        p.config.n_ff, p.config.n_vocab, p.hf_name);
@@ -53,15 +54,15 @@ int cmd_synth(int argc, char** argv) {
   if (out.empty()) return report(Status::usage("synth: -o FILE.gguf is required"));
   if (threads < 1) return report(usage_error("synth: --threads must be at least 1, got {}", threads));
   auto type = ggml_type_from_name(type_name);
-  std::optional<model::QuantMix> mix;  // a llama.cpp mixture name (q4_k_m, q3_k_s, ...)
+  std::optional<offline::QuantMix> mix;  // a llama.cpp mixture name (q4_k_m, q3_k_s, ...)
   if (!type) {
-    auto m = model::quant_mix_from_name(type_name);
+    auto m = offline::quant_mix_from_name(type_name);
     if (!m.ok()) return report(usage_error("synth: unknown --type '{}'", type_name));
     mix = *m;
-    type = model::quant_mix_info(*m).base;
+    type = offline::quant_mix_info(*m).base;
   }
 
-  auto cfg = model::preset_config(preset);
+  auto cfg = offline::preset_config(preset);
   if (!cfg.ok()) return report(cfg.status());
   if (layers) {
     if (*layers < 1 || *layers > 1000) return report(usage_error("synth: --layers must be in 1..1000, got {}", *layers));
@@ -76,7 +77,7 @@ int cmd_synth(int argc, char** argv) {
     if (!v.ok()) return report(v.status());
     vocab = std::move(v).value();
   }
-  model::SynthOptions opt;
+  offline::SynthOptions opt;
   opt.type = *type;
   opt.mix = mix;
   opt.seed = seed;
@@ -85,7 +86,7 @@ int cmd_synth(int argc, char** argv) {
 
   Stopwatch sw;
   gguf::Writer writer;
-  auto effective = model::build_synthetic_model(*cfg, opt, writer);
+  auto effective = offline::build_synthetic_model(*cfg, opt, writer);
   if (!effective.ok()) return report(effective.status());
   const uint64_t total = writer.total_tensor_bytes();
   const bool tty = isatty(STDERR_FILENO);
@@ -100,7 +101,7 @@ int cmd_synth(int argc, char** argv) {
   if (tty && last_pct >= 0) fmt::print(stderr, "\n");
   if (!s.ok()) return report(s);
   fmt::print("wrote {}: {} ({}), {} layers, vocab {}, {:.1f} MB of tensors in {:.2f} s\n", out, effective->name,
-             mix ? model::quant_mix_info(*mix).name : ggml_type_name(*type), effective->n_layer, effective->n_vocab, static_cast<double>(total) / 1e6,
+             mix ? offline::quant_mix_info(*mix).name : ggml_type_name(*type), effective->n_layer, effective->n_vocab, static_cast<double>(total) / 1e6,
              sw.seconds());
   return 0;
 }

@@ -355,4 +355,59 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   return c;
 }
 
+Status apply_arch_defaults(ModelConfig& cfg) {
+  if (cfg.arch == "llama") {
+    cfg.rope_layout = RopeLayout::kNormal;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = false;
+  } else if (cfg.arch == "qwen2") {
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = true;
+    cfg.qk_norm = false;
+  } else if (cfg.arch == "qwen3") {
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+  } else if (cfg.arch == "qwen2moe") {  // qwen2's attention, experts plus a gated shared expert
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = true;
+    cfg.qk_norm = false;
+    cfg.moe_norm_topk = false;
+  } else if (cfg.arch == "qwen3moe") {  // qwen3's attention, experts with renormalized top-k
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+    cfg.moe_norm_topk = true;
+  } else if (cfg.arch == "gpt-oss") {  // gpt-oss
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = true;
+    cfg.qk_norm = false;
+    cfg.moe_norm_topk = false;
+    cfg.moe_softmax_after_topk = true;
+    cfg.moe_swiglu_oai = true;
+    cfg.attn_sinks = true;
+    cfg.swa_period = 2;
+  } else if (cfg.arch == "gemma2" || cfg.arch == "gemma3") {  // GeGLU, post-norms, scaled embeddings
+    const bool gemma3 = cfg.arch == "gemma3";
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = gemma3;
+    cfg.scale_embeddings = true;
+    cfg.ffn_gelu = true;
+    cfg.post_norms = true;
+    cfg.swa_period = gemma3 ? 6 : 2;  // gemma2: even layers windowed; gemma3: 5 of every 6
+  } else if (cfg.arch == "qwen35" || cfg.arch == "qwen35moe") {  // Gated DeltaNet + gated attention
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+    cfg.moe_norm_topk = true;
+    cfg.full_attn_interval = 4;
+    cfg.attn_output_gate = true;
+  } else {
+    return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
+                 "qwen3moe, gpt-oss, gemma2, gemma3, qwen35, qwen35moe)", cfg.arch);
+  }
+  return ok_status();
+}
+
 }  // namespace ridge::model

@@ -170,14 +170,4 @@ Status apply_arch_defaults(ModelConfig& cfg);
 // Reads the config from GGUF metadata (`<arch>.embedding_length`, ...).
 Result<ModelConfig> config_from_gguf(const gguf::File& file);
 
-struct Preset {
-  std::string_view name;     // "qwen3-0.6b"
-  std::string_view hf_name;  // "Qwen/Qwen3-0.6B" (empty for the tiny test shapes)
-  ModelConfig config;
-};
-
-const std::vector<Preset>& presets();
-// Case-insensitive lookup; error lists the known names.
-Result<ModelConfig> preset_config(std::string_view name);
-
 }  // namespace ridge::model

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "gguf/reader.h"
-#include "model/quant_mix.h"
 
 namespace ridge::model {
 namespace {
@@ -87,26 +86,13 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// A type that can hold rows of `cols` elements: llama.cpp's fallback (model/quant_mix.h).
+// A type that can hold rows of `cols` elements: llama.cpp's fallback (tensor/ggml_type.h).
 GgmlType storable_type(GgmlType t, int64_t cols) { return fallback_type(t, static_cast<uint64_t>(cols)); }
 
 // Bytes of a [rows, cols] tensor of type t (cols contiguous).
 double tensor_bytes(GgmlType t, int64_t rows, int64_t cols) {
   GgmlType s = storable_type(t, cols);
   return static_cast<double>(*ggml_row_bytes(s, static_cast<uint64_t>(cols))) * static_cast<double>(rows);
-}
-
-// A llama.cpp mixture: every matrix's type from model/quant_mix.h's rules (the ones `ridge
-// quantize` and `ridge synth` apply), norms and biases f32.
-TensorTypeFn mixture_types(QuantMix mix, const ModelConfig& cfg) {
-  return [mix, cfg](TensorRole role, int64_t layer) {
-    if (!is_matrix(role)) return GgmlType::kF32;
-    const int64_t cols = cols_of(role, cfg);
-    const std::string stem(tensor_role_name(role));
-    const std::string name = layer >= 0 ? fmt::format("blk.{}.{}", layer, tensor_suffix(role, stem))
-                                        : tensor_suffix(role, stem);
-    return standard_tensor_type(mix, cfg, name, static_cast<uint64_t>(cols));
-  };
 }
 
 struct Shape {
@@ -183,12 +169,15 @@ TensorTypeFn uniform_types(GgmlType type) {
   return [type](TensorRole role, int64_t) { return is_matrix(role) ? type : GgmlType::kF32; };
 }
 
-Result<TensorTypeFn> weight_types_by_name(std::string_view name, const ModelConfig& cfg) {
-  const std::string n = lower(name);
-  if (auto t = ggml_type_from_name(n)) return uniform_types(*t);
-  if (auto mix = quant_mix_from_name(n); mix.ok()) return mixture_types(*mix, cfg);
-  return usage_error("unknown weight type '{}' (a ggml type such as f16, bf16, q8_0, q4_K, or a "
-                     "llama.cpp mixture such as q4_k_m, q3_k_s, q5_k_m)", name);
+TensorTypeFn types_by_tensor_name(TensorNameRule rule, const ModelConfig& cfg) {
+  return [rule = std::move(rule), cfg](TensorRole role, int64_t layer) {
+    if (!is_matrix(role)) return GgmlType::kF32;
+    const int64_t cols = cols_of(role, cfg);
+    const std::string stem(tensor_role_name(role));
+    const std::string name = layer >= 0 ? fmt::format("blk.{}.{}", layer, tensor_suffix(role, stem))
+                                        : tensor_suffix(role, stem);
+    return rule(name, static_cast<uint64_t>(cols));
+  };
 }
 
 Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file) {

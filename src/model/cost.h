@@ -86,9 +86,10 @@ using TensorTypeFn = std::function<GgmlType(TensorRole role, int64_t layer)>;
 
 // Every matrix in `type`, norms and biases in f32 (as GGUF files store them).
 TensorTypeFn uniform_types(GgmlType type);
-// A type name as `--type` takes it: a ggml type ("f16", "q8_0", "q4_K") or a llama.cpp mixture
-// ("q4_k_m", "q5_k_m") approximated with llama.cpp's per-tensor rule (see docs/roofline.md).
-Result<TensorTypeFn> weight_types_by_name(std::string_view name, const ModelConfig& cfg);
+// Every matrix in the type a rule gives its GGUF name ("blk.3.ffn_down.weight") and row length
+// (a quantization mixture's, offline/weight_types.h); norms and biases in f32.
+using TensorNameRule = std::function<GgmlType(std::string_view name, uint64_t cols)>;
+TensorTypeFn types_by_tensor_name(TensorNameRule rule, const ModelConfig& cfg);
 // The types of a real file's tensor table. A missing output head means tied embeddings. Asked for
 // ffn_gate / ffn_up / ffn_down of a mixture-of-experts file (which has none), it answers with the
 // experts' type, so that a caller picking a precision from the FFN gets the bulk of the weights.

@@ -2,9 +2,10 @@
 #include <cctype>
 
 #include "base/status.h"
+#include "offline/presets.h"
 #include "model/config.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
 
 ModelConfig make(std::string arch, std::string name, int64_t vocab, int64_t embd, int64_t layers,
@@ -25,7 +26,7 @@ ModelConfig make(std::string arch, std::string name, int64_t vocab, int64_t embd
   c.rms_eps = eps;
   c.rope_theta = theta;
   c.tied_embeddings = tied;
-  Status s = apply_arch_defaults(c);
+  Status s = model::apply_arch_defaults(c);
   RIDGE_CHECK(s.ok());
   return c;
 }
@@ -218,61 +219,6 @@ bool iequals(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-Status apply_arch_defaults(ModelConfig& cfg) {
-  if (cfg.arch == "llama") {
-    cfg.rope_layout = RopeLayout::kNormal;
-    cfg.qkv_bias = false;
-    cfg.qk_norm = false;
-  } else if (cfg.arch == "qwen2") {
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = true;
-    cfg.qk_norm = false;
-  } else if (cfg.arch == "qwen3") {
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = false;
-    cfg.qk_norm = true;
-  } else if (cfg.arch == "qwen2moe") {  // qwen2's attention, experts plus a gated shared expert
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = true;
-    cfg.qk_norm = false;
-    cfg.moe_norm_topk = false;
-  } else if (cfg.arch == "qwen3moe") {  // qwen3's attention, experts with renormalized top-k
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = false;
-    cfg.qk_norm = true;
-    cfg.moe_norm_topk = true;
-  } else if (cfg.arch == "gpt-oss") {  // gpt-oss
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = true;
-    cfg.qk_norm = false;
-    cfg.moe_norm_topk = false;
-    cfg.moe_softmax_after_topk = true;
-    cfg.moe_swiglu_oai = true;
-    cfg.attn_sinks = true;
-    cfg.swa_period = 2;
-  } else if (cfg.arch == "gemma2" || cfg.arch == "gemma3") {  // GeGLU, post-norms, scaled embeddings
-    const bool gemma3 = cfg.arch == "gemma3";
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = false;
-    cfg.qk_norm = gemma3;
-    cfg.scale_embeddings = true;
-    cfg.ffn_gelu = true;
-    cfg.post_norms = true;
-    cfg.swa_period = gemma3 ? 6 : 2;  // gemma2: even layers windowed; gemma3: 5 of every 6
-  } else if (cfg.arch == "qwen35" || cfg.arch == "qwen35moe") {  // Gated DeltaNet + gated attention
-    cfg.rope_layout = RopeLayout::kNeox;
-    cfg.qkv_bias = false;
-    cfg.qk_norm = true;
-    cfg.moe_norm_topk = true;
-    cfg.full_attn_interval = 4;
-    cfg.attn_output_gate = true;
-  } else {
-    return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
-                 "qwen3moe, gpt-oss, gemma2, gemma3, qwen35, qwen35moe)", cfg.arch);
-  }
-  return ok_status();
-}
-
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> all = build();
   return all;
@@ -288,4 +234,4 @@ Result<ModelConfig> preset_config(std::string_view name) {
   return usage_error("unknown model preset '{}' (known: {})", name, known);
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

@@ -1,4 +1,4 @@
-#include "model/quant_mix.h"
+#include "offline/quant_mix.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <regex>
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
 
 using T = GgmlType;
@@ -267,22 +267,6 @@ bool tensor_is_quantizable(std::string_view name, std::span<const uint64_t> shap
   return true;
 }
 
-GgmlType fallback_type(GgmlType type, uint64_t cols) {
-  auto fits = [cols](GgmlType t) { return cols % traits(t).block_elems == 0; };
-  if (fits(type)) return type;
-  GgmlType alt = T::kF16;
-  switch (type) {
-    case T::kQ2_K: case T::kQ3_K: case T::kTQ1_0: case T::kTQ2_0: alt = T::kQ4_0; break;
-    case T::kIQ1_S: case T::kIQ1_M: case T::kIQ2_XXS: case T::kIQ2_XS: case T::kIQ2_S: case T::kIQ3_XXS:
-    case T::kIQ3_S: case T::kIQ4_XS: alt = T::kIQ4_NL; break;
-    case T::kQ4_K: alt = T::kQ5_0; break;
-    case T::kQ5_K: alt = T::kQ5_1; break;
-    case T::kQ6_K: alt = T::kQ8_0; break;
-    default: break;
-  }
-  return fits(alt) ? alt : T::kF16;
-}
-
 MixModel mix_model_of(const ModelConfig& cfg) {
   return MixModel{cfg.arch, cfg.n_layer, cfg.n_head, cfg.n_head_kv, cfg.n_expert};
 }
@@ -403,4 +387,4 @@ GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_
   return fallback_type(rule_type(in, category_of(name), cols), cols);
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

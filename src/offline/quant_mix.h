@@ -17,7 +17,9 @@
 #include "model/config.h"
 #include "tensor/ggml_type.h"
 
-namespace ridge::model {
+namespace ridge::offline {
+
+using model::ModelConfig;
 
 enum class QuantMix {
   kF32, kF16, kBF16,
@@ -53,11 +55,6 @@ bool tensor_is_quantizable(std::string_view name, std::span<const uint64_t> shap
 // The types ridge can write: f32, f16, bf16 and the quantizers of kernels/quant (q4_0 ... q6_K).
 bool is_writable_type(GgmlType type);
 
-// llama.cpp's replacement when a row of `cols` elements does not fill whole blocks of `type`:
-// q2_K/q3_K -> q4_0, q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0 (the 256-element iq formats ->
-// iq4_nl, for the roofline's byte counts; ridge writes no iq format); f16 when that still does not fit
-// (llama.cpp stops with an error for 32-element formats; ridge writes f16). `type` when it fits.
-GgmlType fallback_type(GgmlType type, uint64_t cols);
 
 // The hyper-parameters the rules look at.
 struct MixModel {
@@ -112,4 +109,4 @@ Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc
 // of a whole file. Names llama.cpp never converts (the router ffn_gate_inp, norms) answer f32.
 GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_view name, uint64_t cols);
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

@@ -1,4 +1,4 @@
-#include "model/quantize.h"
+#include "offline/quantize.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 #include "tensor/fp16.h"
 #include "tensor/fp16_row.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
 
 bool is_float_type(GgmlType t) { return t == GgmlType::kF32 || t == GgmlType::kF16 || t == GgmlType::kBF16; }
@@ -163,4 +163,4 @@ Status add_quantized_model(const gguf::File& in, const QuantizePlan& plan, int n
   return ok_status();
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

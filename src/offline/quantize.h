@@ -11,14 +11,16 @@
 
 #include "base/status.h"
 #include "gguf/writer.h"
-#include "model/quant_mix.h"
+#include "offline/quant_mix.h"
 #include "tensor/ggml_type.h"
 
 namespace ridge::gguf {
 class File;
 }
 
-namespace ridge::model {
+namespace ridge::offline {
+
+using model::ModelConfig;
 
 struct QuantizeOptions {
   MixOptions mix;
@@ -65,4 +67,4 @@ void encode_row(GgmlType type, const float* src, void* dst, int64_t n);
 // Reads one row of n F32/F16/BF16 values into f32.
 void decode_float_row(GgmlType type, const void* src, float* dst, int64_t n);
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

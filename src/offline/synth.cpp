@@ -1,4 +1,4 @@
-#include "model/synth.h"
+#include "offline/synth.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,12 +10,14 @@
 #include "kernels/quant/quants.h"
 #include "tensor/fp16.h"
 #include "tensor/fp16_row.h"
-#include "model/quant_mix.h"
-#include "model/synth_vocab.h"
+#include "offline/quant_mix.h"
+#include "offline/synth_vocab.h"
 #include "model/weights.h"
 #include "tokenizer/gguf_vocab.h"
 
-namespace ridge::model {
+namespace ridge::offline {
+
+using model::Pooling;
 namespace {
 
 uint64_t splitmix64(uint64_t x) {
@@ -356,4 +358,4 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
   return c;
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

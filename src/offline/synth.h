@@ -10,14 +10,16 @@
 #include "base/status.h"
 #include "gguf/writer.h"
 #include "model/config.h"
-#include "model/quant_mix.h"
+#include "offline/quant_mix.h"
 #include "tensor/ggml_type.h"
 
 namespace ridge::gguf {
 class File;
 }
 
-namespace ridge::model {
+namespace ridge::offline {
+
+using model::ModelConfig;
 
 struct SynthOptions {
   GgmlType type = GgmlType::kF16;     // type of the 2-D weight matrices (norms and biases stay f32)
@@ -40,4 +42,4 @@ void write_config_metadata(const ModelConfig& cfg, gguf::Writer& w);
 // config is returned.
 Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg, const SynthOptions& opt, gguf::Writer& w);
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

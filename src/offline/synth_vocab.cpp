@@ -1,4 +1,4 @@
-#include "model/synth_vocab.h"
+#include "offline/synth_vocab.h"
 
 #include <string>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "gguf/reader.h"
 #include "tokenizer/gguf_vocab.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
 constexpr int32_t kTypeUnused = 5;
 }  // namespace
@@ -33,4 +33,4 @@ Result<int64_t> copy_tokenizer_metadata(const gguf::File& from, gguf::Writer& to
   return n_vocab_min;
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

@@ -10,10 +10,10 @@ namespace ridge::gguf {
 class File;
 }
 
-namespace ridge::model {
+namespace ridge::offline {
 
 // Copies every tokenizer.* key of `from` into `to`. When the vocabulary has fewer than
 // `n_vocab_min` tokens it is padded with unused "[PAD<i>]" tokens. Returns the token count.
 Result<int64_t> copy_tokenizer_metadata(const gguf::File& from, gguf::Writer& to, int64_t n_vocab_min);
 
-}  // namespace ridge::model
+}  // namespace ridge::offline

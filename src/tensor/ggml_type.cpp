@@ -92,4 +92,20 @@ const GgmlTypeTraits* ggml_all_types(size_t* count) {
   return kTypes;
 }
 
+GgmlType fallback_type(GgmlType type, uint64_t cols) {
+  auto fits = [cols](GgmlType t) { return cols % traits(t).block_elems == 0; };
+  if (fits(type)) return type;
+  GgmlType alt = GgmlType::kF16;
+  switch (type) {
+    case GgmlType::kQ2_K: case GgmlType::kQ3_K: case GgmlType::kTQ1_0: case GgmlType::kTQ2_0: alt = GgmlType::kQ4_0; break;
+    case GgmlType::kIQ1_S: case GgmlType::kIQ1_M: case GgmlType::kIQ2_XXS: case GgmlType::kIQ2_XS: case GgmlType::kIQ2_S: case GgmlType::kIQ3_XXS:
+    case GgmlType::kIQ3_S: case GgmlType::kIQ4_XS: alt = GgmlType::kIQ4_NL; break;
+    case GgmlType::kQ4_K: alt = GgmlType::kQ5_0; break;
+    case GgmlType::kQ5_K: alt = GgmlType::kQ5_1; break;
+    case GgmlType::kQ6_K: alt = GgmlType::kQ8_0; break;
+    default: break;
+  }
+  return fits(alt) ? alt : GgmlType::kF16;
+}
+
 }  // namespace ridge

@@ -65,4 +65,10 @@ std::optional<uint64_t> ggml_row_bytes(GgmlType type, uint64_t n_elems);
 // All known types, in id order.
 const GgmlTypeTraits* ggml_all_types(size_t* count);
 
+// llama.cpp's replacement when a row of `cols` elements does not fill whole blocks of `type`:
+// q2_K/q3_K -> q4_0, q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0 (the 256-element iq formats ->
+// iq4_nl, for the roofline's byte counts; ridge writes no iq format); f16 when that still does not fit
+// (llama.cpp stops with an error for 32-element formats; ridge writes f16). `type` when it fits.
+GgmlType fallback_type(GgmlType type, uint64_t cols);
+
 }  // namespace ridge

@@ -8,7 +8,9 @@
 #include "gguf/writer.h"
 #include "model/config.h"
 #include "model/cost.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/synth.h"
+#include "offline/weight_types.h"
 #include "cost_test_util.h"
 
 namespace ridge::model {
@@ -36,7 +38,7 @@ TEST(CostHybridTest, KvAndStateOfQwen35_9B) {
 // with the context.
 TEST(CostHybridTest, KvGrowsAQuarterAsFastAsADenseModels) {
   const ModelCost hybrid = cost_of("qwen3.5-9b", "q8_0");
-  auto dense_cfg = *preset_config("qwen3.5-9b");
+  auto dense_cfg = *offline::preset_config("qwen3.5-9b");
   dense_cfg.full_attn_interval = 0;  // every layer full attention, same shapes
   auto dense = model_cost(dense_cfg, uniform_types(GgmlType::kQ8_0), KvType::kF16);
   ASSERT_TRUE(dense.ok());
@@ -50,17 +52,17 @@ TEST(CostHybridTest, GgufTensorTableGivesTheFileBytes) {
   for (const char* preset : {"tiny-qwen35", "tiny-qwen35moe"}) {
     for (const char* type : {"q8_0", "q4_k_m"}) {
       SCOPED_TRACE(std::string(preset) + " " + type);
-      auto cfg = preset_config(preset);
+      auto cfg = offline::preset_config(preset);
       ASSERT_TRUE(cfg.ok());
-      SynthOptions so;
-      if (auto mix = quant_mix_from_name(type); mix.ok()) {
+      offline::SynthOptions so;
+      if (auto mix = offline::quant_mix_from_name(type); mix.ok()) {
         so.mix = *mix;
       } else {
         so.type = *ggml_type_from_name(type);
       }
       so.n_threads = 1;
       gguf::Writer w;
-      auto built = build_synthetic_model(*cfg, so, w);
+      auto built = offline::build_synthetic_model(*cfg, so, w);
       ASSERT_TRUE(built.ok()) << built.status().message();
       auto bytes = w.write_to_memory();
       ASSERT_TRUE(bytes.ok());
@@ -74,7 +76,7 @@ TEST(CostHybridTest, GgufTensorTableGivesTheFileBytes) {
       ASSERT_TRUE(m.ok()) << m.status().message();
       EXPECT_DOUBLE_EQ(m->weight_file_bytes, file_bytes);
       // And the mixture rule the roofline applies without a file gives the same bytes.
-      auto by_name = weight_types_by_name(type, *built);
+      auto by_name = offline::weight_types_by_name(type, *built);
       ASSERT_TRUE(by_name.ok());
       EXPECT_DOUBLE_EQ(model_cost(*built, *by_name, KvType::kF16)->weight_file_bytes, file_bytes);
     }

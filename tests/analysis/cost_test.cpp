@@ -10,6 +10,8 @@
 #include "gguf/writer.h"
 #include "model/config.h"
 #include "model/cost.h"
+#include "offline/presets.h"
+#include "offline/weight_types.h"
 #include "cost_test_util.h"
 
 namespace ridge::model {
@@ -128,7 +130,7 @@ TEST(CostTest, SlidingWindowLayersReadTheirWindowOnly) {
 
 TEST(CostTest, RowsNotDivisibleBySuperBlockFallBack) {
   // Qwen2.5-0.5B has n_embd 896 = 3.5 x 256: q4_K cannot store its rows, llama.cpp uses q5_0.
-  auto cfg = *preset_config("qwen2.5-0.5b");
+  auto cfg = *offline::preset_config("qwen2.5-0.5b");
   ModelCost k = *model_cost(cfg, uniform_types(GgmlType::kQ4_K), KvType::kF16);
   // ffn_down rows are n_ff = 4864 = 19 x 256 long: those stay q4_K.
   auto expect = [](TensorRole role, int64_t) {
@@ -137,12 +139,12 @@ TEST(CostTest, RowsNotDivisibleBySuperBlockFallBack) {
   };
   ModelCost q50 = *model_cost(cfg, expect, KvType::kF16);
   EXPECT_DOUBLE_EQ(k.weight_file_bytes, q50.weight_file_bytes);
-  EXPECT_FALSE(weight_types_by_name("q9_z", cfg).ok());
+  EXPECT_FALSE(offline::weight_types_by_name("q9_z", cfg).ok());
 }
 
 TEST(CostTest, Q4KMRuleBumpsHalfTheLayers) {
-  auto cfg = *preset_config("llama-2-7b");
-  auto fn = *weight_types_by_name("Q4_K_M", cfg);
+  auto cfg = *offline::preset_config("llama-2-7b");
+  auto fn = *offline::weight_types_by_name("Q4_K_M", cfg);
   int bumped = 0;
   for (int64_t l = 0; l < 32; ++l) {
     EXPECT_EQ(fn(TensorRole::kAttnV, l), fn(TensorRole::kFfnDown, l));
@@ -159,7 +161,7 @@ TEST(CostTest, Q4KMRuleBumpsHalfTheLayers) {
 TEST(CostTest, GgufTensorTableGivesTheFileBytes) {
   // A tiny-llama-shaped file with mixed types: the cost model must count exactly the bytes the
   // reader finds in the file.
-  auto cfg = *preset_config("tiny-llama");
+  auto cfg = *offline::preset_config("tiny-llama");
   gguf::Writer w;
   auto fill = [](std::span<uint8_t> d) {
     std::memset(d.data(), 0, d.size());
@@ -335,7 +337,7 @@ TEST(CostMoeTest, DenseModelsAreUnchanged) {
 // An MoE file's tensor table: the 3-D stacks' bytes counted exactly; ffn_gate/up asked of it give
 // the experts' type (what picks the precision).
 TEST(CostMoeTest, GgufTensorTableOfAnMoeFile) {
-  auto cfg = *preset_config("tiny-qwen3moe");  // 64 wide, 8 experts of 64, tied
+  auto cfg = *offline::preset_config("tiny-qwen3moe");  // 64 wide, 8 experts of 64, tied
   gguf::Writer w;
   auto fill = [](std::span<uint8_t> d) {
     std::memset(d.data(), 0, d.size());

@@ -7,13 +7,15 @@
 #include "analysis/hardware.h"
 #include "model/config.h"
 #include "model/cost.h"
+#include "offline/presets.h"
+#include "offline/weight_types.h"
 
 namespace ridge::model::testing {
 
 inline ModelCost cost_of(const char* preset, const char* type, KvType kv = KvType::kF16) {
-  auto cfg = preset_config(preset);
+  auto cfg = offline::preset_config(preset);
   EXPECT_TRUE(cfg.ok()) << cfg.status().message();
-  auto fn = weight_types_by_name(type, *cfg);
+  auto fn = offline::weight_types_by_name(type, *cfg);
   EXPECT_TRUE(fn.ok()) << fn.status().message();
   auto m = model_cost(*cfg, *fn, kv);
   EXPECT_TRUE(m.ok()) << m.status().message();

@@ -9,6 +9,8 @@
 #include "analysis/cost_test_util.h"
 #include "analysis/roofline.h"
 #include "model/config.h"
+#include "offline/presets.h"
+#include "offline/weight_types.h"
 
 namespace ridge::analysis {
 namespace {
@@ -158,8 +160,8 @@ TEST(RooflineTest, MixtureOfExpertsReadsMoreExpertsWithBatch) {
   // KV and activations outweigh 6 GFLOP); give it a short context and fp8 KV to see a knee found
   // on the nonlinear byte curve.
   EXPECT_FALSE(r.knee_batch.has_value());
-  auto cfg = *model::preset_config("qwen3-30b-a3b");
-  RooflineQuery k{*model::model_cost(cfg, *model::weight_types_by_name("q4_k_m", cfg), model::KvType::kFP8),
+  auto cfg = *offline::preset_config("qwen3-30b-a3b");
+  RooflineQuery k{*model::model_cost(cfg, *offline::weight_types_by_name("q4_k_m", cfg), model::KvType::kFP8),
                   "q4_k_m", GgmlType::kQ4_K, hw("h100"), std::nullopt, 16, {1}, 0};
   RooflineResult rk = *analyze(k);
   ASSERT_TRUE(rk.knee_batch.has_value());

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "gguf/reader.h"
-#include "model/quantize_test_util.h"
+#include "offline/quantize_test_util.h"
 
 namespace {
 
@@ -109,8 +109,8 @@ TEST_F(SynthInspect, InspectJsonAgreesWithTheFile) {
 // A mixture-of-experts file (a qwen3moe F32 model built in memory, quantized by `ridge quantize`):
 // inspect tells total from active parameters and bytes, the roofline predicts the experts read.
 TEST_F(SynthInspect, InspectAndRooflineOfAMixtureOfExpertsFile) {
-  const ridge::model::ModelConfig cfg = ridge::model::quantize_testing::wide_moe_config("qwen3moe");
-  const auto s = ridge::model::quantize_testing::synth_moe_f32(cfg, 3);
+  const ridge::model::ModelConfig cfg = ridge::offline::quantize_testing::wide_moe_config("qwen3moe");
+  const auto s = ridge::offline::quantize_testing::synth_moe_f32(cfg, 3);
   ASSERT_TRUE(s.file);
   std::ofstream(path("moe-f32.gguf"), std::ios::binary)
       .write(reinterpret_cast<const char*>(s.bytes->data()), static_cast<std::streamsize>(s.bytes->size()));

@@ -9,7 +9,8 @@
 #include "gguf/writer.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/synth.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge::engine::testing {
@@ -26,14 +27,14 @@ inline const TinyModel& tiny_model(const std::string& preset, const std::string&
   const std::string key = preset + "/" + type;
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  auto cfg = model::preset_config(preset);
+  auto cfg = offline::preset_config(preset);
   RIDGE_CHECK(cfg.ok());
-  model::SynthOptions so;
+  offline::SynthOptions so;
   so.type = *ggml_type_from_name(type);
   so.seed = 3;
   so.n_threads = 1;
   gguf::Writer writer;
-  RIDGE_CHECK(model::build_synthetic_model(*cfg, so, writer).ok());
+  RIDGE_CHECK(offline::build_synthetic_model(*cfg, so, writer).ok());
   auto bytes = writer.write_to_memory();
   RIDGE_CHECK(bytes.ok());
   auto image = std::make_unique<std::vector<uint8_t>>(std::move(bytes).value());

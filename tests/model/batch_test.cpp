@@ -10,7 +10,7 @@
 
 #include "gguf/reader.h"
 #include "gguf/writer.h"
-#include "model/synth.h"
+#include "offline/synth.h"
 #include "test_util.h"
 
 namespace ridge::model {

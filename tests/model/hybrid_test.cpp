@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/session.h"
-#include "model/synth.h"
+#include "offline/synth.h"
 #include "test_util.h"
 
 namespace ridge::model {

@@ -11,7 +11,8 @@
 
 #include "gguf/reader.h"
 #include "gguf/writer.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/synth.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
@@ -110,14 +111,14 @@ TEST(KvQuality, Stories260K) {
 }
 
 TEST(KvQuality, TinyQwen3) {
-  auto cfg = preset_config("tiny-qwen3");
+  auto cfg = offline::preset_config("tiny-qwen3");
   ASSERT_TRUE(cfg.ok());
-  SynthOptions so;
+  offline::SynthOptions so;
   so.type = GgmlType::kF16;
   so.seed = 5;
   so.n_threads = 1;
   gguf::Writer writer;
-  ASSERT_TRUE(build_synthetic_model(*cfg, so, writer).ok());
+  ASSERT_TRUE(offline::build_synthetic_model(*cfg, so, writer).ok());
   auto bytes = writer.write_to_memory();
   ASSERT_TRUE(bytes.ok());
   auto file = gguf::File::parse(*bytes, "tiny-qwen3");

@@ -16,7 +16,8 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "model/session.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/synth.h"
 
 namespace ridge::model::testing {
 
@@ -37,14 +38,14 @@ inline int32_t argmax(std::span<const float> v) {
 // into `writer` (model/synth.h, one thread).
 inline Status build_synthetic(const std::string& preset, const std::string& type, uint64_t seed,
                               gguf::Writer& writer) {
-  RIDGE_ASSIGN_OR_RETURN(ModelConfig cfg, preset_config(preset));
-  SynthOptions so;
+  RIDGE_ASSIGN_OR_RETURN(ModelConfig cfg, offline::preset_config(preset));
+  offline::SynthOptions so;
   const auto t = ggml_type_from_name(type);
   if (!t) return error("unknown weight type '{}'", type);
   so.type = *t;
   so.seed = seed;
   so.n_threads = 1;
-  return build_synthetic_model(cfg, so, writer).status();
+  return offline::build_synthetic_model(cfg, so, writer).status();
 }
 
 // Loads `preset` (f32, seed 3) after `edit` changed its metadata; returns the load error ("" if

@@ -11,7 +11,7 @@
 #include "gguf/writer.h"
 #include "model/model.h"
 #include "model/session.h"
-#include "model/synth.h"
+#include "offline/synth.h"
 #include "test_util.h"
 
 namespace ridge::model {

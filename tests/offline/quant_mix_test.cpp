@@ -19,10 +19,14 @@
 #include <vector>
 
 #include "model/cost.h"
-#include "model/quant_mix.h"
+#include "offline/presets.h"
+#include "offline/quant_mix.h"
+#include "offline/weight_types.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
+
+using model::TensorRole;
 
 using T = GgmlType;
 
@@ -625,4 +629,4 @@ TEST(QuantMixMoe, CostModelUsesTheRules) {
 }
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::offline

@@ -13,7 +13,7 @@
 
 #include "quantize_test_util.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
 
 using namespace quantize_testing;  // NOLINT(google-build-using-namespace)
@@ -139,4 +139,4 @@ TEST_F(QuantizeCli, MixtureOfExpertsFile) {
 }
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::offline

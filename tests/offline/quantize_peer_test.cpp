@@ -18,10 +18,15 @@
 
 #include "model/ops.h"
 #include "quantize_test_util.h"
-#include "test_util.h"
+#include "model/test_util.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
+
+using model::Model;
+using model::Session;
+using model::SessionOptions;
+using model::softmax;
 
 using namespace quantize_testing;  // NOLINT(google-build-using-namespace)
 namespace fs = std::filesystem;
@@ -66,7 +71,7 @@ class QuantizePeer : public ::testing::Test {
     }
     ASSERT_EQ(rows.size(), tokens.size());
 
-    auto m = Model::load(path, testing::test_kernels());
+    auto m = Model::load(path, model::testing::test_kernels());
     ASSERT_TRUE(m.ok()) << m.status().message();
     SessionOptions o;
     o.n_ctx = 256;
@@ -86,7 +91,7 @@ class QuantizePeer : public ::testing::Test {
       softmax(p.data(), n_vocab);
       const auto& top = rows[pos].at("top");
       const int32_t best = top.at(0).at(0).get<int32_t>();
-      if (testing::argmax(p) != best) {
+      if (model::testing::argmax(p) != best) {
         // Only a near tie in llama.cpp's own top two may swap (not seen so far).
         const double gap = top.at(0).at(1).get<double>() - top.at(1).at(1).get<double>();
         // Counted, not failed: see the bound below.
@@ -182,7 +187,7 @@ TEST_F(QuantizePeer, HybridModels) {
 
 // A real trained model: stories260K (F32, 64-wide rows, so the K mixtures use their fallbacks).
 TEST_F(QuantizePeer, Stories260K) {
-  auto in = gguf::File::open(testing::stories_path());
+  auto in = gguf::File::open(model::testing::stories_path());
   if (!in.ok()) GTEST_SKIP() << "no stories260K.gguf";
   // "Once upon a time" and llama.cpp's greedy continuation (tests/model/stories_test.cpp): 64 ids.
   const std::vector<int32_t> tokens = {
@@ -196,4 +201,4 @@ TEST_F(QuantizePeer, Stories260K) {
 }
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::offline

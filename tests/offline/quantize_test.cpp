@@ -17,11 +17,12 @@
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "kernels/quant/quants.h"
-#include "model/quantize.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/quantize.h"
+#include "offline/synth.h"
 #include "quantize_test_util.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
 
 using namespace quantize_testing;  // NOLINT(google-build-using-namespace)
@@ -269,4 +270,4 @@ TEST(Quantize, MixtureOfExpertsFfnTensorWithoutLayerIsAnError) {
 }
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::offline

@@ -12,10 +12,11 @@
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/config.h"
-#include "model/quantize.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/quantize.h"
+#include "offline/synth.h"
 
-namespace ridge::model::quantize_testing {
+namespace ridge::offline::quantize_testing {
 
 // A parsed GGUF with the bytes it points into.
 struct Synth {
@@ -220,4 +221,4 @@ inline Quantized quantize(const gguf::File& in, QuantMix mix, int n_threads = 2,
   return q;
 }
 
-}  // namespace ridge::model::quantize_testing
+}  // namespace ridge::offline::quantize_testing

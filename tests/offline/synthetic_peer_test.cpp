@@ -14,11 +14,17 @@
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/ops.h"
-#include "model/synth.h"
-#include "test_util.h"
+#include "offline/presets.h"
+#include "offline/synth.h"
+#include "model/test_util.h"
 
-namespace ridge::model {
+namespace ridge::offline {
 namespace {
+
+using model::Model;
+using model::Session;
+using model::SessionOptions;
+using model::softmax;
 
 struct Case {
   const char* preset;
@@ -116,7 +122,7 @@ TEST_P(SyntheticPeer, TeacherForcedProbsMatchLlamaCpp) {
   auto file = gguf::File::parse(*bytes, c.preset);
   ASSERT_TRUE(file.ok()) << file.status().message();
   auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
-                            testing::test_kernels());
+                            model::testing::test_kernels());
   ASSERT_TRUE(m.ok()) << m.status().message();
 
   // Whole sequence in one step, then the same in chunks of 16 (must be bit-identical).
@@ -144,7 +150,7 @@ TEST_P(SyntheticPeer, TeacherForcedProbsMatchLlamaCpp) {
     softmax(p.data(), n_vocab);
     const auto& row = top[pos];
     const int32_t peer_best = row.at(0).at(0).get<int32_t>();
-    const int32_t best = testing::argmax(p);
+    const int32_t best = model::testing::argmax(p);
     if (best != peer_best) {
       // A different argmax is only acceptable as a near-tie: llama.cpp itself gives our pick a
       // probability within the tolerance of its own top-1.
@@ -166,7 +172,7 @@ TEST_P(SyntheticPeer, TeacherForcedProbsMatchLlamaCpp) {
               "top-1 near-tie swaps %d\n", c.preset, c.type, max_diff, top1_mismatch);
   RecordProperty("max_abs_prob_diff", std::to_string(max_diff));
   const bool bf16_elsewhere = std::string(c.type) == "bf16" &&
-                              testing::test_kernels().isa != kernels::Isa::kAvx512;
+                              model::testing::test_kernels().isa != kernels::Isa::kAvx512;
   EXPECT_LE(max_diff, bf16_elsewhere ? kOtherIsaBf16Factor * c.tolerance : c.tolerance);
 }
 
@@ -198,4 +204,4 @@ INSTANTIATE_TEST_SUITE_P(
     case_name);
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::offline

@@ -12,7 +12,8 @@
 #include "gguf/writer.h"
 #include "kernels/kernels.h"
 #include "model/session.h"
-#include "model/synth.h"
+#include "offline/presets.h"
+#include "offline/synth.h"
 #include "quality/perplexity.h"
 
 namespace ridge::quality {
@@ -26,13 +27,13 @@ struct Tiny {
 const model::Model& tiny() {
   static Tiny t = [] {
     Tiny r;
-    auto cfg = model::preset_config("tiny-qwen3");
+    auto cfg = offline::preset_config("tiny-qwen3");
     EXPECT_TRUE(cfg.ok());
-    model::SynthOptions so;
+    offline::SynthOptions so;
     so.type = GgmlType::kF32;
     so.seed = 9;
     gguf::Writer w;
-    EXPECT_TRUE(model::build_synthetic_model(*cfg, so, w).ok());
+    EXPECT_TRUE(offline::build_synthetic_model(*cfg, so, w).ok());
     r.bytes = std::move(w.write_to_memory()).value();
     auto file = gguf::File::parse(r.bytes, "tiny.gguf");
     EXPECT_TRUE(file.ok());
