@@ -87,13 +87,12 @@ int cmd_perplexity(int argc, char** argv) {
                                 base->header().n_vocab, n_vocab));
     }
     tokens = base->header().tokens;
-    // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
-    if (tok->add_bos() && tok->bos() >= 0) o.bos = tok->bos();
   } else {
     auto t = quality::text_tokens(*tok, text, o);
     if (!t.ok()) return report(t.status().with_prefix("perplexity"));
     tokens = std::move(t).value();
   }
+  o.bos = quality::chunk_bos(*tok);  // as llama.cpp: each chunk starts with it
   if (a.n_threads <= 0) a.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ThreadPool pool(a.n_threads);
   fmt::print(stderr, "perplexity: {} tokens, chunks of {}, {} threads\n", tokens.size(), o.n_ctx, a.n_threads);

@@ -166,6 +166,7 @@ int cmd_quality(int argc, char** argv) {
   auto tokens_or = quality::text_tokens(*tok, *text, a.o);
   if (!tokens_or.ok()) return report(tokens_or.status().with_prefix("quality"));
   const std::vector<int32_t> tokens = std::move(tokens_or).value();
+  a.o.bos = quality::chunk_bos(*tok);
   if (a.n_threads <= 0) a.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ThreadPool pool(a.n_threads);
   const std::string dir = a.keep_dir.empty() ? std::filesystem::temp_directory_path().string() : a.keep_dir;

@@ -46,12 +46,15 @@ int64_t chunk_count(int64_t n_tokens, const PerplexityOptions& o) {
   return o.n_chunks >= 0 ? std::min(n, o.n_chunks) : n;
 }
 
-Result<std::vector<int32_t>> text_tokens(const tokenizer::Tokenizer& tok, std::string_view text, PerplexityOptions& o) {
+Result<std::vector<int32_t>> text_tokens(const tokenizer::Tokenizer& tok, std::string_view text,
+                                         const PerplexityOptions& o) {
   std::vector<int32_t> tokens = tok.encode(text, /*add_special=*/true, /*parse_special=*/false);
   RIDGE_RETURN_IF_ERROR(check_length(static_cast<int64_t>(tokens.size()), o.n_ctx));
-  // As llama.cpp: each chunk starts with BOS where the vocabulary adds one.
-  if (tok.add_bos() && tok.bos() >= 0) o.bos = tok.bos();
   return tokens;
+}
+
+int32_t chunk_bos(const tokenizer::Tokenizer& tok) {
+  return tok.add_bos() && tok.bos() >= 0 ? tok.bos() : -1;
 }
 
 Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32_t> tokens,

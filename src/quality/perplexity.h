@@ -52,9 +52,12 @@ double token_nll(std::span<const float> logits, int32_t token);
 Status check_options(const PerplexityOptions& o);
 // Chunks scored over n_tokens: all that fit, at most o.n_chunks.
 int64_t chunk_count(int64_t n_tokens, const PerplexityOptions& o);
-// The text as llama-perplexity tokenizes it (special tokens added, none parsed), and o.bos set
-// where the vocabulary adds BOS; a usage error when it is shorter than two chunks.
-Result<std::vector<int32_t>> text_tokens(const tokenizer::Tokenizer& tok, std::string_view text, PerplexityOptions& o);
+// The text as llama-perplexity tokenizes it (special tokens added, none parsed); a usage error
+// when it is shorter than two chunks of o.n_ctx.
+Result<std::vector<int32_t>> text_tokens(const tokenizer::Tokenizer& tok, std::string_view text,
+                                         const PerplexityOptions& o);
+// PerplexityOptions::bos as llama.cpp chooses it: the vocabulary's BOS where it adds one, else -1.
+int32_t chunk_bos(const tokenizer::Tokenizer& tok);
 
 // Each scored position: its logits and the text's next token (--save-logits, --kl-divergence).
 using ScoredRow = std::function<Status(std::span<const float> logits, int32_t next)>;

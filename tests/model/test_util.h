@@ -18,6 +18,7 @@
 #include "model/session.h"
 #include "offline/presets.h"
 #include "offline/synth.h"
+#include "test_files.h"
 
 namespace ridge::model::testing {
 
@@ -25,7 +26,7 @@ inline std::string shared_path(const std::string& rel) {
   return std::string(RIDGE_SHARED_DIR) + "/" + rel;
 }
 
-inline std::string stories_path() { return shared_path("models/stories260K/stories260K.gguf"); }
+inline std::string stories_path() { return ridge::testing::kStories; }
 
 inline const kernels::Kernels& test_kernels() { return kernels::kernels_for(kernels::best_isa()); }
 
