@@ -14,25 +14,26 @@ void Batch::clear() {
   seq_index.clear();
   slots.clear();
   need_logits.clear();
-  for (auto& t : block_tables) t.clear();
+  block_ids.clear();
+  block_offsets.assign(1, 0);
   context_lens.clear();
   state_slots.clear();
   state_snapshots.clear();
   output_hidden = false;
 }
 
-int32_t Batch::add_seq(const std::vector<int32_t>& block_table, int32_t context_len,
+int32_t Batch::add_seq(const std::vector<int32_t>& table, int32_t context_len,
                        int32_t state_slot) {
   const auto idx = static_cast<size_t>(context_lens.size());
-  if (block_tables.size() <= idx) block_tables.resize(idx + 1);
-  block_tables[idx].assign(block_table.begin(), block_table.end());
+  block_ids.insert(block_ids.end(), table.begin(), table.end());
+  block_offsets.push_back(static_cast<int32_t>(block_ids.size()));
   context_lens.push_back(context_len);
   state_slots.push_back(state_slot);
   return static_cast<int32_t>(idx);
 }
 
 void Batch::add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int64_t block_size) {
-  const auto& table = block_tables[static_cast<size_t>(seq)];
+  const std::span<const int32_t> table = block_table(seq);
   const auto blk = static_cast<size_t>(pos / block_size);
   const int64_t slot = blk < table.size() ? table[blk] * block_size + pos % block_size : -1;
   tokens.push_back(token);
@@ -48,11 +49,16 @@ Status Batch::validate(int64_t n_vocab, int64_t n_blocks, int64_t block_size) co
       need_logits.size() != n) {
     return error("batch: arrays of different lengths ({} tokens)", n);
   }
-  if (block_tables.size() < context_lens.size()) {
-    return error("batch: {} sequences but {} block tables", context_lens.size(), block_tables.size());
+  if (block_offsets.size() != context_lens.size() + 1 || block_offsets.front() != 0 ||
+      block_offsets.back() != static_cast<int64_t>(block_ids.size())) {
+    return error("batch: {} sequences but {} block table offsets over {} block ids",
+                 context_lens.size(), block_offsets.size(), block_ids.size());
   }
   for (size_t s = 0; s < context_lens.size(); ++s) {
-    const auto& table = block_tables[s];
+    if (block_offsets[s + 1] < block_offsets[s]) {
+      return error("batch: sequence {}'s block table offsets decrease", s);
+    }
+    const std::span<const int32_t> table = block_table(static_cast<int32_t>(s));
     const int64_t ctx = context_lens[s];
     if (ctx < 0 || ctx > static_cast<int64_t>(table.size()) * block_size) {
       return error("batch: sequence {} has context {} but {} blocks of {}", s, ctx, table.size(),
@@ -76,7 +82,7 @@ Status Batch::validate(int64_t n_vocab, int64_t n_blocks, int64_t block_size) co
       return error("batch: row {} position {} outside sequence {}'s context {}", i, pos, s,
                    context_lens[static_cast<size_t>(s)]);
     }
-    const auto& table = block_tables[static_cast<size_t>(s)];
+    const std::span<const int32_t> table = block_table(s);
     const int64_t expect = table[static_cast<size_t>(pos / block_size)] * block_size + pos % block_size;
     if (slots[i] != expect) {
       return error("batch: row {} slot {} does not match its block table (expected {})", i,

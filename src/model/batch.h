@@ -2,14 +2,15 @@
 // of one, one decode token of another, ...), where each token's K/V goes, and what each sequence
 // may attend to. One sequence is a batch of one.
 //
-// Paged attention contract: sequence s owns the KV blocks block_tables[s]; its token at position
-// p lives in slot block_tables[s][p / block_size] * block_size + p % block_size. A token at
+// Paged attention contract: sequence s owns the KV blocks block_table(s); its token at position
+// p lives in slot block_table(s)[p / block_size] * block_size + p % block_size. A token at
 // position p attends to positions 0..p of its sequence (causal by position), which must all be
 // in the cache once this batch's own K/V are written. context_lens[s] is the number of positions
 // of sequence s in the cache after this step (max position + 1).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -19,10 +20,13 @@ namespace ridge::model {
 struct Batch {
   std::vector<int32_t> tokens;        // [n_tokens] token ids
   std::vector<int32_t> positions;     // [n_tokens] position of each token in its sequence
-  std::vector<int32_t> seq_index;     // [n_tokens] index into block_tables / context_lens
+  std::vector<int32_t> seq_index;     // [n_tokens] sequence: index into block_offsets / context_lens
   std::vector<int64_t> slots;         // [n_tokens] KV slot the token's K/V is written to
   std::vector<uint8_t> need_logits;   // [n_tokens] 1: this row's logits are returned
-  std::vector<std::vector<int32_t>> block_tables;  // [n_seqs][blocks] KV block ids
+  // Every sequence's KV block ids, one table after another: sequence s's are
+  // block_ids[block_offsets[s], block_offsets[s + 1]) (block_offsets: [n_seqs + 1]).
+  std::vector<int32_t> block_ids;
+  std::vector<int32_t> block_offsets = {0};
   std::vector<int32_t> context_lens;  // [n_seqs] positions in the cache after this step
   // [n_seqs] the recurrent-state slot of each sequence (models with linear-attention layers,
   // kv::RecurrentState; -1 otherwise). Such a model also needs each sequence's rows together, in
@@ -46,11 +50,17 @@ struct Batch {
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t n_seqs() const { return static_cast<int64_t>(context_lens.size()); }
   int64_t n_outputs() const;
+  std::span<const int32_t> block_table(int32_t seq) const {
+    const auto s = static_cast<size_t>(seq);
+    return std::span<const int32_t>(block_ids).subspan(
+        static_cast<size_t>(block_offsets[s]),
+        static_cast<size_t>(block_offsets[s + 1] - block_offsets[s]));
+  }
 
-  // Empties the batch, keeping capacity (block table vectors included).
+  // Empties the batch, keeping capacity.
   void clear();
   // Adds a sequence with its block table (and recurrent-state slot); returns its index.
-  int32_t add_seq(const std::vector<int32_t>& block_table, int32_t context_len,
+  int32_t add_seq(const std::vector<int32_t>& table, int32_t context_len,
                   int32_t state_slot = -1);
   // Adds one token of sequence `seq`; its slot is derived from the sequence's block table.
   void add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int64_t block_size);

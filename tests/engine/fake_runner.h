@@ -34,7 +34,7 @@ class FakeRunner final : public Runner {
     int64_t row = 0;
     for (int64_t t = 0; t < b.n_tokens(); ++t) {
       if (!b.need_logits[static_cast<size_t>(t)]) continue;
-      const auto& table = b.block_tables[static_cast<size_t>(b.seq_index[static_cast<size_t>(t)])];
+      const auto table = b.block_table(b.seq_index[static_cast<size_t>(t)]);
       uint64_t h = 1469598103934665603ull;
       for (int32_t p = 0; p <= b.positions[static_cast<size_t>(t)]; ++p) {
         const auto slot = static_cast<size_t>(table[static_cast<size_t>(p / block_size_)] * block_size_ + p % block_size_);

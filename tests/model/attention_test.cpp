@@ -91,7 +91,7 @@ std::vector<double> reference(const Fixture& f, const Batch& b, const float* q, 
   std::vector<double> out(static_cast<size_t>(b.n_tokens() * kHead * hd), 0.0);
   std::vector<float> k(static_cast<size_t>(kHeadKv * hd)), v(k.size());
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
-    const auto& table = b.block_tables[static_cast<size_t>(b.seq_index[static_cast<size_t>(t)])];
+    const auto table = b.block_table(b.seq_index[static_cast<size_t>(t)]);
     const int64_t n = b.positions[static_cast<size_t>(t)] + 1;
     const int64_t first = var.window > 0 ? std::max<int64_t>(0, n - var.window) : 0;
     std::vector<std::vector<float>> ks, vs;

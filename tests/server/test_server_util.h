@@ -86,7 +86,7 @@ class SlowFakeRunner final : public engine::Runner {
     size_t row = 0;
     for (size_t t = 0; t < b.tokens.size(); ++t) {
       if (!b.need_logits[t]) continue;
-      const auto& table = b.block_tables[static_cast<size_t>(b.seq_index[t])];
+      const auto table = b.block_table(b.seq_index[t]);
       uint64_t h = 1469598103934665603ull;
       for (int32_t p = 0; p <= b.positions[t]; ++p) {
         const auto slot = static_cast<size_t>(table[static_cast<size_t>(p / block_size_)] * block_size_ + p % block_size_);
