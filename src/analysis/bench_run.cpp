@@ -9,6 +9,7 @@
 #include "analysis/bench.h"
 #include "analysis/probe.h"
 #include "analysis/read_pass.h"
+#include "backend/cpu/cpu_backend.h"
 #include "base/timer.h"
 #include "kv/kv_cache.h"
 #include "model/batch.h"
@@ -85,6 +86,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   lim.n_threads = pool.size();
   lim.block_size = kBlockSize;
   RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(cfg, lim));
+  backend::CpuBackend cpu(model.kernels(), pool);
 
   // Sequence s owns blocks [s * per_seq, (s + 1) * per_seq) and recurrent-state slot s.
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(batch));
@@ -112,7 +114,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     for (int64_t j = 0; j < m; ++j) {
       b.add_token(static_cast<int32_t>(j % cfg.n_vocab), static_cast<int32_t>(j), 0, j == m - 1, kBlockSize);
     }
-    RIDGE_RETURN_IF_ERROR(model.forward(b, kv, ws, pool).status());
+    RIDGE_RETURN_IF_ERROR(model.forward(b, kv, ws, cpu).status());
   }
 
   // Prefill: each sequence's prompt in chunks; its first token comes from the last chunk.
@@ -126,7 +128,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
       for (int64_t j = 0; j < m; ++j) {
         b.add_token(pick(rng), static_cast<int32_t>(i + j), 0, i + j == context - 1, kBlockSize);
       }
-      RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, pool));
+      RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, cpu));
       if (i + m == context) next[static_cast<size_t>(s)] = sampling::argmax(logits);
     }
     prefill_s += sw.seconds();
@@ -149,7 +151,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
       work[static_cast<size_t>(s)] = model::SeqWork{pos, 1};
     }
     Stopwatch sw;
-    RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, pool));
+    RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, cpu));
     const double seconds = sw.seconds();
     for (int64_t s = 0; s < batch; ++s) {
       next[static_cast<size_t>(s)] =

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "sampling/draft_draw.h"
 
@@ -84,13 +85,14 @@ Result<std::vector<int32_t>> DraftModel::propose(std::span<const int32_t> histor
   k = std::min(k, room);
   if (k <= 0 || static_cast<int64_t>(cached_.size()) >= static_cast<int64_t>(history.size())) return out;
   const auto fresh = history.subspan(cached_.size());
-  RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, session_->eval(fresh, pool));
+  backend::CpuBackend cpu(session_->model().kernels(), pool);
+  RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, session_->eval(fresh, cpu));
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
   while (true) {
     const int32_t t = draw.next(logits);
     out.push_back(t);
     if (static_cast<int64_t>(out.size()) >= k) break;
-    RIDGE_ASSIGN_OR_RETURN(logits, session_->eval(std::span<const int32_t>(&t, 1), pool));
+    RIDGE_ASSIGN_OR_RETURN(logits, session_->eval(std::span<const int32_t>(&t, 1), cpu));
     cached_.push_back(t);
   }
   return out;

@@ -85,6 +85,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   const int n_threads =
       o.n_threads ? *o.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   l.pool = std::make_unique<ThreadPool>(n_threads);
+  l.backend = std::make_unique<backend::CpuBackend>(l.model->kernels(), *l.pool);
   model::SessionOptions so;
   so.n_ctx = o.n_ctx;
   so.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
@@ -223,7 +224,7 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     }
     const int64_t base = s.n_past();
     const Stopwatch stepping;
-    RIDGE_ASSIGN_OR_RETURN(logits, s.eval(step, *l.pool, /*all_logits=*/step.size() > 1));
+    RIDGE_ASSIGN_OR_RETURN(logits, s.eval(step, *l.backend, /*all_logits=*/step.size() > 1));
     ++st.n_decode_steps;
     ++st.n_evaluated;
     const auto k = static_cast<int64_t>(step.size()) - 1;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "base/status.h"
 #include "cli/common.h"
 #include "cli/draft_model.h"
@@ -56,6 +57,7 @@ struct Loaded {
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
   std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<backend::CpuBackend> backend;  // runs the session's forward on the pool
   std::unique_ptr<model::Session> session;
   double load_seconds = 0;
 };

@@ -14,6 +14,7 @@
 #include "analysis/hardware.h"
 #include "analysis/probe.h"
 #include "analysis/roofline.h"
+#include "backend/cpu/cpu_backend.h"
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -51,15 +52,16 @@ Result<double> measure_decode(const model::Model& m, int n, ThreadPool& pool) {
   so.n_ctx = 16 + kWarmup + n + 1;
   so.n_threads = static_cast<int>(pool.size());
   RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(m, so));
+  backend::CpuBackend cpu(m.kernels(), pool);
   std::vector<int32_t> prompt(16);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((7 + 13 * i) % static_cast<size_t>(m.config().n_vocab));
-  RIDGE_RETURN_IF_ERROR(s.eval(prompt, pool).status());
-  for (int i = 0; i < kWarmup; ++i) RIDGE_RETURN_IF_ERROR(s.eval(std::span(prompt).subspan(static_cast<size_t>(i), 1), pool).status());
+  RIDGE_RETURN_IF_ERROR(s.eval(prompt, cpu).status());
+  for (int i = 0; i < kWarmup; ++i) RIDGE_RETURN_IF_ERROR(s.eval(std::span(prompt).subspan(static_cast<size_t>(i), 1), cpu).status());
   std::vector<double> steps;
   for (int i = 0; i < n; ++i) {
     const int32_t t = prompt[static_cast<size_t>(i) % prompt.size()];
     const Stopwatch sw;
-    RIDGE_RETURN_IF_ERROR(s.eval(std::span(&t, 1), pool).status());
+    RIDGE_RETURN_IF_ERROR(s.eval(std::span(&t, 1), cpu).status());
     steps.push_back(sw.seconds());
   }
   std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());

@@ -4,7 +4,11 @@ namespace ridge::engine {
 
 ModelRunner::ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
                          std::shared_ptr<ThreadPool> pool)
-    : model_(&model), kv_(std::move(kv)), ws_(std::move(ws)), pool_(std::move(pool)) {}
+    : model_(&model),
+      kv_(std::move(kv)),
+      ws_(std::move(ws)),
+      pool_(std::move(pool)),
+      backend_(model.kernels(), *pool_) {}
 
 Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& model,
                                                          const ModelRunnerOptions& o,
@@ -26,7 +30,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
 }
 
 Result<std::span<const float>> ModelRunner::run(const model::Batch& batch) {
-  return model_->forward(batch, kv_, ws_, *pool_);
+  return model_->forward(batch, kv_, ws_, backend_);
 }
 
 }  // namespace ridge::engine

@@ -1,5 +1,5 @@
 // Runner: what executes one flat Batch for the engine. ModelRunner owns the model's KV cache,
-// workspace and thread pool; tests substitute a fake runner so the engine can be exercised
+// workspace, thread pool and the backend that runs the forward on them; tests substitute a fake runner so the engine can be exercised
 // without a model.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <span>
 
 #include "base/status.h"
+#include "backend/cpu/cpu_backend.h"
 #include "base/thread_pool.h"
 #include "kv/kv_cache.h"
 #include "model/batch.h"
@@ -57,6 +58,7 @@ class ModelRunner final : public Runner {
                                                      const ModelRunnerOptions& opts,
                                                      std::shared_ptr<ThreadPool> pool = nullptr);
   const std::shared_ptr<ThreadPool>& pool() const { return pool_; }
+  model::Backend& backend() { return backend_; }
   Result<std::span<const float>> run(const model::Batch& batch) override;
   int32_t n_vocab() const override { return static_cast<int32_t>(model_->config().n_vocab); }
   int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }
@@ -73,6 +75,7 @@ class ModelRunner final : public Runner {
   kv::KvCache kv_;
   model::Workspace ws_;
   std::shared_ptr<ThreadPool> pool_;
+  backend::CpuBackend backend_;
 };
 
 }  // namespace ridge::engine

@@ -54,9 +54,9 @@ void swiglu_columns(void* ctx, int64_t j0, int64_t j1) {
     if (w.up_bias != nullptr) {
       for (int64_t j = j0; j < j1; ++j) u[j] += w.up_bias[j];
     }
-    if (w.swiglu_oai) {
+    if (w.act == FfnActivation::kSwigluOai) {
       for (int64_t j = j0; j < j1; ++j) g[j] = swiglu_oai(g[j], u[j]);
-    } else if (w.gelu) {
+    } else if (w.act == FfnActivation::kGeglu) {
       const float* table = gelu_f16_table().data();
       for (int64_t j = j0; j < j1; ++j) g[j] = geglu_with(table, g[j], u[j]);
     } else {

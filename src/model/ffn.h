@@ -10,17 +10,20 @@
 
 namespace ridge::model {
 
+// The activation between the gate/up matmuls and the down matmul: silu(g) * u; gemma's GeGLU,
+// gelu_tanh(g) * u; gpt-oss's clamped SwiGLU, min(g, 7) * sigmoid(1.702 * min(g, 7)) *
+// (clamp(u, -7, 7) + 1).
+enum class FfnActivation : uint8_t { kSwiglu, kGeglu, kSwigluOai };
+
 struct GatedFfn {
   const kernels::WeightView* gate = nullptr;  // [n_ff, n_in]
   const kernels::WeightView* up = nullptr;    // [n_ff, n_in]
   const kernels::WeightView* down = nullptr;  // [n_out, n_ff]
-  // gpt-oss's experts: biases (null: none) and the clamped SwiGLU
-  // min(g, 7) * sigmoid(1.702 * min(g, 7)) * (clamp(u, -7, 7) + 1) instead of silu(g) * u.
+  // gpt-oss's experts' biases (null: none).
   const float* gate_bias = nullptr;  // [n_ff]
   const float* up_bias = nullptr;    // [n_ff]
   const float* down_bias = nullptr;  // [n_out]
-  bool swiglu_oai = false;
-  bool gelu = false;  // GeGLU: gelu_tanh(g) * u
+  FfnActivation act = FfnActivation::kSwiglu;
 };
 
 // gpt-oss's activation of one gate/up pair (ggml's swiglu_oai with alpha 1.702, limit 7).

@@ -2,8 +2,9 @@
 //
 // forward() runs every layer once for the whole batch (prompt chunks and decode tokens of any
 // number of sequences): RMSNorm -> Q/K/V matmuls (+ bias / Q-K norm) -> RoPE + KV write ->
-// paged attention -> output matmul -> RMSNorm -> gate/up matmuls -> SiLU * up -> down matmul.
-// Each weight matrix is streamed once per step whatever the batch size.
+// paged attention -> output matmul -> RMSNorm -> gate/up matmuls -> SiLU * up -> down matmul,
+// each op run by a Backend (model/backend.h). Each weight matrix is streamed once per step
+// whatever the batch size.
 #pragma once
 
 #include <memory>
@@ -12,11 +13,11 @@
 #include <vector>
 
 #include "base/status.h"
-#include "base/thread_pool.h"
 #include "gguf/reader.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
 #include "model/arch.h"
+#include "model/backend.h"
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/ops.h"
@@ -50,9 +51,11 @@ class Model {
 
   // Runs one step: writes the K/V of every batch token into `kv` and returns the logits of the
   // rows with need_logits, in row order: [n_outputs, n_vocab] (with batch.output_hidden their
-  // final-norm hidden states, [n_outputs, n_embd]), valid until the next forward with `ws`. Errors (never CHECKs) on a batch inconsistent with the model, cache or workspace.
+  // final-norm hidden states, [n_outputs, n_embd]), valid until the next forward with `ws`.
+  // Errors (never CHECKs) on a batch inconsistent with the model, cache or workspace. The
+  // backend runs every op; the weights must have been bound for it (CPU: the model's kernels).
   Result<std::span<const float>> forward(const Batch& batch, kv::KvCache& kv, Workspace& ws,
-                                         ThreadPool& pool) const;
+                                         Backend& backend) const;
 
  private:
   Model() = default;
@@ -61,12 +64,13 @@ class Model {
   static Result<Model> bind(std::shared_ptr<const gguf::File> file, const kernels::Kernels& kernels,
                             std::span<uint8_t> writable);
   Status check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
-                    const ThreadPool& pool) const;
-  void embed(const Batch& batch, Workspace& ws, ThreadPool& pool) const;
-  void attention_block(int64_t il, const Batch& batch, kv::KvCache& kv, Workspace& ws,
-                       ThreadPool& pool) const;
-  void ffn_block(int64_t il, int64_t m, Workspace& ws, ThreadPool& pool) const;
-  int64_t gather_outputs(const Batch& batch, Workspace& ws) const;
+                    const Backend& backend) const;
+  std::span<const float> run_layers(const Batch& batch, kv::KvCache& kv, Workspace& ws,
+                                    Backend& backend) const;
+  void embed(Workspace& ws, Backend& backend) const;
+  void attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws,
+                       Backend& backend) const;
+  void ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
 
   std::shared_ptr<const gguf::File> file_;
   ModelConfig cfg_;

@@ -76,7 +76,7 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
       ffn.gate_bias = l.exp_gate_bias.data + e * cfg.n_ff_exp;
       ffn.up_bias = l.exp_up_bias.data + e * cfg.n_ff_exp;
       ffn.down_bias = l.exp_down_bias.data + e * d;
-      ffn.swiglu_oai = true;
+      ffn.act = FfnActivation::kSwigluOai;
     }
     gated_ffn(k, ffn, w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(),
               w.y.data() + r0 * d, d, pool);

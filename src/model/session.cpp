@@ -53,7 +53,7 @@ int64_t Session::truncate(int64_t n) {
   return n_past_;
 }
 
-Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, ThreadPool& pool,
+Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Backend& backend,
                                              bool all_logits) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (n == 0) return error("eval: no tokens");
@@ -85,7 +85,7 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Th
         batch_.state_snapshots.push_back({0, static_cast<int32_t>(n_past_ + j + 1), static_cast<int32_t>(2 + i + j)});
       }
     }
-    auto r = model_->forward(batch_, kv_, ws_, pool);
+    auto r = model_->forward(batch_, kv_, ws_, backend);
     if (!r.ok()) {
       n_past_ = start;
       return r.status();

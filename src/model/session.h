@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "base/thread_pool.h"
 #include "kv/kv_cache.h"
+#include "model/backend.h"
 #include "model/batch.h"
 #include "model/model.h"
 #include "model/workspace.h"
@@ -35,8 +35,9 @@ class Session {
 
   // Appends `tokens` to the sequence. Returns the logits of the last token ([n_vocab]) or, with
   // all_logits, of every token ([tokens.size(), n_vocab]). Valid until the next eval.
-  // Fails (and appends nothing) when the tokens do not fit in the context.
-  Result<std::span<const float>> eval(std::span<const int32_t> tokens, ThreadPool& pool,
+  // Fails (and appends nothing) when the tokens do not fit in the context. The backend runs the
+  // forward (the model's weights bound for it; a workspace for at most opts.n_threads threads).
+  Result<std::span<const float>> eval(std::span<const int32_t> tokens, Backend& backend,
                                       bool all_logits = false);
 
   int64_t n_past() const { return n_past_; }

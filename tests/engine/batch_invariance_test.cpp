@@ -7,6 +7,7 @@
 #include <random>
 #include <tuple>
 
+#include "backend/cpu/cpu_backend.h"
 #include "base/thread_pool.h"
 #include "kv/kv_cache.h"
 #include "model/batch.h"
@@ -48,6 +49,7 @@ std::vector<std::vector<float>> run(const model::Model& m, const std::vector<int
   auto ws = model::Workspace::create(m.config(), lim);
   EXPECT_TRUE(ws.ok());
   ThreadPool pool(n_threads);
+  backend::CpuBackend cpu(m.kernels(), pool);
   std::vector<Seq> seqs(static_cast<size_t>(n_seqs));
   seqs[0].tokens = prompt;
   for (size_t i = 0; i < others.size(); ++i) seqs[i + 1].tokens = others[i];
@@ -79,7 +81,7 @@ std::vector<std::vector<float>> run(const model::Model& m, const std::vector<int
       advanced.emplace_back(i, n_new);
     }
     if (batch.n_tokens() == 0) break;
-    auto r = m.forward(batch, *kv, *ws, pool);
+    auto r = m.forward(batch, *kv, *ws, cpu);
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (!r.ok()) return out;
     for (auto [i, n_new] : advanced) seqs[i].n_computed += n_new;

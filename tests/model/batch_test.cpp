@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "offline/synth.h"
@@ -43,6 +44,7 @@ std::vector<Trace> run(const Model& m, const std::vector<int>& which, int n_thre
   auto ws = Workspace::create(m.config(), lim);
   EXPECT_TRUE(ws.ok());
   ThreadPool pool(n_threads);
+  backend::CpuBackend cpu(m.kernels(), pool);
   std::vector<Trace> out(which.size());
   std::vector<std::vector<int32_t>> tables(which.size());
   std::vector<int32_t> n_past(which.size(), 0);
@@ -64,7 +66,7 @@ std::vector<Trace> run(const Model& m, const std::vector<int>& which, int n_thre
       }
       n_past[i] += static_cast<int32_t>(toks.size());
     }
-    auto logits = m.forward(batch, *kv, *ws, pool);
+    auto logits = m.forward(batch, *kv, *ws, cpu);
     EXPECT_TRUE(logits.ok()) << logits.status().message();
     if (!logits.ok()) return out;
     for (size_t i = 0; i < which.size(); ++i) {
@@ -118,6 +120,30 @@ TEST(BatchValidation, RejectsInconsistentBatches) {
   Batch slot = b;
   slot.slots[0] = 3;                         // slot that is not the block table's
   EXPECT_FALSE(slot.validate(512, 4, 16).ok());
+  Batch offsets = b;
+  offsets.block_offsets.back() = 1;          // offsets that do not cover the block ids
+  EXPECT_FALSE(offsets.validate(512, 4, 16).ok());
+  offsets = b;
+  offsets.block_offsets.push_back(2);        // a table for a sequence that is not there
+  EXPECT_FALSE(offsets.validate(512, 4, 16).ok());
+}
+
+// Sequences' tables follow one another in block_ids; clear() forgets them all.
+TEST(BatchValidation, FlatBlockTables) {
+  Batch b;
+  b.add_seq({3, 1}, 20);
+  b.add_seq({}, 0);
+  b.add_seq({2}, 5);
+  EXPECT_EQ(b.block_ids, (std::vector<int32_t>{3, 1, 2}));
+  EXPECT_EQ(b.block_offsets, (std::vector<int32_t>{0, 2, 2, 3}));
+  EXPECT_EQ(std::vector<int32_t>(b.block_table(2).begin(), b.block_table(2).end()), std::vector<int32_t>{2});
+  EXPECT_TRUE(b.block_table(1).empty());
+  b.add_token(7, 4, 2, true, 16);
+  EXPECT_EQ(b.slots[0], 2 * 16 + 4);
+  EXPECT_TRUE(b.validate(512, 4, 16).ok());
+  b.clear();
+  EXPECT_TRUE(b.block_ids.empty());
+  EXPECT_EQ(b.block_offsets, std::vector<int32_t>{0});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "model/session.h"
 #include "offline/synth.h"
 #include "test_util.h"
@@ -83,10 +84,11 @@ TEST(HybridSession, ChunkingAndThreadsDoNotChangeLogits) {
     auto s = Session::create(m, o);
     ASSERT_TRUE(s.ok()) << s.status().message();
     ThreadPool pool(threads);
+    backend::CpuBackend cpu(m.kernels(), pool);
     std::span<const float> last;
     for (size_t i = 0; i < toks.size(); i += 7) {  // several evals: the state carries across
       const size_t n = std::min<size_t>(7, toks.size() - i);
-      auto r = s->eval(std::span(toks).subspan(i, n), pool);
+      auto r = s->eval(std::span(toks).subspan(i, n), cpu);
       ASSERT_TRUE(r.ok()) << r.status().message();
       last = *r;
     }
@@ -103,18 +105,19 @@ TEST(HybridSession, TruncateStartsOverAndMatchesAFreshRun) {
   SessionOptions o;
   o.n_ctx = 64;
   ThreadPool pool(1);
+  backend::CpuBackend cpu(m.kernels(), pool);
   auto fresh = Session::create(m, o);
   ASSERT_TRUE(fresh.ok());
-  auto want = fresh->eval(b, pool);
+  auto want = fresh->eval(b, cpu);
   ASSERT_TRUE(want.ok());
   const std::vector<float> expected(want->begin(), want->end());
 
   auto s = Session::create(m, o);
   ASSERT_TRUE(s.ok());
-  ASSERT_TRUE(s->eval(a, pool).ok());
+  ASSERT_TRUE(s->eval(a, cpu).ok());
   EXPECT_EQ(s->truncate(12), 0);
   EXPECT_EQ(s->n_past(), 0);
-  auto got = s->eval(b, pool);
+  auto got = s->eval(b, cpu);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(std::vector<float>(got->begin(), got->end()), expected);
   EXPECT_EQ(s->truncate(s->n_past()), s->n_past());  // keeping everything is fine
@@ -129,29 +132,30 @@ TEST(HybridSession, TruncateResumesFromTheLastPromptsEnd) {
   SessionOptions o;
   o.n_ctx = 64;
   ThreadPool pool(1);
+  backend::CpuBackend cpu(m.kernels(), pool);
   // A fresh run of prompt + reply[0..1] + next.
   std::vector<int32_t> all = prompt;
   all.insert(all.end(), reply.begin(), reply.begin() + 2);
   all.insert(all.end(), next.begin(), next.end());
   auto fresh = Session::create(m, o);
   ASSERT_TRUE(fresh.ok());
-  auto want = fresh->eval(all, pool);
+  auto want = fresh->eval(all, cpu);
   ASSERT_TRUE(want.ok());
   const std::vector<float> expected(want->begin(), want->end());
 
   auto s = Session::create(m, o);
   ASSERT_TRUE(s.ok());
-  ASSERT_TRUE(s->eval(prompt, pool).ok());
-  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), pool).ok());
+  ASSERT_TRUE(s->eval(prompt, cpu).ok());
+  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), cpu).ok());
   EXPECT_EQ(s->truncate(22), 20);  // back to the prompt's end
   std::vector<int32_t> rest(reply.begin(), reply.begin() + 2);
   rest.insert(rest.end(), next.begin(), next.end());
-  auto got = s->eval(rest, pool);
+  auto got = s->eval(rest, cpu);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(std::vector<float>(got->begin(), got->end()), expected);
   // The checkpoint is now the end of `rest` (28): before it starts over and forgets it.
   EXPECT_EQ(s->truncate(27), 0);
-  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), pool).ok());
+  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), cpu).ok());
   EXPECT_EQ(s->truncate(3), 0) << "no checkpoint of these tokens";
 }
 
@@ -162,6 +166,7 @@ TEST(HybridBatch, SequencesBatchedMatchAlone) {
   const int64_t bs = 16, n_vocab = m.config().n_vocab;
   const WorkspaceLimits lim = two_sequence_limits(bs);
   ThreadPool pool(2);
+  backend::CpuBackend cpu(m.kernels(), pool);
   const std::vector<std::vector<int32_t>> prompts = {tokens_of(13, 5), tokens_of(21, 9)};
   const int n_decode = 3;
   // logits[s][k]: sequence s's logits after its prompt (k = 0) and after each decode token.
@@ -185,7 +190,7 @@ TEST(HybridBatch, SequencesBatchedMatchAlone) {
                       j + 1 == toks[i].size(), bs);
         }
       }
-      auto r = m.forward(b, *kv, *ws, pool);
+      auto r = m.forward(b, *kv, *ws, cpu);
       ASSERT_TRUE(r.ok()) << r.status().message();
       for (size_t i = 0; i < seqs.size(); ++i) {
         const auto* row = r->data() + static_cast<int64_t>(i) * n_vocab;
@@ -224,11 +229,12 @@ TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
   auto ws = Workspace::create(m.config(), lim);
   ASSERT_TRUE(ws.ok());
   ThreadPool pool(1);
+  backend::CpuBackend cpu(m.kernels(), pool);
   auto one = [&](int32_t pos, int32_t slot) {
     Batch b;
     b.add_seq({0, 1}, pos + 1, slot);
     b.add_token(5, pos, 0, true, 16);
-    auto r = m.forward(b, *kv, *ws, pool);
+    auto r = m.forward(b, *kv, *ws, cpu);
     return r.ok() ? std::string() : r.status().message();
   };
   EXPECT_EQ(one(0, 0), "");
@@ -246,7 +252,7 @@ TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
   apart.add_token(1, 3, 0, false, 16);
   apart.add_token(2, 0, 1, false, 16);
   apart.add_token(3, 4, 0, true, 16);
-  auto r = m.forward(apart, *kv, *ws, pool);
+  auto r = m.forward(apart, *kv, *ws, cpu);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("rows are not together"), std::string::npos) << r.status().message();
   // A cache made without state slots.
@@ -257,7 +263,7 @@ TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
   Batch b;
   b.add_seq({0}, 1, 0);
   b.add_token(1, 0, 0, true, 16);
-  auto r2 = m.forward(b, *bare, *ws, pool);
+  auto r2 = m.forward(b, *bare, *ws, cpu);
   ASSERT_FALSE(r2.ok());
   EXPECT_NE(r2.status().message().find("recurrent state"), std::string::npos) << r2.status().message();
 }
@@ -270,6 +276,7 @@ TEST(HybridBatch, SnapshotsHoldTheStateWhereTheyAreTaken) {
   const int64_t bs = 16, n_vocab = m.config().n_vocab;
   const WorkspaceLimits lim = two_sequence_limits(bs);
   ThreadPool pool(2);
+  backend::CpuBackend cpu(m.kernels(), pool);
   const std::vector<int32_t> toks = tokens_of(37, 3), other = tokens_of(20, 8);
   auto new_cache = [&] {
     auto kv = kv::KvCache::create(m.kv_config(8, GgmlType::kF16, bs, 6));
@@ -287,7 +294,7 @@ TEST(HybridBatch, SnapshotsHoldTheStateWhereTheyAreTaken) {
   for (int32_t p = 0; p < 37; ++p) b.add_token(toks[static_cast<size_t>(p)], p, 0, p == 36, bs);
   for (int32_t p = 0; p < 20; ++p) b.add_token(other[static_cast<size_t>(p)], p, 1, p == 19, bs);
   b.state_snapshots = {{0, 32, 3}, {0, 16, 2}, {0, 37, 4}, {1, 0, 5}};
-  auto full = m.forward(b, kv, *ws, pool);
+  auto full = m.forward(b, kv, *ws, cpu);
   ASSERT_TRUE(full.ok()) << full.status().message();
   const std::vector<float> last(full->begin(), full->begin() + n_vocab);
   const uint64_t slot_bytes = kv::recurrent_slot_bytes(kv.states().config());
@@ -302,14 +309,14 @@ TEST(HybridBatch, SnapshotsHoldTheStateWhereTheyAreTaken) {
     Batch r;
     r.add_seq({0, 1, 2}, n, 0);
     for (int32_t p = 0; p < n; ++p) r.add_token(toks[static_cast<size_t>(p)], p, 0, p + 1 == n, bs);
-    ASSERT_TRUE(m.forward(r, ref, *ws, pool).ok());
+    ASSERT_TRUE(m.forward(r, ref, *ws, cpu).ok());
     EXPECT_TRUE(same_state(kv, slot, ref, 0)) << "snapshot after " << n;
   }
   // Continue from the snapshot after 16 positions (slot 2): the last row's logits are the full run's.
   Batch c;
   c.add_seq({0, 1, 2}, 37, 2);
   for (int32_t p = 16; p < 37; ++p) c.add_token(toks[static_cast<size_t>(p)], p, 0, p == 36, bs);
-  auto cont = m.forward(c, kv, *ws, pool);
+  auto cont = m.forward(c, kv, *ws, cpu);
   ASSERT_TRUE(cont.ok()) << cont.status().message();
   EXPECT_EQ(std::vector<float>(cont->begin(), cont->begin() + n_vocab), last);
   // Refusals: outside the rows, into a sequence's own slot, of a sequence without rows.
@@ -319,7 +326,7 @@ TEST(HybridBatch, SnapshotsHoldTheStateWhereTheyAreTaken) {
     d.add_seq({4, 5}, 20, 1);
     d.add_token(9, 37, 0, true, bs);
     d.state_snapshots = {snap};
-    auto r = m.forward(d, kv, *ws, pool);
+    auto r = m.forward(d, kv, *ws, cpu);
     return r.ok() ? std::string() : r.status().message();
   };
   EXPECT_NE(refused({0, 39, 3}).find("rows here run from position 37 to 37"), std::string::npos);

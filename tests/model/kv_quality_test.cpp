@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "offline/presets.h"
@@ -42,7 +43,8 @@ std::vector<float> logits_with(const Model& m, const std::vector<int32_t>& token
   EXPECT_TRUE(s.ok()) << s.status().message();
   if (!s.ok()) return {};
   ThreadPool pool(1);
-  auto r = s->eval(tokens, pool, /*all_logits=*/true);
+  backend::CpuBackend cpu(m.kernels(), pool);
+  auto r = s->eval(tokens, cpu, /*all_logits=*/true);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::vector<float>(r->begin(), r->end()) : std::vector<float>{};
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "test_util.h"
 
 namespace ridge::model {
@@ -21,14 +22,15 @@ std::vector<int32_t> greedy(const Model& m, std::vector<int32_t> prompt, int n, 
   auto s = Session::create(m, o);
   EXPECT_TRUE(s.ok()) << s.status().message();
   ThreadPool pool(n_threads);
+  backend::CpuBackend cpu(m.kernels(), pool);
   std::vector<int32_t> out;
-  auto logits = s->eval(prompt, pool);
+  auto logits = s->eval(prompt, cpu);
   for (int i = 0; i < n; ++i) {
     EXPECT_TRUE(logits.ok()) << logits.status().message();
     if (!logits.ok()) break;
     const int32_t next = argmax(*logits);
     out.push_back(next);
-    logits = s->eval(std::span<const int32_t>(&next, 1), pool);
+    logits = s->eval(std::span<const int32_t>(&next, 1), cpu);
   }
   return out;
 }

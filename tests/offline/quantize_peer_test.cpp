@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "model/ops.h"
 #include "quantize_test_util.h"
 #include "model/test_util.h"
@@ -80,7 +81,8 @@ class QuantizePeer : public ::testing::Test {
     auto s = Session::create(*m, o);
     ASSERT_TRUE(s.ok()) << s.status().message();
     ThreadPool pool(2);
-    auto logits = s->eval(tokens, pool, /*all_logits=*/true);
+    backend::CpuBackend cpu(m->kernels(), pool);
+    auto logits = s->eval(tokens, cpu, /*all_logits=*/true);
     ASSERT_TRUE(logits.ok()) << logits.status().message();
     const int64_t n_vocab = m->config().n_vocab;
     double max_diff = 0, first_diff = 0;

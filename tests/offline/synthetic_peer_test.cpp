@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/ops.h"
@@ -135,7 +136,8 @@ TEST_P(SyntheticPeer, TeacherForcedProbsMatchLlamaCpp) {
     auto s = Session::create(*m, o);
     ASSERT_TRUE(s.ok());
     ThreadPool pool(1);
-    auto logits = s->eval(tokens, pool, /*all_logits=*/true);
+    backend::CpuBackend cpu(m->kernels(), pool);
+    auto logits = s->eval(tokens, cpu, /*all_logits=*/true);
     ASSERT_TRUE(logits.ok()) << logits.status().message();
     runs.emplace_back(logits->begin(), logits->end());
   }

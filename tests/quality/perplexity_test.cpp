@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "kernels/kernels.h"
@@ -67,6 +68,7 @@ TEST(Perplexity, ScoresTheSecondHalfOfEachChunkAfterBos) {
   std::vector<int32_t> tokens;
   for (int i = 0; i < 3 * kCtx + 5; ++i) tokens.push_back((11 + 37 * i) % 300);  // 3 chunks, 5 left over
   ThreadPool pool(2);
+  backend::CpuBackend cpu(m.kernels(), pool);
   PerplexityOptions o;
   o.n_ctx = kCtx;
   o.n_batch = 5;  // steps that cut across the halves
@@ -85,7 +87,7 @@ TEST(Perplexity, ScoresTheSecondHalfOfEachChunkAfterBos) {
     ASSERT_TRUE(s.ok());
     for (int64_t j = 0; j < kCtx - 1; ++j) {
       const int32_t in = j == 0 ? kBos : tokens[static_cast<size_t>(c * kCtx + j)];
-      auto logits = s->eval(std::span(&in, 1), pool);
+      auto logits = s->eval(std::span(&in, 1), cpu);
       ASSERT_TRUE(logits.ok());
       if (j >= kCtx / 2) {
         sum += nll_reference(*logits, tokens[static_cast<size_t>(c * kCtx + j + 1)]);

@@ -1,0 +1,156 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/weight_layout.h"
+#include "model/for_rows.h"
+#include "model/linear_attention.h"
+#include "model/moe.h"
+#include "model/ops.h"
+
+namespace ridge::backend {
+
+using model::for_rows;
+
+void CpuBackend::embed(const model::EmbedOp& op) {
+  const model::Batch& b = *step_;
+  const int64_t d = op.d;
+  const model::ModelConfig& cfg = *op.cfg;
+  const int64_t half = cfg.rope_dims / 2;
+  for_rows(*pool_, b.n_tokens(), d, [&](int64_t t) {
+    const auto row = static_cast<size_t>(t);
+    float* x = op.x + t * d;
+    kernels::dequantize_weight_row(*k_, *op.table, static_cast<int64_t>(b.tokens[row]), x);
+    if (op.scale != 1.0f) {
+      for (int64_t i = 0; i < d; ++i) x[i] *= op.scale;
+    }
+    const int64_t pos = b.positions[row];
+    model::rope_cos_sin(cfg, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors, *op.yarn, pos,
+                        op.cos + t * half, op.sin + t * half);
+    if (op.cos_swa != nullptr) {
+      model::rope_cos_sin(cfg, cfg.swa_rope_theta(), cfg.swa_rope_freq_scale(), op.rope_factors,
+                          *op.yarn, pos, op.cos_swa + t * half, op.sin_swa + t * half);
+    }
+  });
+}
+
+void CpuBackend::rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t d,
+                          float eps) {
+  for_rows(*pool_, rows, d,
+           [&](int64_t t) { model::rms_norm(x + t * d, w, y + t * d, d, eps); });
+}
+
+void CpuBackend::matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m,
+                        float* y, int64_t ldy) {
+  k_->matmul(w, x, ldx, m, y, ldy, *pool_);
+}
+
+void CpuBackend::matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x,
+                              int64_t ldx, int64_t m) {
+  k_->matmul_group(targets, x, ldx, m, *pool_, nullptr);
+}
+
+void CpuBackend::attention_input(const model::AttentionInputOp& op) {
+  const model::Batch& b = *step_;
+  const int64_t hd = op.head_dim, qd = op.n_head * hd, kvd = op.n_head_kv * hd;
+  const int64_t half = op.rope_dims / 2;
+  for_rows(*pool_, b.n_tokens(), qd + 2 * kvd, [&](int64_t t) {
+    float* q = op.q + t * qd;   // [n_head, head_dim]
+    float* k = op.k + t * kvd;  // [n_head_kv, head_dim]
+    float* v = op.v + t * kvd;  // [n_head_kv, head_dim]
+    if (op.q_gate != nullptr) {
+      const float* qg = op.q_gate + t * 2 * qd;
+      for (int64_t h = 0; h < op.n_head; ++h) {
+        std::memcpy(q + h * hd, qg + 2 * h * hd, static_cast<size_t>(hd) * sizeof(float));
+      }
+    }
+    if (op.bq != nullptr) model::add_inplace(q, op.bq, qd);
+    if (op.bk != nullptr) model::add_inplace(k, op.bk, kvd);
+    if (op.bv != nullptr) model::add_inplace(v, op.bv, kvd);
+    if (op.q_norm != nullptr) {
+      for (int64_t h = 0; h < op.n_head; ++h) model::rms_norm(q + h * hd, op.q_norm, q + h * hd, hd, op.eps);
+    }
+    if (op.k_norm != nullptr) {
+      for (int64_t h = 0; h < op.n_head_kv; ++h) model::rms_norm(k + h * hd, op.k_norm, k + h * hd, hd, op.eps);
+    }
+    const float* cs = op.cos + t * half;
+    const float* sn = op.sin + t * half;
+    model::rope(q, op.n_head, hd, op.rope_dims, cs, sn, op.rope_layout);
+    model::rope(k, op.n_head_kv, hd, op.rope_dims, cs, sn, op.rope_layout);
+    op.cache->write(op.kv_layer, b.slots[static_cast<size_t>(t)], k, v);
+  });
+}
+
+void CpuBackend::attention(const model::AttentionArgs& args, const float* q_gate) {
+  model::AttentionArgs a = args;
+  a.batch = step_;
+  a.kernels = k_;
+  model::paged_attention(a, *pool_);
+  if (q_gate == nullptr) return;
+  const int64_t hd = a.head_dim, qd = a.n_head * hd;
+  for_rows(*pool_, step_->n_tokens(), 2 * qd, [&](int64_t t) {  // out *= sigmoid(gate), by head
+    float* o = a.out + t * qd;
+    const float* qg = q_gate + t * 2 * qd;
+    for (int64_t h = 0; h < a.n_head; ++h) {
+      for (int64_t i = 0; i < hd; ++i) o[h * hd + i] *= 1.0f / (1.0f + std::exp(-qg[(2 * h + 1) * hd + i]));
+    }
+  });
+}
+
+void CpuBackend::residual(const model::ResidualOp& op) {
+  const int64_t d = op.d;
+  for_rows(*pool_, op.m, op.next_norm != nullptr ? 2 * d : d, [&](int64_t t) {
+    float* p = op.proj + t * d;
+    float* x = op.x + t * d;
+    if (op.bias != nullptr) model::add_inplace(p, op.bias, d);
+    if (op.post_norm != nullptr) model::rms_norm(p, op.post_norm, p, d, op.eps);
+    model::add_inplace(x, p, d);
+    if (op.next_norm != nullptr) model::rms_norm(x, op.next_norm, op.xn + t * d, d, op.eps);
+  });
+}
+
+void CpuBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m,
+                           float* gate_buf, float* up_buf, float* out, int64_t ldo) {
+  model::gated_ffn(*k_, w, x, ldx, m, gate_buf, up_buf, out, ldo, *pool_);
+}
+
+void CpuBackend::moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
+                         int64_t m, model::Workspace& ws, float* out) {
+  model::moe_ffn(cfg, l, il, *k_, m, ws, out, *pool_);
+}
+
+void CpuBackend::begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) {
+  model::begin_recurrent_step(*step_, states, ws);
+}
+
+void CpuBackend::gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l,
+                                 int64_t il, kv::RecurrentState& states, model::Workspace& ws) {
+  model::gated_delta_net(cfg, l, il, *k_, *step_, states, ws, *pool_);
+}
+
+void CpuBackend::end_recurrent(kv::RecurrentState& states) {
+  model::end_recurrent_step(*step_, states);
+}
+
+void CpuBackend::keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) {
+  const model::Batch& b = *step_;
+  int64_t m = 0;
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    if (!b.need_logits[static_cast<size_t>(t)]) continue;
+    if (m != t) {
+      std::memmove(x + m * dx, x + t * dx, static_cast<size_t>(dx) * sizeof(float));
+      std::memmove(attn + m * dattn, attn + t * dattn, static_cast<size_t>(dattn) * sizeof(float));
+    }
+    ++m;
+  }
+}
+
+void CpuBackend::softcap(float* z, int64_t rows, int64_t n, float cap) {
+  for_rows(*pool_, rows, n, [&](int64_t t) {
+    float* r = z + t * n;
+    for (int64_t i = 0; i < n; ++i) r[i] = cap * std::tanh(r[i] / cap);
+  });
+}
+
+}  // namespace ridge::backend

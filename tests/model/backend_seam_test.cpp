@@ -1,0 +1,203 @@
+// The backend seam (model/backend.h): a backend defined here, outside model/ and engine/, runs the
+// forward of every kind of layer through the interface alone. It hands each op to the CPU
+// backend and records the op: the logits must be the CPU backend's bits, every op must come
+// between begin_step and end_step, and each layer must ask for the ops its architecture needs.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "model/session.h"
+#include "test_util.h"
+
+namespace ridge::model {
+namespace {
+
+class RecordingBackend final : public Backend {
+ public:
+  explicit RecordingBackend(Backend& inner) : inner_(&inner) {}
+
+  std::vector<std::string> ops;  // every call, in order
+  int outside_step = 0;          // ops called outside begin_step .. end_step
+
+  std::string_view name() const override { return "recording"; }
+  int n_threads() const override { return inner_->n_threads(); }
+  void begin_step(const Batch& batch) override {
+    in_step_ = true;
+    ops.emplace_back("begin_step");
+    inner_->begin_step(batch);
+  }
+  void end_step() override {
+    note("end_step");
+    in_step_ = false;
+    inner_->end_step();
+  }
+  void embed(const EmbedOp& op) override {
+    note("embed");
+    inner_->embed(op);
+  }
+  void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t d,
+                float eps) override {
+    note("rms_norm");
+    inner_->rms_norm(x, w, y, rows, d, eps);
+  }
+  void matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m, float* y,
+              int64_t ldy) override {
+    note("matmul");
+    inner_->matmul(w, x, ldx, m, y, ldy);
+  }
+  void matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x, int64_t ldx,
+                    int64_t m) override {
+    note("matmul_group");
+    inner_->matmul_group(targets, x, ldx, m);
+  }
+  void attention_input(const AttentionInputOp& op) override {
+    note("attention_input");
+    inner_->attention_input(op);
+  }
+  void attention(const AttentionArgs& a, const float* q_gate) override {
+    note(q_gate != nullptr ? "gated_attention" : "attention");
+    inner_->attention(a, q_gate);
+  }
+  void residual(const ResidualOp& op) override {
+    note("residual");
+    inner_->residual(op);
+  }
+  void gated_ffn(const GatedFfn& w, const float* x, int64_t ldx, int64_t m, float* gate_buf,
+                 float* up_buf, float* out, int64_t ldo) override {
+    note(w.act == FfnActivation::kGeglu ? "geglu_ffn" : "gated_ffn");
+    inner_->gated_ffn(w, x, ldx, m, gate_buf, up_buf, out, ldo);
+  }
+  void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, int64_t m,
+               Workspace& ws, float* out) override {
+    note("moe_ffn");
+    inner_->moe_ffn(cfg, l, il, m, ws, out);
+  }
+  void begin_recurrent(kv::RecurrentState& states, Workspace& ws) override {
+    note("begin_recurrent");
+    inner_->begin_recurrent(states, ws);
+  }
+  void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
+                       kv::RecurrentState& states, Workspace& ws) override {
+    note("gated_delta_net");
+    inner_->gated_delta_net(cfg, l, il, states, ws);
+  }
+  void end_recurrent(kv::RecurrentState& states) override {
+    note("end_recurrent");
+    inner_->end_recurrent(states);
+  }
+  void keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) override {
+    note("keep_output_rows");
+    inner_->keep_output_rows(x, dx, attn, dattn);
+  }
+  void softcap(float* z, int64_t rows, int64_t n, float cap) override {
+    note("softcap");
+    inner_->softcap(z, rows, n, cap);
+  }
+
+ private:
+  void note(const char* op) {
+    if (!in_step_) ++outside_step;
+    ops.emplace_back(op);
+  }
+  Backend* inner_;
+  bool in_step_ = false;
+};
+
+// The preset's f32 model (seed 9), built once and kept (the model points into the image).
+const Model& tiny(const std::string& preset) {
+  static std::map<std::string, std::pair<std::vector<uint8_t>, std::unique_ptr<Model>>> cache;
+  auto& entry = cache[preset];
+  if (entry.second) return *entry.second;
+  gguf::Writer writer;
+  EXPECT_TRUE(testing::build_synthetic(preset, "f32", 9, writer).ok());
+  auto bytes = writer.write_to_memory();
+  EXPECT_TRUE(bytes.ok());
+  entry.first = std::move(bytes).value();
+  auto file = gguf::File::parse(entry.first, preset + ".gguf");
+  EXPECT_TRUE(file.ok());
+  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
+                            testing::test_kernels());
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  entry.second = std::make_unique<Model>(std::move(m).value());
+  return *entry.second;
+}
+
+// The logits of a 10-token prompt (every row) on `backend`.
+std::vector<float> prompt_logits(const Model& m, Backend& backend) {
+  SessionOptions o;
+  o.n_ctx = 32;
+  o.max_outputs = 10;
+  o.n_threads = backend.n_threads();
+  auto s = Session::create(m, o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  if (!s.ok()) return {};
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 10; ++i) tokens.push_back((i * 41 + 7) % 512);
+  auto r = s->eval(tokens, backend, /*all_logits=*/true);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return {};
+  return std::vector<float>(r->begin(), r->end());
+}
+
+// The ops one layer asks for, from its attention norm to its last residual.
+std::vector<std::string> layer_ops(const std::string& mixer, const std::string& ffn, bool last) {
+  std::vector<std::string> ops{"rms_norm"};
+  if (mixer == "gated_delta_net") {
+    ops.push_back(mixer);
+  } else {
+    ops.insert(ops.end(), {"matmul_group", "attention_input", mixer});
+  }
+  if (last) ops.push_back("keep_output_rows");
+  ops.insert(ops.end(), {"matmul", "residual", ffn, "residual"});
+  return ops;
+}
+
+struct Expect {
+  std::string preset;
+  std::string ffn;      // gated_ffn, geglu_ffn or moe_ffn
+  bool softcap = false;  // final logit soft-capping (the gemma presets write a cap)
+};
+
+TEST(BackendSeam, AnotherBackendRunsEveryArchitectureThroughTheInterface) {
+  ThreadPool pool(2);
+  for (const Expect& e : {Expect{"tiny-llama", "gated_ffn"}, Expect{"tiny-qwen2", "gated_ffn"},
+                          Expect{"tiny-qwen3", "gated_ffn"}, Expect{"tiny-qwen3moe", "moe_ffn"},
+                          Expect{"tiny-gpt-oss", "moe_ffn"}, Expect{"tiny-gemma2", "geglu_ffn", true},
+                          Expect{"tiny-gemma3", "geglu_ffn", true}, Expect{"tiny-qwen35", "gated_ffn"},
+                          Expect{"tiny-qwen35moe", "moe_ffn"}}) {
+    SCOPED_TRACE(e.preset);
+    const Model& m = tiny(e.preset);
+    const ModelConfig& cfg = m.config();
+    backend::CpuBackend cpu(m.kernels(), pool);
+    RecordingBackend rec(cpu);
+    const std::vector<float> want = prompt_logits(m, cpu);
+    const std::vector<float> got = prompt_logits(m, rec);
+    ASSERT_FALSE(want.empty());
+    EXPECT_TRUE(got == want) << "logits through the recording backend are not the CPU backend's";
+    EXPECT_EQ(rec.outside_step, 0);
+
+    const bool recurrent = cfg.n_recurrent_layers() > 0;
+    std::vector<std::string> expected{"begin_step", "embed"};
+    if (recurrent) expected.emplace_back("begin_recurrent");
+    for (int64_t il = 0; il < cfg.n_layer; ++il) {
+      const std::string mixer = cfg.is_recurrent_layer(il) ? "gated_delta_net"
+                                : cfg.attn_output_gate    ? "gated_attention"
+                                                          : "attention";
+      const auto ops = layer_ops(mixer, e.ffn, il + 1 == cfg.n_layer);
+      expected.insert(expected.end(), ops.begin(), ops.end());
+    }
+    if (recurrent) expected.emplace_back("end_recurrent");
+    expected.insert(expected.end(), {"rms_norm", "matmul"});
+    if (e.softcap) expected.emplace_back("softcap");
+    expected.emplace_back("end_step");
+    EXPECT_EQ(rec.ops, expected);
+  }
+}
+
+}  // namespace
+}  // namespace ridge::model
