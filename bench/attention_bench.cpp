@@ -27,7 +27,7 @@ struct Setup {
   std::vector<int32_t> table;
 };
 
-Setup make(GgmlType type, int64_t n_ctx, int64_t n_layer = 1) {
+Setup make(kv::KvType type, int64_t n_ctx, int64_t n_layer = 1) {
   const int64_t n_blocks = (n_ctx + kBs - 1) / kBs;
   auto kv = kv::KvCache::create(kv::KvCacheConfig{n_layer, kHeadKv, kHd, kBs, n_blocks, type});
   Setup s{std::move(kv).value(), {}};
@@ -43,7 +43,7 @@ Setup make(GgmlType type, int64_t n_ctx, int64_t n_layer = 1) {
   return s;
 }
 
-void run(benchmark::State& state, GgmlType type, bool prefill, int64_t n_layer = 1, int n_threads = 1,
+void run(benchmark::State& state, kv::KvType type, bool prefill, int64_t n_layer = 1, int n_threads = 1,
          kernels::Isa isa = kernels::best_isa()) {
   if (!kernels::isa_supported(isa)) {
     state.SkipWithError("ISA not supported on this CPU");
@@ -91,7 +91,7 @@ void axpy_f32(float a, const float* x, float* y, int64_t n) {
 // converts each K and V block to f32 into a buffer, then dot_f32 / axpy_f32 per query head.
 void BM_DecodeOldConvert_f16(benchmark::State& state) {
   const int64_t n_ctx = state.range(0);
-  Setup s = make(GgmlType::kF16, n_ctx);
+  Setup s = make(kv::KvType::kF16, n_ctx);
   const kernels::Kernels& k = kernels::kernels_for(kernels::best_isa());
   const int64_t group = kHead / kHeadKv;
   std::vector<float> q(kHead * kHd, 0.1f), out(q.size()), buf(kBs * kHd), scores(static_cast<size_t>(group * n_ctx));
@@ -124,24 +124,24 @@ void BM_DecodeOldConvert_f16(benchmark::State& state) {
   }
 }
 
-void BM_Decode_f16(benchmark::State& st) { run(st, GgmlType::kF16, false); }
-void BM_Decode_bf16(benchmark::State& st) { run(st, GgmlType::kBF16, false); }
-void BM_Decode_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, false); }
-void BM_Decode_f32(benchmark::State& st) { run(st, GgmlType::kF32, false); }
-template <GgmlType T, kernels::Isa I>
+void BM_Decode_f16(benchmark::State& st) { run(st, kv::KvType::kF16, false); }
+void BM_Decode_bf16(benchmark::State& st) { run(st, kv::KvType::kBF16, false); }
+void BM_Decode_q8_0(benchmark::State& st) { run(st, kv::KvType::kQ8_0, false); }
+void BM_Decode_f32(benchmark::State& st) { run(st, kv::KvType::kF32, false); }
+template <kv::KvType T, kernels::Isa I>
 void BM_DecodeLayers(benchmark::State& st) {
   run(st, T, false, 28, static_cast<int>(st.range(1)), I);
 }
-void BM_Prefill512_f16(benchmark::State& st) { run(st, GgmlType::kF16, true); }
-void BM_Prefill512_q8_0(benchmark::State& st) { run(st, GgmlType::kQ8_0, true); }
+void BM_Prefill512_f16(benchmark::State& st) { run(st, kv::KvType::kF16, true); }
+void BM_Prefill512_q8_0(benchmark::State& st) { run(st, kv::KvType::kQ8_0, true); }
 BENCHMARK(BM_DecodeOldConvert_f16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_f16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_bf16)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_q8_0)->Arg(512)->Arg(2048)->Arg(4096);
 BENCHMARK(BM_Decode_f32)->Arg(2048);
-BENCHMARK(BM_DecodeLayers<GgmlType::kF16, kernels::Isa::kAvx512>)->ArgsProduct({{128, 512, 2048, 4096}, {1, 2}})->UseRealTime();
-BENCHMARK(BM_DecodeLayers<GgmlType::kQ8_0, kernels::Isa::kAvx512>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
-BENCHMARK(BM_DecodeLayers<GgmlType::kF16, kernels::Isa::kAvx2>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<kv::KvType::kF16, kernels::Isa::kAvx512>)->ArgsProduct({{128, 512, 2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<kv::KvType::kQ8_0, kernels::Isa::kAvx512>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
+BENCHMARK(BM_DecodeLayers<kv::KvType::kF16, kernels::Isa::kAvx2>)->ArgsProduct({{2048, 4096}, {1, 2}})->UseRealTime();
 BENCHMARK(BM_Prefill512_f16)->Arg(2048)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Prefill512_q8_0)->Arg(2048)->Unit(benchmark::kMillisecond);
 

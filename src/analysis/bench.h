@@ -28,7 +28,7 @@ struct BenchOptions {
   std::vector<int64_t> contexts{128};  // prompt tokens per sequence before decoding
   int64_t n_decode = 32;               // decode steps per point
   int64_t prefill_chunk = 256;         // prompt tokens per forward
-  GgmlType kv_type = GgmlType::kF16;
+  kv::KvType kv_type = kv::KvType::kF16;
   uint64_t seed = 1;                   // prompt token ids
 };
 

@@ -109,7 +109,7 @@ Result<RooflineResult> analyze(const RooflineQuery& q) {
   RooflineResult r;
   r.model = m.config.name;
   r.weight_type = q.weight_type;
-  r.kv_type = std::string(model::kv_type_name(m.kv_type));
+  r.kv_type = std::string(kv::kv_type_name(m.kv_type));
   r.hw = q.hw;
   r.precision = prec;
   r.context = q.context;

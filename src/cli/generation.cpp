@@ -101,7 +101,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
     so.n_ctx = l.session->n_ctx();
     RIDGE_ASSIGN_OR_RETURN(l.draft, DraftModel::load(o.draft_path, *l.model, *k, so));
   }
-  l.kv_cost_type = model::kv_type_from_name(o.kv_type).value_or(model::KvType::kF16);
+  l.kv_cost_type = kv::kv_type_from_name(o.kv_type).value_or(kv::KvType::kF16);
   l.load_seconds = sw.seconds();
   return l;
 }
@@ -119,7 +119,7 @@ struct SpecCosts {
 
 // One model's step time for 1..max_rows rows after n_past tokens (index rows - 1), in seconds
 // with a probe, in bytes without; empty when the file's types cannot be costed.
-std::vector<double> step_times(const model::Model& m, model::KvType kv_type, int64_t n_past, int64_t max_rows) {
+std::vector<double> step_times(const model::Model& m, kv::KvType kv_type, int64_t n_past, int64_t max_rows) {
   auto types = model::weight_types_from_gguf(m.file());
   if (!types.ok()) return {};
   auto mc = model::model_cost(m.config(), *types, kv_type);

@@ -53,7 +53,7 @@ struct Loaded {
   int64_t spec_max = 0;                     // draft tokens per step at most (0: no speculation)
   bool spec_rejection = false;              // sampled drafts, the rejection rule (else match)
   bool spec_cost_rule = true;               // false: spec_max drafts every step (tests)
-  model::KvType kv_cost_type = model::KvType::kF16;  // the cache's type, for the cost model
+  kv::KvType kv_cost_type = kv::KvType::kF16;  // the cache's type, for the cost model
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
   std::unique_ptr<ThreadPool> pool;

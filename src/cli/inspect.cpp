@@ -62,9 +62,9 @@ json cost_summary(const model::ModelCost& c) {
   j["flops_per_token_ctx1"] = c.flops_per_token(1);
   j["flops_per_token_ctx4096"] = c.flops_per_token(4096);
   json kv = json::object();
-  for (auto t : {model::KvType::kF32, model::KvType::kF16, model::KvType::kBF16, model::KvType::kQ8_0}) {
-    kv[std::string(model::kv_type_name(t))] =
-        c.kv_bytes_per_token / model::kv_bytes_per_element(c.kv_type) * model::kv_bytes_per_element(t);
+  for (auto t : {kv::KvType::kF32, kv::KvType::kF16, kv::KvType::kBF16, kv::KvType::kQ8_0}) {
+    kv[std::string(kv::kv_type_name(t))] =
+        c.kv_bytes_per_token / kv::kv_bytes_per_element(c.kv_type) * kv::kv_bytes_per_element(t);
   }
   j["kv_bytes_per_token"] = kv;
   if (c.state_bytes_per_seq > 0) j["state_bytes_per_sequence"] = c.state_bytes_per_seq;
@@ -150,7 +150,7 @@ json build_report(const gguf::File& f, std::string* cost_error) {
     *cost_error = types.status().message();
     return r;
   }
-  auto cost = model::model_cost(c, *types, model::KvType::kF16);
+  auto cost = model::model_cost(c, *types, kv::KvType::kF16);
   if (!cost.ok()) {
     *cost_error = cost.status().message();
     return r;

@@ -76,7 +76,7 @@ Status measure_file(const model::Model& m, const std::string& label, int64_t con
   row.file_bytes = static_cast<double>(m.file().file_size());
   RIDGE_ASSIGN_OR_RETURN(row.measured_tok_s, measure_decode(m, decode_tokens, pool));
   RIDGE_ASSIGN_OR_RETURN(model::TensorTypeFn fn, model::weight_types_from_gguf(m.file()));
-  RIDGE_ASSIGN_OR_RETURN(model::ModelCost cost, model::model_cost(m.config(), fn, model::KvType::kF16));
+  RIDGE_ASSIGN_OR_RETURN(model::ModelCost cost, model::model_cost(m.config(), fn, kv::KvType::kF16));
   row.bytes_per_token = model::cost_of_step(cost, 1, context).bytes();
   for (const analysis::Hardware& hw : hws) {
     analysis::RooflineQuery q{cost, label, fn(model::bulk_role(m.config()), 0), hw, std::nullopt, context, {1}, 0};

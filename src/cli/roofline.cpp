@@ -121,7 +121,7 @@ int cmd_roofline(int argc, char** argv) {
                                          : offline::weight_types_by_name(type, model->cfg);
     if (!fn.ok()) return report(fn.status());
     for (const auto& kv_name : kv_types) {
-      auto kv = model::kv_type_from_name(kv_name);
+      auto kv = kv::kv_type_from_name(kv_name);
       if (!kv.ok()) return report(kv.status());
       auto cost = model::model_cost(model->cfg, *fn, *kv);
       if (!cost.ok()) return report(cost.status());

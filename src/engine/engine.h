@@ -54,7 +54,7 @@ struct EngineOptions {
   uint64_t kv_bytes = 0;             // KV pool size; 0: kv_ram_fraction of available memory,
                                      // at most what max_seqs sequences of max_model_len need
   double kv_ram_fraction = 0.25;
-  GgmlType kv_type = GgmlType::kF16;
+  kv::KvType kv_type = kv::KvType::kF16;
   int32_t block_size = 16;
   bool prefix_caching = true;
   // Hybrid models (recurrent state): states kept for the prefix cache, each as large as a

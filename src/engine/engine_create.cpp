@@ -10,16 +10,6 @@
 namespace ridge::engine {
 namespace {
 
-std::optional<model::KvType> cost_kv_type(GgmlType t) {
-  switch (t) {
-    case GgmlType::kF32: return model::KvType::kF32;
-    case GgmlType::kF16: return model::KvType::kF16;
-    case GgmlType::kBF16: return model::KvType::kBF16;
-    case GgmlType::kQ8_0: return model::KvType::kQ8_0;
-    default: return std::nullopt;
-  }
-}
-
 // Hybrid models: slots for the states after each draft token a step verifies (speculation).
 int32_t spare_state_slots(const EngineOptions& o) {
   return o.spec != SpecMethod::kNone && o.pooling == model::Pooling::kNone ? std::min(o.spec_max, kMaxDraftRowsPerStep) : 0;
@@ -124,7 +114,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   e->budget_.max_model_len = o.max_model_len;
   const int64_t per_seq = (o.max_model_len + o.block_size - 1) / o.block_size;
   e->budget_.n_full_seqs = static_cast<int32_t>(e->budget_.n_blocks / per_seq);
-  e->budget_.kv_type = std::string(ggml_type_name(o.kv_type));
+  e->budget_.kv_type = std::string(kv::kv_type_name(o.kv_type));
   if (e->runner_->n_state_slots() > 0) {
     e->budget_.n_state_slots = o.max_seqs;
     e->budget_.n_spare_states = n_spare;
@@ -152,7 +142,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(cfg.n_ctx_train > 0 ? cfg.n_ctx_train : 4096, 4096));
   RIDGE_RETURN_IF_ERROR(kv::kv_check_config(model.kv_config(1, o.kv_type, o.block_size)).with_prefix("engine"));
   const uint64_t block_bytes = kv::kv_block_bytes(model.kv_config(1, o.kv_type, o.block_size));
-  if (block_bytes == 0) return usage_error("engine: KV type {} is not supported", ggml_type_name(o.kv_type));
+  if (block_bytes == 0) return usage_error("engine: KV type {} is not supported", kv::kv_type_name(o.kv_type));
   const int64_t per_seq = (int64_t{o.max_model_len} + o.block_size - 1) / o.block_size;
   int64_t n_blocks = 0;
   if (o.kv_bytes > 0) {
@@ -209,12 +199,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
     e->budget_.draft_weight_bytes = o.draft_model->file().file_size();
     e->budget_.draft_kv_bytes = draft_kv_total;
   }
-  if (auto kt = cost_kv_type(o.kv_type)) {
-    auto types = model::weight_types_from_gguf(model.file());
-    if (types.ok()) {
-      auto mc = model::model_cost(cfg, *types, *kt);
-      if (mc.ok()) e->cost_ = std::move(mc).value();
-    }
+  if (auto types = model::weight_types_from_gguf(model.file()); types.ok()) {
+    auto mc = model::model_cost(cfg, *types, o.kv_type);
+    if (mc.ok()) e->cost_ = std::move(mc).value();
   }
   return e;
 }

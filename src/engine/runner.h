@@ -40,7 +40,7 @@ class Runner {
 struct ModelRunnerOptions {
   int64_t n_blocks = 0;
   int64_t block_size = 16;
-  GgmlType kv_type = GgmlType::kF16;
+  kv::KvType kv_type = kv::KvType::kF16;
   int64_t max_tokens = 512;   // tokens per step
   int64_t max_outputs = 64;   // rows of logits per step (= max sequences)
   int64_t max_context = 4096; // max-model-len

@@ -58,43 +58,6 @@ void load_q8_0(const uint8_t* src, float* dst, int64_t n) {
 }  // namespace
 
 
-Result<GgmlType> kv_type_from_name(std::string_view name) {
-  std::string n(name);
-  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (n == "f16") return GgmlType::kF16;
-  if (n == "bf16") return GgmlType::kBF16;
-  if (n == "q8_0") return GgmlType::kQ8_0;
-  if (n == "f32") return GgmlType::kF32;
-  return usage_error("unknown KV type '{}' (f16, bf16, q8_0, f32)", name);
-}
-
-std::string_view kv_type_name(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF16: return "f16";
-    case GgmlType::kBF16: return "bf16";
-    case GgmlType::kQ8_0: return "q8_0";
-    case GgmlType::kF32: return "f32";
-    default: return "unsupported";
-  }
-}
-
-bool kv_type_supported(GgmlType type) {
-  return type == GgmlType::kF16 || type == GgmlType::kBF16 || type == GgmlType::kQ8_0 ||
-         type == GgmlType::kF32;
-}
-
-uint64_t kv_row_bytes(GgmlType type, int64_t head_dim) {
-  if (head_dim <= 0 || head_dim > (int64_t{1} << 20)) return 0;
-  const auto hd = static_cast<uint64_t>(head_dim);
-  switch (type) {
-    case GgmlType::kF32: return hd * 4;
-    case GgmlType::kF16: case GgmlType::kBF16: return hd * 2;
-    case GgmlType::kQ8_0:
-      return head_dim % kQ8Block == 0 ? hd / kQ8Block * kQ8BlockBytes : 0;
-    default: return 0;
-  }
-}
-
 Status kv_check_config(const KvCacheConfig& cfg) {
   if (cfg.n_layer <= 0 || cfg.n_head_kv <= 0 || cfg.head_dim <= 0 || cfg.block_size <= 0 ||
       cfg.n_blocks < 0) {
@@ -102,9 +65,9 @@ Status kv_check_config(const KvCacheConfig& cfg) {
                  "blocks {}): all must be positive",
                  cfg.n_layer, cfg.n_head_kv, cfg.head_dim, cfg.block_size, cfg.n_blocks);
   }
-  if (!kv_type_supported(cfg.type)) {
-    return usage_error("kv cache: type {} not supported (use f16, bf16, q8_0 or f32)",
-                       static_cast<int>(cfg.type));
+  if (!kv_type_on_cpu(cfg.type)) {
+    return usage_error("kv cache: type {} needs a GPU backend; the CPU stores f16, bf16, q8_0 or "
+                       "f32", kv_type_name(cfg.type));
   }
   if (kv_row_bytes(cfg.type, cfg.head_dim) == 0) {
     return usage_error("kv cache: type q8_0 needs a head_dim that is a multiple of 32, this model's "
@@ -131,40 +94,40 @@ int64_t kv_blocks_for_budget(const KvCacheConfig& cfg, uint64_t budget_bytes) {
   return static_cast<int64_t>(budget_bytes / b);
 }
 
-void kv_store_row(GgmlType type, const float* src, uint8_t* dst, int64_t n) {
+void kv_store_row(KvType type, const float* src, uint8_t* dst, int64_t n) {
   switch (type) {
-    case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case GgmlType::kF16:
+    case KvType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case KvType::kF16:
       return f32_to_fp16_row(src, dst, n);
-    case GgmlType::kBF16:
+    case KvType::kBF16:
       for (int64_t i = 0; i < n; ++i) {
         const uint16_t h = f32_to_bf16(src[i]);
         std::memcpy(dst + 2 * i, &h, 2);
       }
       return;
-    case GgmlType::kQ8_0: store_q8_0(src, dst, n); return;
+    case KvType::kQ8_0: store_q8_0(src, dst, n); return;
     default: RIDGE_CHECK(false && "kv_store_row: type not supported");
   }
 }
 
-void kv_load_row(GgmlType type, const void* src, float* dst, int64_t n) {
+void kv_load_row(KvType type, const void* src, float* dst, int64_t n) {
   const auto* s = static_cast<const uint8_t*>(src);
   uint16_t h;
   switch (type) {
-    case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case GgmlType::kF16:
+    case KvType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
+    case KvType::kF16:
       for (int64_t i = 0; i < n; ++i) {
         std::memcpy(&h, s + 2 * i, 2);
         dst[i] = fp16_to_f32(h);
       }
       return;
-    case GgmlType::kBF16:
+    case KvType::kBF16:
       for (int64_t i = 0; i < n; ++i) {
         std::memcpy(&h, s + 2 * i, 2);
         dst[i] = bf16_to_f32(h);
       }
       return;
-    case GgmlType::kQ8_0: load_q8_0(s, dst, n); return;
+    case KvType::kQ8_0: load_q8_0(s, dst, n); return;
     default: RIDGE_CHECK(false && "kv_load_row: type not supported");
   }
 }

@@ -7,13 +7,7 @@
 // kv_row_bytes(type, head_dim) bytes): attention streams one block of one head in its stored type.
 // A token's slot is block_id * block_size + offset_in_block.
 //
-// Types (KV dtypes, docs/kv.md):
-//   f16  (default, as llama.cpp)  2 bytes per value
-//   bf16                           2 bytes per value (the top half of the f32)
-//   q8_0                           GGUF Q8_0 blocks along head_dim: 32 values in 34 bytes, an fp16
-//                                  scale d = amax / 127 then 32 int8 q = round(x / d); value = d * q.
-//                                  head_dim must be a multiple of 32.
-//   f32                            4 bytes per value (tests)
+// Types: kv/kv_type.h (f16 by default; f32, bf16, q8_0; not fp8, a GPU backend's), docs/kv.md.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +18,7 @@
 #include "base/huge_pages.h"
 #include "base/status.h"
 #include "kv/recurrent_state.h"
-#include "tensor/ggml_type.h"
+#include "kv/kv_type.h"
 
 namespace ridge::kv {
 
@@ -34,25 +28,12 @@ struct KvCacheConfig {
   int64_t head_dim = 0;
   int64_t block_size = 16;   // token slots per block
   int64_t n_blocks = 0;
-  GgmlType type = GgmlType::kF16;  // kF16 (default), kBF16, kQ8_0 or kF32
+  KvType type = KvType::kF16;
   // Models with linear-attention layers: their per-sequence states (state.n_slots 0: none).
   // n_layer above counts only the layers that keep K/V.
   RecurrentStateConfig state;
 };
 
-inline constexpr int64_t kQ8Block = 32;        // values per q8_0 block
-inline constexpr int64_t kQ8BlockBytes = 34;   // fp16 scale + 32 int8
-
-// "f16", "bf16", "q8_0", "f32" (case-insensitive) -> type; a usage error naming the choices.
-Result<GgmlType> kv_type_from_name(std::string_view name);
-// "f16", "bf16", "q8_0", "f32", or "unsupported".
-std::string_view kv_type_name(GgmlType type);
-// Whether `type` can be a KV cache type (any head_dim; see kv_check_config for the rest).
-bool kv_type_supported(GgmlType type);
-
-// Bytes of one token's K (or V) row of one head; 0 if the type is not a KV type or head_dim does
-// not suit it (q8_0 needs a multiple of 32).
-uint64_t kv_row_bytes(GgmlType type, int64_t head_dim);
 // The reasons a config cannot make a cache (sizes, type, head_dim vs type), as one-line errors.
 // n_blocks may be 0 here (a budget computation); create() needs it positive.
 Status kv_check_config(const KvCacheConfig& cfg);
@@ -63,8 +44,8 @@ uint64_t kv_block_bytes(const KvCacheConfig& cfg);
 int64_t kv_blocks_for_budget(const KvCacheConfig& cfg, uint64_t budget_bytes);
 
 // Row conversions in the cache's formats (n values; for q8_0 n is a multiple of 32).
-void kv_store_row(GgmlType type, const float* src, uint8_t* dst, int64_t n);
-void kv_load_row(GgmlType type, const void* src, float* dst, int64_t n);
+void kv_store_row(KvType type, const float* src, uint8_t* dst, int64_t n);
+void kv_load_row(KvType type, const void* src, float* dst, int64_t n);
 
 class KvCache {
  public:
@@ -78,7 +59,7 @@ class KvCache {
   int64_t n_blocks() const { return cfg_.n_blocks; }
   int64_t block_size() const { return cfg_.block_size; }
   int64_t n_slots() const { return cfg_.n_blocks * cfg_.block_size; }
-  GgmlType type() const { return cfg_.type; }
+  KvType type() const { return cfg_.type; }
   uint64_t row_bytes() const { return row_bytes_; }  // one token, one head
   uint64_t total_bytes() const;  // the K/V blocks (states(): the recurrent state's own)
   RecurrentState& states() { return states_; }

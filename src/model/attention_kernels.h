@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "kernels/kernels.h"
-#include "tensor/ggml_type.h"
+#include "kv/kv_type.h"
 
 namespace ridge::model {
 
@@ -33,11 +33,11 @@ struct AttnQueries {
 struct AttnKernels {
   // scores[q * ld + j] = scale * <query q, K_j> for rows j in [0, n_rows), every query.
   // k: n_rows rows of kv_row_bytes(type, hd) bytes.
-  void (*qk)(GgmlType type, const void* k, int64_t n_rows, const AttnQueries& qs, float scale,
+  void (*qk)(kv::KvType type, const void* k, int64_t n_rows, const AttnQueries& qs, float scale,
              float* scores, int64_t ld);
   // out_q += p[q * ld + j] * V_j for rows j in [0, n_rows), ascending, for the queries
   // q >= attn_first_query(j, skip, group) (the tile's later tokens see more rows: causal).
-  void (*pv)(GgmlType type, const void* v, int64_t n_rows, const float* p, int64_t ld,
+  void (*pv)(kv::KvType type, const void* v, int64_t n_rows, const float* p, int64_t ld,
              int64_t skip, const AttnQueries& qs);
   // In-place softmax of n scores (numerically stable: exp(x - max) / sum).
   void (*softmax)(float* x, int64_t n);
@@ -45,7 +45,7 @@ struct AttnKernels {
 
 // The implementation for this ISA, type and head_dim (the scalar one where the SIMD loops do not
 // cover head_dim: avx512 needs a multiple of 16, avx2 of 8).
-const AttnKernels& attn_kernels_for(kernels::Isa isa, GgmlType type, int64_t hd);
+const AttnKernels& attn_kernels_for(kernels::Isa isa, kv::KvType type, int64_t hd);
 
 // Per ISA (attention_ref.cpp, x86_avx2/attention.cpp, x86_avx512/attention.cpp).
 const AttnKernels& attn_kernels_ref();

@@ -12,14 +12,14 @@ namespace {
 constexpr int64_t kChunk = 256;  // values converted at a time (a multiple of the q8_0 block)
 
 // Values [i0, i0 + n) of a row as f32 (i0 a multiple of kChunk).
-void load_part(GgmlType type, const uint8_t* row, int64_t hd, int64_t i0, int64_t n, float* dst) {
-  const uint64_t off = type == GgmlType::kQ8_0
+void load_part(kv::KvType type, const uint8_t* row, int64_t hd, int64_t i0, int64_t n, float* dst) {
+  const uint64_t off = type == kv::KvType::kQ8_0
                            ? static_cast<uint64_t>(i0 / kv::kQ8Block * kv::kQ8BlockBytes)
                            : kv::kv_row_bytes(type, hd) / static_cast<uint64_t>(hd) * static_cast<uint64_t>(i0);
   kv::kv_load_row(type, row + off, dst, n);
 }
 
-void qk_ref(GgmlType type, const void* k, int64_t n_rows, const AttnQueries& qs, float scale,
+void qk_ref(kv::KvType type, const void* k, int64_t n_rows, const AttnQueries& qs, float scale,
             float* scores, int64_t ld) {
   const int64_t hd = qs.hd;
   const uint64_t rb = kv::kv_row_bytes(type, hd);
@@ -39,7 +39,7 @@ void qk_ref(GgmlType type, const void* k, int64_t n_rows, const AttnQueries& qs,
   }
 }
 
-void pv_ref(GgmlType type, const void* v, int64_t n_rows, const float* p, int64_t ld, int64_t skip,
+void pv_ref(kv::KvType type, const void* v, int64_t n_rows, const float* p, int64_t ld, int64_t skip,
             const AttnQueries& qs) {
   const int64_t hd = qs.hd;
   const uint64_t rb = kv::kv_row_bytes(type, hd);
@@ -67,7 +67,7 @@ const AttnKernels& attn_kernels_ref() {
   return k;
 }
 
-const AttnKernels& attn_kernels_for(kernels::Isa isa, GgmlType type, int64_t hd) {
+const AttnKernels& attn_kernels_for(kernels::Isa isa, kv::KvType type, int64_t hd) {
   (void)type;
   if (isa == kernels::Isa::kAvx512 && hd % 16 == 0) return attn_kernels_avx512();
   if ((isa == kernels::Isa::kAvx512 || isa == kernels::Isa::kAvx2) && hd % 8 == 0) {

@@ -1,7 +1,7 @@
 // The tiling of the SIMD attention loops, written once over a vector-ops type V that each ISA
 // file defines (x86_avx2/attention.cpp: 8 lanes, x86_avx512/attention.cpp: 16). V provides
 //   using Reg; kLanes; kQkRows (K rows per score tile); kPvCols (registers of V per sum tile);
-//   template <GgmlType T> Reg load(const uint8_t* row, int64_t i)  (values [i, i + kLanes) as f32)
+//   template <kv::KvType T> Reg load(const uint8_t* row, int64_t i)  (values [i, i + kLanes) as f32)
 //   zero(), loadu(p), storeu(p, r), set1(x), fmadd(a, b, c), hsum(r) (a fixed reduction tree);
 //   kSumBatch and sum_batch<R>(const Reg* r, float scale, float* out, int64_t ld): out[(k / R) *
 //   ld + k % R] = hsum(r[k]) * scale for k < kSumBatch, the same bits as hsum (kSumBatch 0: no
@@ -20,7 +20,7 @@ namespace {
 
 // Queries [q0, q0 + NQ) against rows [j0, j0 + R): every (query, row) pair has its own
 // accumulator, so a score is the same whatever NQ and R are (they only interleave the chains).
-template <typename V, GgmlType T, int NQ, int R>
+template <typename V, kv::KvType T, int NQ, int R>
 inline void qk_tile(const uint8_t* k, uint64_t rb, int64_t j0, const float* const* x, int64_t hd,
                     float scale, float* scores, int64_t ld) {
   typename V::Reg acc[NQ][R];
@@ -56,7 +56,7 @@ constexpr int qk_tile_rows() {
   }
 }
 
-template <typename V, GgmlType T, int NQ>
+template <typename V, kv::KvType T, int NQ>
 void qk_rows(const uint8_t* k, uint64_t rb, int64_t n_rows, const AttnQueries& qs, int64_t q0,
              float scale, float* scores, int64_t ld) {
   const float* x[NQ];
@@ -69,7 +69,7 @@ void qk_rows(const uint8_t* k, uint64_t rb, int64_t n_rows, const AttnQueries& q
   for (; j < n_rows; ++j) qk_tile<V, T, NQ, 1>(k, rb, j, x, hd, scale, s, ld);
 }
 
-template <typename V, GgmlType T>
+template <typename V, kv::KvType T>
 void qk_t(const void* k, int64_t n_rows, const AttnQueries& qs, float scale, float* scores,
           int64_t ld) {
   const auto* kb = static_cast<const uint8_t*>(k);
@@ -86,7 +86,7 @@ void qk_t(const void* k, int64_t n_rows, const AttnQueries& qs, float scale, flo
 
 // out[n][i0, i0 + kLanes NV) += p[n][j] * V_j[i0, ...) for rows j in [0, n_rows), ascending,
 // with the sums held in registers over the rows (the same operations as one row at a time).
-template <typename V, GgmlType T, int NQ, int NV>
+template <typename V, kv::KvType T, int NQ, int NV>
 inline void pv_tile(const uint8_t* v, uint64_t rb, int64_t n_rows, const float* const* p,
                     float* const* out, int64_t i0) {
   constexpr int kL = V::kLanes;
@@ -108,7 +108,7 @@ inline void pv_tile(const uint8_t* v, uint64_t rb, int64_t n_rows, const float* 
   }
 }
 
-template <typename V, GgmlType T, int NQ>
+template <typename V, kv::KvType T, int NQ>
 void pv_queries(const uint8_t* v, uint64_t rb, int64_t n_rows, const float* const* p,
                 float* const* out, int64_t hd) {
   constexpr int kWide = V::kLanes * V::kPvCols;
@@ -117,7 +117,7 @@ void pv_queries(const uint8_t* v, uint64_t rb, int64_t n_rows, const float* cons
   for (; i < hd; i += V::kLanes) pv_tile<V, T, NQ, 1>(v, rb, n_rows, p, out, i);
 }
 
-template <typename V, GgmlType T>
+template <typename V, kv::KvType T>
 void pv_t(const void* v, int64_t n_rows, const float* p, int64_t ld, int64_t skip,
           const AttnQueries& qs) {
   const auto* vb = static_cast<const uint8_t*>(v);
@@ -145,24 +145,24 @@ void pv_t(const void* v, int64_t n_rows, const float* p, int64_t ld, int64_t ski
 }
 
 template <typename V>
-void qk_simd(GgmlType type, const void* k, int64_t n_rows, const AttnQueries& qs, float scale,
+void qk_simd(kv::KvType type, const void* k, int64_t n_rows, const AttnQueries& qs, float scale,
              float* scores, int64_t ld) {
   switch (type) {
-    case GgmlType::kF32: return qk_t<V, GgmlType::kF32>(k, n_rows, qs, scale, scores, ld);
-    case GgmlType::kF16: return qk_t<V, GgmlType::kF16>(k, n_rows, qs, scale, scores, ld);
-    case GgmlType::kBF16: return qk_t<V, GgmlType::kBF16>(k, n_rows, qs, scale, scores, ld);
-    default: return qk_t<V, GgmlType::kQ8_0>(k, n_rows, qs, scale, scores, ld);
+    case kv::KvType::kF32: return qk_t<V, kv::KvType::kF32>(k, n_rows, qs, scale, scores, ld);
+    case kv::KvType::kF16: return qk_t<V, kv::KvType::kF16>(k, n_rows, qs, scale, scores, ld);
+    case kv::KvType::kBF16: return qk_t<V, kv::KvType::kBF16>(k, n_rows, qs, scale, scores, ld);
+    default: return qk_t<V, kv::KvType::kQ8_0>(k, n_rows, qs, scale, scores, ld);
   }
 }
 
 template <typename V>
-void pv_simd(GgmlType type, const void* v, int64_t n_rows, const float* p, int64_t ld,
+void pv_simd(kv::KvType type, const void* v, int64_t n_rows, const float* p, int64_t ld,
              int64_t skip, const AttnQueries& qs) {
   switch (type) {
-    case GgmlType::kF32: return pv_t<V, GgmlType::kF32>(v, n_rows, p, ld, skip, qs);
-    case GgmlType::kF16: return pv_t<V, GgmlType::kF16>(v, n_rows, p, ld, skip, qs);
-    case GgmlType::kBF16: return pv_t<V, GgmlType::kBF16>(v, n_rows, p, ld, skip, qs);
-    default: return pv_t<V, GgmlType::kQ8_0>(v, n_rows, p, ld, skip, qs);
+    case kv::KvType::kF32: return pv_t<V, kv::KvType::kF32>(v, n_rows, p, ld, skip, qs);
+    case kv::KvType::kF16: return pv_t<V, kv::KvType::kF16>(v, n_rows, p, ld, skip, qs);
+    case kv::KvType::kBF16: return pv_t<V, kv::KvType::kBF16>(v, n_rows, p, ld, skip, qs);
+    default: return pv_t<V, kv::KvType::kQ8_0>(v, n_rows, p, ld, skip, qs);
   }
 }
 

@@ -80,12 +80,6 @@ int64_t cols_of(TensorRole role, const ModelConfig& cfg) {
   }
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // A type that can hold rows of `cols` elements: llama.cpp's fallback (tensor/ggml_type.h).
 GgmlType storable_type(GgmlType t, int64_t cols) { return fallback_type(t, static_cast<uint64_t>(cols)); }
 
@@ -218,37 +212,6 @@ Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file) {
   });
 }
 
-Result<KvType> kv_type_from_name(std::string_view name) {
-  const std::string n = lower(name);
-  if (n == "f32") return KvType::kF32;
-  if (n == "f16") return KvType::kF16;
-  if (n == "bf16") return KvType::kBF16;
-  if (n == "q8_0") return KvType::kQ8_0;
-  if (n == "fp8" || n == "f8" || n == "fp8_e4m3") return KvType::kFP8;
-  return usage_error("unknown KV type '{}' (f32, f16, bf16, q8_0, fp8)", name);
-}
-
-std::string_view kv_type_name(KvType type) {
-  switch (type) {
-    case KvType::kF32: return "f32";
-    case KvType::kF16: return "f16";
-    case KvType::kBF16: return "bf16";
-    case KvType::kQ8_0: return "q8_0";
-    case KvType::kFP8: return "fp8";
-  }
-  return "?";
-}
-
-double kv_bytes_per_element(KvType type) {
-  switch (type) {
-    case KvType::kF32: return 4.0;
-    case KvType::kF16: case KvType::kBF16: return 2.0;
-    case KvType::kQ8_0: return 34.0 / 32.0;
-    case KvType::kFP8: return 1.0;
-  }
-  return 0.0;
-}
-
 double ModelCost::attention_flops_per_position() const {
   return 4.0 * static_cast<double>(config.n_kv_layers()) * static_cast<double>(config.q_dim());
 }
@@ -297,7 +260,7 @@ double expected_distinct_experts(int64_t n_expert, int64_t n_used, double n_toke
   return -e * std::expm1(n_tokens * std::log1p(-k / e));
 }
 
-Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, KvType kv_type) {
+Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, kv::KvType kv_type) {
   if (cfg.n_layer <= 0 || cfg.n_embd <= 0 || cfg.n_vocab <= 0 || cfg.n_head <= 0 ||
       cfg.n_head_kv <= 0 || cfg.head_dim <= 0 || (cfg.n_ff <= 0 && !cfg.is_moe())) {
     return error("model '{}': incomplete shape (layers {}, embd {}, vocab {}, heads {}/{}, head_dim "
@@ -367,7 +330,7 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   m.active_weight_bytes = m.weight_file_bytes - (cfg.is_moe() ? idle * m.expert_bytes_all_layers : 0.0);
   m.head_activation_bytes = 4.0 * (embd + vocab);
   m.kv_bytes_per_token = 2.0 * static_cast<double>(cfg.n_kv_layers()) *
-                         static_cast<double>(cfg.kv_dim()) * kv_bytes_per_element(kv_type);
+                         static_cast<double>(cfg.kv_dim()) * kv::kv_bytes_per_element(kv_type);
   m.state_bytes_per_seq = 4.0 * static_cast<double>(cfg.n_recurrent_layers()) *
                           static_cast<double>(cfg.ssm_state_floats());
   m.window = cfg.n_swa;

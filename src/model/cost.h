@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kv/kv_type.h"
 #include "model/config.h"
 #include "tensor/ggml_type.h"
 
@@ -95,12 +96,6 @@ TensorTypeFn types_by_tensor_name(TensorNameRule rule, const ModelConfig& cfg);
 // experts' type, so that a caller picking a precision from the FFN gets the bulk of the weights.
 Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file);
 
-// Storage of the KV cache: one K and one V row of kv_dim per token and layer.
-enum class KvType { kF32, kF16, kBF16, kQ8_0, kFP8 };
-Result<KvType> kv_type_from_name(std::string_view name);  // "f32", "f16", "bf16", "q8_0", "fp8"
-std::string_view kv_type_name(KvType type);
-double kv_bytes_per_element(KvType type);  // q8_0: 34/32 (32 int8 + one f16 scale)
-
 // What one step (a decode step of a batch, a prefill chunk, or a mix) must move and compute.
 struct StepCost {
   double weight_bytes = 0;      // weights streamed (once per step)
@@ -120,7 +115,7 @@ struct StepCost {
 // Per-model quantities, computed once from a config and the tensor types.
 struct ModelCost {
   ModelConfig config;
-  KvType kv_type = KvType::kF16;
+  kv::KvType kv_type = kv::KvType::kF16;
   double n_params = 0;             // every weight element (embedding counted once when tied)
   double weight_file_bytes = 0;    // all weights as stored: memory they occupy
   double weight_read_bytes = 0;    // streamed per decode step of one sequence (layers, output head,
@@ -169,7 +164,7 @@ double expected_distinct_experts(int64_t n_expert, int64_t n_used, double n_toke
 
 // Builds the per-model figures; fails when a type cannot store a row of the model (a block
 // size that does not divide the row) and no fallback applies.
-Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, KvType kv_type);
+Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, kv::KvType kv_type);
 
 // The work of one sequence in a step: `n_new` tokens appended after `n_past` cached ones.
 // Only the last new token of each sequence computes logits (the output head).

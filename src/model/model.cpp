@@ -36,7 +36,7 @@ Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels:
   return m;
 }
 
-kv::KvCacheConfig Model::kv_config(int64_t n_blocks, GgmlType type, int64_t block_size,
+kv::KvCacheConfig Model::kv_config(int64_t n_blocks, kv::KvType type, int64_t block_size,
                                    int64_t n_seqs) const {
   kv::KvCacheConfig c;
   c.n_layer = cfg_.n_kv_layers();

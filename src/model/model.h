@@ -46,7 +46,7 @@ class Model {
 
   // A KV cache config matching this model: K/V for its attention layers, and for models with
   // linear-attention layers recurrent state for n_seqs sequences at once.
-  kv::KvCacheConfig kv_config(int64_t n_blocks, GgmlType type = GgmlType::kF16,
+  kv::KvCacheConfig kv_config(int64_t n_blocks, kv::KvType type = kv::KvType::kF16,
                               int64_t block_size = 16, int64_t n_seqs = 1) const;
 
   // Runs one step: writes the K/V of every batch token into `kv` and returns the logits of the

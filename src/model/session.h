@@ -18,7 +18,7 @@ namespace ridge::model {
 
 struct SessionOptions {
   int64_t n_ctx = 0;        // context in tokens; 0: min(training context, 4096)
-  GgmlType kv_type = GgmlType::kF16;
+  kv::KvType kv_type = kv::KvType::kF16;
   int64_t block_size = 16;
   int64_t max_batch = 256;  // prompt tokens per forward step
   int64_t max_outputs = 1;  // rows of logits per step (eval with all_logits needs more)

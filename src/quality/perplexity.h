@@ -23,7 +23,7 @@ struct PerplexityOptions {
   int64_t n_ctx = 512;      // tokens per chunk
   int64_t n_chunks = -1;    // chunks to score at most (-1: all that fit)
   int64_t n_batch = 512;    // tokens per forward step
-  GgmlType kv_type = GgmlType::kF16;
+  kv::KvType kv_type = kv::KvType::kF16;
   int32_t bos = -1;         // the first token of every chunk becomes this (-1: left as it is)
 };
 

@@ -30,7 +30,7 @@ class BenchTest : public ::testing::Test {
   static model::ModelCost cost_of(const model::Model& m) {
     auto types = model::weight_types_from_gguf(m.file());
     EXPECT_TRUE(types.ok());
-    auto c = model::model_cost(m.config(), *types, model::KvType::kF16);
+    auto c = model::model_cost(m.config(), *types, kv::KvType::kF16);
     EXPECT_TRUE(c.ok());
     return *c;
   }
@@ -101,7 +101,7 @@ TEST(BenchMoe, StepCountsTheRoutersExperts) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   auto types = model::weight_types_from_gguf(m->file());
   ASSERT_TRUE(types.ok());
-  auto cost = model::model_cost(m->config(), *types, model::KvType::kF16);
+  auto cost = model::model_cost(m->config(), *types, kv::KvType::kF16);
   ASSERT_TRUE(cost.ok());
   ThreadPool pool(2);
   BenchOptions opt;

@@ -40,7 +40,7 @@ TEST(CostHybridTest, KvGrowsAQuarterAsFastAsADenseModels) {
   const ModelCost hybrid = cost_of("qwen3.5-9b", "q8_0");
   auto dense_cfg = *offline::preset_config("qwen3.5-9b");
   dense_cfg.full_attn_interval = 0;  // every layer full attention, same shapes
-  auto dense = model_cost(dense_cfg, uniform_types(GgmlType::kQ8_0), KvType::kF16);
+  auto dense = model_cost(dense_cfg, uniform_types(GgmlType::kQ8_0), kv::KvType::kF16);
   ASSERT_TRUE(dense.ok());
   EXPECT_DOUBLE_EQ(dense->kv_bytes_per_token, 4 * hybrid.kv_bytes_per_token);
   EXPECT_DOUBLE_EQ(dense->state_bytes_per_seq, 0.0);
@@ -72,13 +72,13 @@ TEST(CostHybridTest, GgufTensorTableGivesTheFileBytes) {
       for (const auto& t : file->tensors()) file_bytes += static_cast<double>(t.n_bytes);
       auto fn = weight_types_from_gguf(*file);
       ASSERT_TRUE(fn.ok());
-      auto m = model_cost(*built, *fn, KvType::kF16);
+      auto m = model_cost(*built, *fn, kv::KvType::kF16);
       ASSERT_TRUE(m.ok()) << m.status().message();
       EXPECT_DOUBLE_EQ(m->weight_file_bytes, file_bytes);
       // And the mixture rule the roofline applies without a file gives the same bytes.
       auto by_name = offline::weight_types_by_name(type, *built);
       ASSERT_TRUE(by_name.ok());
-      EXPECT_DOUBLE_EQ(model_cost(*built, *by_name, KvType::kF16)->weight_file_bytes, file_bytes);
+      EXPECT_DOUBLE_EQ(model_cost(*built, *by_name, kv::KvType::kF16)->weight_file_bytes, file_bytes);
     }
   }
 }

@@ -57,11 +57,11 @@ TEST(CostTest, KvBytesPerToken) {
   EXPECT_DOUBLE_EQ(cost_of("llama-2-7b", "f16").kv_bytes_per_token, 524288.0);
   // Qwen3-8B (GQA, 8 KV heads of 128): 2 x 36 x 1024 x 2 = 147456.
   EXPECT_DOUBLE_EQ(cost_of("qwen3-8b", "bf16").kv_bytes_per_token, 147456.0);
-  EXPECT_DOUBLE_EQ(cost_of("qwen3-8b", "bf16", KvType::kFP8).kv_bytes_per_token, 73728.0);
-  EXPECT_DOUBLE_EQ(cost_of("qwen3-8b", "bf16", KvType::kF32).kv_bytes_per_token, 294912.0);
-  EXPECT_DOUBLE_EQ(cost_of("qwen3-8b", "bf16", KvType::kQ8_0).kv_bytes_per_token, 147456.0 / 2 * 34 / 32);
-  EXPECT_FALSE(kv_type_from_name("q4_0").ok());
-  EXPECT_EQ(*kv_type_from_name("FP8"), KvType::kFP8);
+  EXPECT_DOUBLE_EQ(cost_of("qwen3-8b", "bf16", kv::KvType::kFP8).kv_bytes_per_token, 73728.0);
+  EXPECT_DOUBLE_EQ(cost_of("qwen3-8b", "bf16", kv::KvType::kF32).kv_bytes_per_token, 294912.0);
+  EXPECT_DOUBLE_EQ(cost_of("qwen3-8b", "bf16", kv::KvType::kQ8_0).kv_bytes_per_token, 147456.0 / 2 * 34 / 32);
+  EXPECT_FALSE(kv::kv_type_from_name("q4_0").ok());
+  EXPECT_EQ(*kv::kv_type_from_name("FP8"), kv::KvType::kFP8);
 }
 
 TEST(CostTest, DecodeStepClosedForm) {
@@ -131,13 +131,13 @@ TEST(CostTest, SlidingWindowLayersReadTheirWindowOnly) {
 TEST(CostTest, RowsNotDivisibleBySuperBlockFallBack) {
   // Qwen2.5-0.5B has n_embd 896 = 3.5 x 256: q4_K cannot store its rows, llama.cpp uses q5_0.
   auto cfg = *offline::preset_config("qwen2.5-0.5b");
-  ModelCost k = *model_cost(cfg, uniform_types(GgmlType::kQ4_K), KvType::kF16);
+  ModelCost k = *model_cost(cfg, uniform_types(GgmlType::kQ4_K), kv::KvType::kF16);
   // ffn_down rows are n_ff = 4864 = 19 x 256 long: those stay q4_K.
   auto expect = [](TensorRole role, int64_t) {
     if (role == TensorRole::kFfnDown) return GgmlType::kQ4_K;
     return uniform_types(GgmlType::kQ5_0)(role, 0);
   };
-  ModelCost q50 = *model_cost(cfg, expect, KvType::kF16);
+  ModelCost q50 = *model_cost(cfg, expect, kv::KvType::kF16);
   EXPECT_DOUBLE_EQ(k.weight_file_bytes, q50.weight_file_bytes);
   EXPECT_FALSE(offline::weight_types_by_name("q9_z", cfg).ok());
 }
@@ -195,7 +195,7 @@ TEST(CostTest, GgufTensorTableGivesTheFileBytes) {
   auto fn = weight_types_from_gguf(*file);
   ASSERT_TRUE(fn.ok()) << fn.status().message();
   EXPECT_EQ((*fn)(TensorRole::kAttnV, 1), GgmlType::kF32);
-  ModelCost m = *model_cost(cfg, *fn, KvType::kF16);
+  ModelCost m = *model_cost(cfg, *fn, kv::KvType::kF16);
   EXPECT_DOUBLE_EQ(m.weight_file_bytes, file_bytes);
   const auto* embd = file->find_tensor("token_embd.weight");
   ASSERT_NE(embd, nullptr);
@@ -376,7 +376,7 @@ TEST(CostMoeTest, GgufTensorTableOfAnMoeFile) {
   EXPECT_EQ((*fn)(TensorRole::kFfnGateInp, 1), GgmlType::kF32);
   EXPECT_EQ((*fn)(TensorRole::kFfnUp, 0), GgmlType::kQ5_0);  // no ffn_up: the experts' type
   EXPECT_EQ((*fn)(bulk_role(cfg), 0), GgmlType::kQ5_0);
-  ModelCost m = *model_cost(cfg, *fn, KvType::kF16);
+  ModelCost m = *model_cost(cfg, *fn, kv::KvType::kF16);
   EXPECT_DOUBLE_EQ(m.weight_file_bytes, file_bytes);
   // One expert: 64 rows of q5_0 gate and up (44 bytes per 64), 64 rows of down (q8_0 68 / q5_0 44).
   EXPECT_DOUBLE_EQ(m.expert_bytes[0], 64.0 * (44 + 44 + 68));

@@ -12,7 +12,7 @@
 
 namespace ridge::model::testing {
 
-inline ModelCost cost_of(const char* preset, const char* type, KvType kv = KvType::kF16) {
+inline ModelCost cost_of(const char* preset, const char* type, kv::KvType kv = kv::KvType::kF16) {
   auto cfg = offline::preset_config(preset);
   EXPECT_TRUE(cfg.ok()) << cfg.status().message();
   auto fn = offline::weight_types_by_name(type, *cfg);

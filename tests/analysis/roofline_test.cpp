@@ -161,7 +161,7 @@ TEST(RooflineTest, MixtureOfExpertsReadsMoreExpertsWithBatch) {
   // on the nonlinear byte curve.
   EXPECT_FALSE(r.knee_batch.has_value());
   auto cfg = *offline::preset_config("qwen3-30b-a3b");
-  RooflineQuery k{*model::model_cost(cfg, *offline::weight_types_by_name("q4_k_m", cfg), model::KvType::kFP8),
+  RooflineQuery k{*model::model_cost(cfg, *offline::weight_types_by_name("q4_k_m", cfg), kv::KvType::kFP8),
                   "q4_k_m", GgmlType::kQ4_K, hw("h100"), std::nullopt, 16, {1}, 0};
   RooflineResult rk = *analyze(k);
   ASSERT_TRUE(rk.knee_batch.has_value());

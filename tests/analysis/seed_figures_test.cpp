@@ -74,12 +74,12 @@ TEST(SeedFigures, Qwen25_7bQ4KMOnOrin) {
 // speed-up (vLLM measured 1.21x). Tolerance +-0.02.
 TEST(SeedFigures, Fp8KvOnL4) {
   Hardware l4 = hw("l4");
-  auto step_ms = [&](model::KvType kv) {
+  auto step_ms = [&](kv::KvType kv) {
     RooflineQuery q{cost_of("qwen3-4b", "bf16", kv), "bf16", GgmlType::kBF16, l4, std::nullopt, 32768,
                     {1}, 0};
     return analyze(q)->decode[0].step_s;
   };
-  double speedup = step_ms(model::KvType::kBF16) / step_ms(model::KvType::kFP8);
+  double speedup = step_ms(kv::KvType::kBF16) / step_ms(kv::KvType::kFP8);
   EXPECT_NEAR(speedup, 1.23, 0.02);
 }
 

@@ -36,7 +36,7 @@ int32_t argmax(std::span<const float> row) {
 std::vector<std::vector<float>> run(const model::Model& m, const std::vector<int32_t>& prompt,
                                     const std::vector<std::vector<int32_t>>& others, int32_t chunk,
                                     int n_threads, int32_t target_block0, int n_decode,
-                                    GgmlType kv_type) {
+                                    kv::KvType kv_type) {
   const auto n_seqs = static_cast<int64_t>(others.size() + 1);
   auto kv = kv::KvCache::create(m.kv_config(n_seqs * kBlocksPerSeq + 8, kv_type, kBlockSize));
   EXPECT_TRUE(kv.ok());
@@ -107,7 +107,7 @@ bool bit_equal(const std::vector<std::vector<float>>& a, const std::vector<std::
 
 // (preset, weight type, KV cache type)
 class BatchInvariance
-    : public ::testing::TestWithParam<std::tuple<const char*, const char*, GgmlType>> {};
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*, kv::KvType>> {};
 
 TEST_P(BatchInvariance, LogitsBitIdentical) {
   const auto [preset, weights, kvt] = GetParam();
@@ -133,23 +133,23 @@ TEST_P(BatchInvariance, LogitsBitIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(
     Types, BatchInvariance,
-    ::testing::Values(std::tuple{"tiny-qwen3", "f32", GgmlType::kF16},
-                      std::tuple{"tiny-qwen3", "f16", GgmlType::kF16},
-                      std::tuple{"tiny-qwen3", "q8_0", GgmlType::kF16},
-                      std::tuple{"tiny-qwen3", "q8_0", GgmlType::kBF16},
-                      std::tuple{"tiny-qwen3", "q8_0", GgmlType::kQ8_0},
-                      std::tuple{"tiny-qwen3", "f32", GgmlType::kF32},
+    ::testing::Values(std::tuple{"tiny-qwen3", "f32", kv::KvType::kF16},
+                      std::tuple{"tiny-qwen3", "f16", kv::KvType::kF16},
+                      std::tuple{"tiny-qwen3", "q8_0", kv::KvType::kF16},
+                      std::tuple{"tiny-qwen3", "q8_0", kv::KvType::kBF16},
+                      std::tuple{"tiny-qwen3", "q8_0", kv::KvType::kQ8_0},
+                      std::tuple{"tiny-qwen3", "f32", kv::KvType::kF32},
                       // Mixture of experts: tokens grouped by expert must not change a token's sums.
-                      std::tuple{"tiny-qwen3moe", "f16", GgmlType::kF16},
-                      std::tuple{"tiny-qwen3moe", "q8_0", GgmlType::kF16},
-                      std::tuple{"tiny-qwen2moe", "q8_0", GgmlType::kF16},
+                      std::tuple{"tiny-qwen3moe", "f16", kv::KvType::kF16},
+                      std::tuple{"tiny-qwen3moe", "q8_0", kv::KvType::kF16},
+                      std::tuple{"tiny-qwen2moe", "q8_0", kv::KvType::kF16},
                       // Sliding windows, sinks and MXFP4 experts (gpt-oss).
-                      std::tuple{"tiny-gpt-oss", "mxfp4", GgmlType::kF16},
-                      std::tuple{"tiny-gpt-oss", "f32", GgmlType::kF32},
+                      std::tuple{"tiny-gpt-oss", "mxfp4", kv::KvType::kF16},
+                      std::tuple{"tiny-gpt-oss", "f32", kv::KvType::kF32},
                       // Sliding windows with their own rope, GeGLU, post-norms, a logit cap (gemma3).
-                      std::tuple{"tiny-gemma3", "q8_0", GgmlType::kF16},
-                      std::tuple{"tiny-gemma3", "f32", GgmlType::kF32},
-                      std::tuple{"tiny-gemma2", "q8_0", GgmlType::kF16}),
+                      std::tuple{"tiny-gemma3", "q8_0", kv::KvType::kF16},
+                      std::tuple{"tiny-gemma3", "f32", kv::KvType::kF32},
+                      std::tuple{"tiny-gemma2", "q8_0", kv::KvType::kF16}),
     [](const auto& p) {
       std::string name = std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param) + "_kv_" +
                          std::string(kv::kv_type_name(std::get<2>(p.param)));

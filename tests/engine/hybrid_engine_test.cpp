@@ -46,7 +46,7 @@ TEST_P(HybridEngine, GreedyTokensMatchAloneWithBatchingAndPreemption) {
   o.max_seqs = 3;
   o.n_threads = 2;
   // Five blocks for three running sequences that grow to 2-4 blocks each: some are preempted.
-  o.kv_bytes = 5 * kv::kv_block_bytes(m.kv_config(1, GgmlType::kF16, 16));
+  o.kv_bytes = 5 * kv::kv_block_bytes(m.kv_config(1, kv::KvType::kF16, 16));
   auto e = Engine::create(m, tm.tokenizer.get(), o);
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_EQ((*e)->budget().n_state_slots, 3);

@@ -29,7 +29,7 @@ class Runs {
     o.max_seqs = 2;
     o.n_threads = 2;
     o.state_cache = state_cache;
-    o.kv_bytes = 40 * kv::kv_block_bytes(tm.model->kv_config(1, GgmlType::kF16, 16));
+    o.kv_bytes = 40 * kv::kv_block_bytes(tm.model->kv_config(1, kv::KvType::kF16, 16));
     auto e = Engine::create(*tm.model, tm.tokenizer.get(), o);
     EXPECT_TRUE(e.ok()) << e.status().message();
     engine_ = std::move(e).value();

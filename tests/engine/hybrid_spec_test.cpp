@@ -24,7 +24,7 @@ EngineOptions options(const model::Model& m, SpecMethod spec) {
   o.block_size = 16;
   o.n_threads = 2;
   // 10 blocks for four sequences of up to 5 blocks: some are preempted.
-  o.kv_bytes = 10 * kv::kv_block_bytes(m.kv_config(1, GgmlType::kF16, 16));
+  o.kv_bytes = 10 * kv::kv_block_bytes(m.kv_config(1, kv::KvType::kF16, 16));
   o.spec = spec;
   o.spec_max = 4;
   o.spec_cost_rule = false;  // draft whatever is proposed: the counts do not depend on timing

@@ -21,7 +21,7 @@ TEST(MoeStats, StepBytesCountTheExpertsTheRouterChose) {
   o.max_model_len = 64;
   o.max_batched_tokens = 64;
   o.block_size = 16;
-  o.kv_type = GgmlType::kF16;
+  o.kv_type = kv::KvType::kF16;
   o.n_threads = 1;
   auto e = Engine::create(m, tm.tokenizer.get(), o);
   ASSERT_TRUE(e.ok()) << e.status().message();
@@ -41,7 +41,7 @@ TEST(MoeStats, StepBytesCountTheExpertsTheRouterChose) {
 
   auto types = model::weight_types_from_gguf(m.file());
   ASSERT_TRUE(types.ok());
-  auto mc = model::model_cost(cfg, *types, model::KvType::kF16);
+  auto mc = model::model_cost(cfg, *types, kv::KvType::kF16);
   ASSERT_TRUE(mc.ok()) << mc.status().message();
   const std::vector<model::SeqWork> prefill = {{0, kPrompt}};
   const std::vector<int64_t> chosen(static_cast<size_t>(cfg.n_layer), cfg.n_expert_used);

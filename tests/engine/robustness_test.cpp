@@ -29,7 +29,7 @@ EngineOptions tight_options(const model::Model& m) {
   o.max_batched_tokens = 64;
   o.block_size = 16;
   // 40 blocks = 640 tokens for 16 sequences of up to 128: preemption is certain.
-  o.kv_bytes = kv::kv_block_bytes(m.kv_config(1, GgmlType::kF16, 16)) * 40;
+  o.kv_bytes = kv::kv_block_bytes(m.kv_config(1, kv::KvType::kF16, 16)) * 40;
   o.n_threads = 1;
   return o;
 }

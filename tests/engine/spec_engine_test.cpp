@@ -93,7 +93,7 @@ TEST(SpecEngine, RealModelOutputsUnchanged) {
   std::mt19937 rng(3);
   std::vector<Job> jobs = repetitive_jobs(rng, 12, n_vocab);
   for (Job& j : jobs) j.max_tokens = 24;
-  for (GgmlType kv : {GgmlType::kF16, GgmlType::kQ8_0}) {
+  for (kv::KvType kv : {kv::KvType::kF16, kv::KvType::kQ8_0}) {
     EngineOptions o;
     o.max_model_len = 128;
     o.max_seqs = 6;
@@ -107,7 +107,7 @@ TEST(SpecEngine, RealModelOutputsUnchanged) {
     auto spec = Engine::create(*tm.model, tm.tokenizer.get(), o);
     ASSERT_TRUE(spec.ok()) << spec.status().message();
     expect_same(run_jobs(**spec, jobs), expected);
-    EXPECT_GT((*spec)->stats().n_draft_tokens, 0) << ggml_type_name(kv);
+    EXPECT_GT((*spec)->stats().n_draft_tokens, 0) << kv::kv_type_name(kv);
     EXPECT_EQ((*spec)->stats().kv_blocks_used, 0);
   }
 }

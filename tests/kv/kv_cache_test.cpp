@@ -13,7 +13,7 @@
 namespace ridge::kv {
 namespace {
 
-KvCacheConfig config(GgmlType type, int64_t head_dim) {
+KvCacheConfig config(kv::KvType type, int64_t head_dim) {
   KvCacheConfig c;
   c.n_layer = 2;
   c.n_head_kv = 3;
@@ -79,17 +79,18 @@ Q8Ref q8_reference(const std::vector<float>& x) {
 }
 
 TEST(KvCache, RowBytesPerType) {
-  EXPECT_EQ(kv_row_bytes(GgmlType::kF32, 128), 512u);
-  EXPECT_EQ(kv_row_bytes(GgmlType::kF16, 128), 256u);
-  EXPECT_EQ(kv_row_bytes(GgmlType::kBF16, 128), 256u);
-  EXPECT_EQ(kv_row_bytes(GgmlType::kQ8_0, 128), 136u);  // 4 blocks of 34 bytes
-  EXPECT_EQ(kv_row_bytes(GgmlType::kQ8_0, 64), 68u);
-  EXPECT_EQ(kv_row_bytes(GgmlType::kQ8_0, 8), 0u);
-  EXPECT_EQ(kv_row_bytes(GgmlType::kQ4_0, 128), 0u);
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kF32, 128), 512u);
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kF16, 128), 256u);
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kBF16, 128), 256u);
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kQ8_0, 128), 136u);  // 4 blocks of 34 bytes
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kQ8_0, 64), 68u);
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kQ8_0, 8), 0u);
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kFP8, 128), 128u);
+  EXPECT_EQ(kv_row_bytes(kv::KvType::kF16, 0), 0u);
   // One block = layers * (K and V) * heads * block_size rows.
-  EXPECT_EQ(kv_block_bytes(config(GgmlType::kQ8_0, 64)), 2u * 2 * 3 * 4 * 68);
-  EXPECT_EQ(kv_block_bytes(config(GgmlType::kBF16, 64)), 2u * 2 * 3 * 4 * 128);
-  auto c = config(GgmlType::kQ8_0, 64);
+  EXPECT_EQ(kv_block_bytes(config(kv::KvType::kQ8_0, 64)), 2u * 2 * 3 * 4 * 68);
+  EXPECT_EQ(kv_block_bytes(config(kv::KvType::kBF16, 64)), 2u * 2 * 3 * 4 * 128);
+  auto c = config(kv::KvType::kQ8_0, 64);
   auto kv = KvCache::create(c);
   ASSERT_TRUE(kv.ok()) << kv.status().message();
   EXPECT_EQ(kv->total_bytes(), 5u * kv_block_bytes(c));
@@ -98,7 +99,7 @@ TEST(KvCache, RowBytesPerType) {
 
 TEST(KvCache, Q8RejectsHeadDimNotMultipleOf32) {
   for (int64_t hd : {8, 48, 100}) {
-    const auto c = config(GgmlType::kQ8_0, hd);
+    const auto c = config(kv::KvType::kQ8_0, hd);
     auto kv = KvCache::create(c);
     ASSERT_FALSE(kv.ok()) << hd;
     EXPECT_NE(kv.status().message().find("multiple of 32"), std::string::npos) << kv.status().message();
@@ -106,27 +107,38 @@ TEST(KvCache, Q8RejectsHeadDimNotMultipleOf32) {
     EXPECT_EQ(kv.status().message().find('\n'), std::string::npos);
     EXPECT_EQ(kv_block_bytes(c), 0u);
     EXPECT_FALSE(kv_check_config(c).ok());
-    EXPECT_TRUE(kv_check_config(config(GgmlType::kBF16, hd)).ok());
+    EXPECT_TRUE(kv_check_config(config(kv::KvType::kBF16, hd)).ok());
   }
-  EXPECT_FALSE(KvCache::create(config(GgmlType::kQ4_0, 64)).ok());
+  // fp8 is a GPU backend's type: one line saying so, not a cache of the wrong size.
+  auto fp8 = KvCache::create(config(kv::KvType::kFP8, 64));
+  ASSERT_FALSE(fp8.ok());
+  EXPECT_NE(fp8.status().message().find("fp8 needs a GPU backend"), std::string::npos) << fp8.status().message();
+  EXPECT_EQ(fp8.status().message().find('\n'), std::string::npos);
+  EXPECT_EQ(kv_block_bytes(config(kv::KvType::kFP8, 64)), 0u);
 }
 
 TEST(KvCache, TypeNames) {
-  EXPECT_EQ(*kv_type_from_name("f16"), GgmlType::kF16);
-  EXPECT_EQ(*kv_type_from_name("BF16"), GgmlType::kBF16);
-  EXPECT_EQ(*kv_type_from_name("q8_0"), GgmlType::kQ8_0);
-  EXPECT_EQ(*kv_type_from_name("f32"), GgmlType::kF32);
-  for (const char* bad : {"q4_0", "fp8", "", "f16 "}) {
+  EXPECT_EQ(*kv_type_from_name("f16"), kv::KvType::kF16);
+  EXPECT_EQ(*kv_type_from_name("BF16"), kv::KvType::kBF16);
+  EXPECT_EQ(*kv_type_from_name("q8_0"), kv::KvType::kQ8_0);
+  EXPECT_EQ(*kv_type_from_name("f32"), kv::KvType::kF32);
+  EXPECT_EQ(*kv_type_from_name("FP8"), kv::KvType::kFP8);
+  for (kv::KvType t : {kv::KvType::kF32, kv::KvType::kF16, kv::KvType::kBF16, kv::KvType::kQ8_0, kv::KvType::kFP8}) {
+    EXPECT_EQ(*kv_type_from_name(kv_type_name(t)), t);
+  }
+  EXPECT_DOUBLE_EQ(kv_bytes_per_element(kv::KvType::kQ8_0), 34.0 / 32.0);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_element(kv::KvType::kFP8), 1.0);
+  for (const char* bad : {"q4_0", "fp16", "", "f16 "}) {
     auto r = kv_type_from_name(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().message().find("q8_0"), std::string::npos);
   }
 }
 
-class RoundTrip : public ::testing::TestWithParam<GgmlType> {};
+class RoundTrip : public ::testing::TestWithParam<kv::KvType> {};
 
 TEST_P(RoundTrip, MatchesScalarReference) {
-  const GgmlType type = GetParam();
+  const kv::KvType type = GetParam();
   constexpr int64_t kHd = 64;
   auto c = config(type, kHd);
   auto kv = KvCache::create(c);
@@ -142,20 +154,20 @@ TEST_P(RoundTrip, MatchesScalarReference) {
       for (const auto& [in, out] : {std::pair{&k, &rk}, std::pair{&v, &rv}}) {
         for (int64_t i = 0; i < kvd; ++i) {
           const float x = (*in)[static_cast<size_t>(i)], y = (*out)[static_cast<size_t>(i)];
-          if (type == GgmlType::kF32) {
+          if (type == kv::KvType::kF32) {
             ASSERT_EQ(y, x);
-          } else if (type == GgmlType::kBF16) {
+          } else if (type == kv::KvType::kBF16) {
             ASSERT_EQ(y, bf16_reference(x)) << i;
-          } else if (type == GgmlType::kF16) {
+          } else if (type == kv::KvType::kF16) {
             ASSERT_LE(std::fabs(y - x), std::fabs(x) * 0x1p-11f + 0x1p-24f) << i;
           }
         }
-        if (type != GgmlType::kQ8_0) continue;
+        if (type != kv::KvType::kQ8_0) continue;
         const Q8Ref ref = q8_reference(*in);
         for (int64_t i = 0; i < kvd; ++i) ASSERT_EQ((*out)[static_cast<size_t>(i)], ref.value[static_cast<size_t>(i)]) << i;
       }
       // The stored bytes of head 1 are GGUF Q8_0 blocks: fp16 d, then 32 int8.
-      if (type != GgmlType::kQ8_0) continue;
+      if (type != kv::KvType::kQ8_0) continue;
       const Q8Ref ref = q8_reference(k);
       const auto* blk = static_cast<const uint8_t*>(kv->k_block(layer, slot / c.block_size, 1)) +
                         (slot % c.block_size) * kv->row_bytes();
@@ -178,8 +190,8 @@ TEST(KvCache, Q8ErrorBound) {
   std::vector<float> x = random_row(rng, 4096);
   std::vector<uint8_t> q(4096 / 32 * 34);
   std::vector<float> y(4096);
-  kv_store_row(GgmlType::kQ8_0, x.data(), q.data(), 4096);
-  kv_load_row(GgmlType::kQ8_0, q.data(), y.data(), 4096);
+  kv_store_row(kv::KvType::kQ8_0, x.data(), q.data(), 4096);
+  kv_load_row(kv::KvType::kQ8_0, q.data(), y.data(), 4096);
   for (size_t b = 0; b < 4096; b += 32) {
     float amax = 0;
     for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::fabs(x[i]));
@@ -208,7 +220,7 @@ TEST(KvCache, F16StoreIsF32ToFp16OnEveryBitPattern) {
       row.push_back(f);
     }
     out.assign(2 * row.size() + 2, 0xa5);
-    kv_store_row(GgmlType::kF16, row.data(), out.data(), static_cast<int64_t>(row.size()));
+    kv_store_row(kv::KvType::kF16, row.data(), out.data(), static_cast<int64_t>(row.size()));
     for (size_t i = 0; i < row.size(); ++i) {
       uint16_t h;
       std::memcpy(&h, out.data() + 2 * i, 2);
@@ -222,7 +234,7 @@ TEST(KvCache, F16StoreIsF32ToFp16OnEveryBitPattern) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, RoundTrip,
-                         ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0),
+                         ::testing::Values(kv::KvType::kF32, kv::KvType::kF16, kv::KvType::kBF16, kv::KvType::kQ8_0),
                          [](const auto& p) { return std::string(kv_type_name(p.param)); });
 
 }  // namespace

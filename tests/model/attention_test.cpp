@@ -28,7 +28,7 @@ struct Fixture {
   Batch full;                          // seq 0 at positions 30..40, then seq 1 at 35
 };
 
-Fixture make_fixture(GgmlType type, int64_t hd) {
+Fixture make_fixture(kv::KvType type, int64_t hd) {
   kv::KvCacheConfig c{1, kHeadKv, hd, kBs, 12, type};
   auto kv = kv::KvCache::create(c);
   RIDGE_CHECK(kv.ok());
@@ -124,13 +124,13 @@ std::vector<double> reference(const Fixture& f, const Batch& b, const float* q, 
   return out;
 }
 
-using Param = std::tuple<GgmlType, kernels::Isa, int64_t>;
+using Param = std::tuple<kv::KvType, kernels::Isa, int64_t>;
 class PagedAttention : public ::testing::TestWithParam<Param> {};
 
 TEST_P(PagedAttention, MatchesReferenceAndIsInvariant) {
   const auto [type, isa, hd] = GetParam();
   if (!kernels::isa_supported(isa)) GTEST_SKIP() << "CPU lacks " << kernels::isa_name(isa);
-  if (type == GgmlType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
+  if (type == kv::KvType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
   const Fixture f = make_fixture(type, hd);
   const auto out = attend(f, f.full, f.q.data(), isa, 1);
   const auto ref = reference(f, f.full, f.q.data());
@@ -158,7 +158,7 @@ TEST_P(PagedAttention, MatchesReferenceAndIsInvariant) {
 TEST_P(PagedAttention, SoftcapMatchesReference) {
   const auto [type, isa, hd] = GetParam();
   if (!kernels::isa_supported(isa)) GTEST_SKIP() << "CPU lacks " << kernels::isa_name(isa);
-  if (type == GgmlType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
+  if (type == kv::KvType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
   const Fixture f = make_fixture(type, hd);
   const Variant var{10, nullptr, 1.5f};
   const auto out = attend(f, f.full, f.q.data(), isa, 1, var);
@@ -179,7 +179,7 @@ TEST_P(PagedAttention, SoftcapMatchesReference) {
 TEST_P(PagedAttention, WindowAndSinksMatchReference) {
   const auto [type, isa, hd] = GetParam();
   if (!kernels::isa_supported(isa)) GTEST_SKIP() << "CPU lacks " << kernels::isa_name(isa);
-  if (type == GgmlType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
+  if (type == kv::KvType::kQ8_0 && hd % 32 != 0) GTEST_SKIP() << "q8_0 needs head_dim % 32 == 0";
   const Fixture f = make_fixture(type, hd);
   const float sinks[kHead] = {0.5f, -1.0f, 2.0f, 0.0f, 3.0f, -2.5f, 1.0f, 4.0f};
   const Variant var{10, sinks};
@@ -208,11 +208,11 @@ TEST_P(PagedAttention, WindowAndSinksMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, PagedAttention,
-    ::testing::Combine(::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0),
+    ::testing::Combine(::testing::Values(kv::KvType::kF32, kv::KvType::kF16, kv::KvType::kBF16, kv::KvType::kQ8_0),
                        ::testing::Values(kernels::Isa::kRef, kernels::Isa::kAvx2, kernels::Isa::kAvx512),
                        ::testing::Values(int64_t{8}, int64_t{40}, int64_t{64}, int64_t{128})),
     [](const auto& p) {
-      return std::string(ggml_type_name(std::get<0>(p.param))) + "_" +
+      return std::string(kv::kv_type_name(std::get<0>(p.param))) + "_" +
              std::string(kernels::isa_name(std::get<1>(p.param))) + "_hd" + std::to_string(std::get<2>(p.param));
     });
 

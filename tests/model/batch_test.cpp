@@ -34,7 +34,7 @@ std::vector<int32_t> prompt_of(int s) {
 
 // Runs the sequences `which` together; sequence s owns blocks [s*4, s*4+4) of the cache.
 std::vector<Trace> run(const Model& m, const std::vector<int>& which, int n_threads) {
-  auto kv = kv::KvCache::create(m.kv_config(kSeqs * kBlocksPerSeq, GgmlType::kF16, 16));
+  auto kv = kv::KvCache::create(m.kv_config(kSeqs * kBlocksPerSeq, kv::KvType::kF16, 16));
   EXPECT_TRUE(kv.ok());
   WorkspaceLimits lim;
   lim.max_tokens = 256;

@@ -62,7 +62,7 @@ TEST(HybridConfig, LayerPatternAndCacheShape) {
   EXPECT_FALSE(c.is_recurrent_layer(7));
   EXPECT_EQ(c.kv_layer(7), 1);
   EXPECT_EQ(c.recurrent_layer(6), 5);
-  const kv::KvCacheConfig kc = m.kv_config(8, GgmlType::kF16, 16, 3);
+  const kv::KvCacheConfig kc = m.kv_config(8, kv::KvType::kF16, 16, 3);
   EXPECT_EQ(kc.n_layer, 2);
   EXPECT_EQ(kc.state.n_layer, 6);
   EXPECT_EQ(kc.state.n_slots, 3);
@@ -172,7 +172,7 @@ TEST(HybridBatch, SequencesBatchedMatchAlone) {
   // logits[s][k]: sequence s's logits after its prompt (k = 0) and after each decode token.
   auto run = [&](bool together) {
     std::vector<std::vector<std::vector<float>>> out(2);
-    auto kv = kv::KvCache::create(m.kv_config(8, GgmlType::kF16, bs, 2));
+    auto kv = kv::KvCache::create(m.kv_config(8, kv::KvType::kF16, bs, 2));
     EXPECT_TRUE(kv.ok());
     auto ws = Workspace::create(m.config(), lim);
     EXPECT_TRUE(ws.ok());
@@ -221,7 +221,7 @@ TEST(HybridBatch, SequencesBatchedMatchAlone) {
 // Steps that would use a state wrongly are refused with one line, and change nothing.
 TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
   const Model& m = load_tiny("tiny-qwen35");
-  auto kv = kv::KvCache::create(m.kv_config(4, GgmlType::kF16, 16, 2));
+  auto kv = kv::KvCache::create(m.kv_config(4, kv::KvType::kF16, 16, 2));
   ASSERT_TRUE(kv.ok());
   WorkspaceLimits lim;
   lim.max_tokens = 16;
@@ -256,7 +256,7 @@ TEST(HybridBatch, RefusesStepsThatDoNotContinueTheState) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("rows are not together"), std::string::npos) << r.status().message();
   // A cache made without state slots.
-  kv::KvCacheConfig no_state = m.kv_config(4, GgmlType::kF16, 16, 1);
+  kv::KvCacheConfig no_state = m.kv_config(4, kv::KvType::kF16, 16, 1);
   no_state.state = {};
   auto bare = kv::KvCache::create(no_state);
   ASSERT_TRUE(bare.ok());
@@ -279,7 +279,7 @@ TEST(HybridBatch, SnapshotsHoldTheStateWhereTheyAreTaken) {
   backend::CpuBackend cpu(m.kernels(), pool);
   const std::vector<int32_t> toks = tokens_of(37, 3), other = tokens_of(20, 8);
   auto new_cache = [&] {
-    auto kv = kv::KvCache::create(m.kv_config(8, GgmlType::kF16, bs, 6));
+    auto kv = kv::KvCache::create(m.kv_config(8, kv::KvType::kF16, bs, 6));
     EXPECT_TRUE(kv.ok());
     return std::move(kv).value();
   };

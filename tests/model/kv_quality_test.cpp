@@ -33,7 +33,7 @@ struct Kl {
 
 // All logits of `tokens` with the given KV type, in prompt chunks of 32 (prefill tiles and
 // several blocks are exercised).
-std::vector<float> logits_with(const Model& m, const std::vector<int32_t>& tokens, GgmlType kv) {
+std::vector<float> logits_with(const Model& m, const std::vector<int32_t>& tokens, kv::KvType kv) {
   SessionOptions o;
   o.n_ctx = static_cast<int64_t>(tokens.size());
   o.kv_type = kv;
@@ -58,9 +58,9 @@ void log_softmax(const float* x, int64_t n, std::vector<double>& out) {
 }
 
 // KL(P_f16 || P_kv) per position, mean and max.
-Kl kl_vs_f16(const Model& m, const std::vector<int32_t>& tokens, GgmlType kv) {
+Kl kl_vs_f16(const Model& m, const std::vector<int32_t>& tokens, kv::KvType kv) {
   const int64_t nv = m.config().n_vocab;
-  const auto ref = logits_with(m, tokens, GgmlType::kF16);
+  const auto ref = logits_with(m, tokens, kv::KvType::kF16);
   const auto got = logits_with(m, tokens, kv);
   Kl k;
   if (ref.empty() || got.size() != ref.size()) return {1e9, 1e9, 0};
@@ -89,7 +89,7 @@ std::vector<int32_t> text_tokens(const Model& m) {
   return t;
 }
 
-Kl report(const Model& m, const std::string& name, const std::vector<int32_t>& tokens, GgmlType kv) {
+Kl report(const Model& m, const std::string& name, const std::vector<int32_t>& tokens, kv::KvType kv) {
   const Kl k = kl_vs_f16(m, tokens, kv);
   std::printf("[kv quality] %s: %s vs f16 KV over %lld tokens: mean KL %.3g, max KL %.3g\n", name.c_str(),
               std::string(kv::kv_type_name(kv)).c_str(), static_cast<long long>(k.n), k.mean, k.max);
@@ -102,11 +102,11 @@ TEST(KvQuality, Stories260K) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   const auto tokens = text_tokens(*m);
   ASSERT_GE(tokens.size(), 64u);
-  EXPECT_LT(report(*m, "stories260K", tokens, GgmlType::kBF16).mean, 1e-3);
-  EXPECT_GT(report(*m, "stories260K", tokens, GgmlType::kF32).mean, 0.0);  // f16 does round
+  EXPECT_LT(report(*m, "stories260K", tokens, kv::KvType::kBF16).mean, 1e-3);
+  EXPECT_GT(report(*m, "stories260K", tokens, kv::KvType::kF32).mean, 0.0);  // f16 does round
   // head_dim 8 cannot hold q8_0 blocks of 32.
   SessionOptions o;
-  o.kv_type = GgmlType::kQ8_0;
+  o.kv_type = kv::KvType::kQ8_0;
   auto s = Session::create(*m, o);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("multiple of 32"), std::string::npos);
@@ -128,8 +128,8 @@ TEST(KvQuality, TinyQwen3) {
   auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()), testing::test_kernels());
   ASSERT_TRUE(m.ok()) << m.status().message();
   const auto tokens = text_tokens(*m);
-  const Kl b = report(*m, "tiny-qwen3 (random weights)", tokens, GgmlType::kBF16);
-  const Kl q = report(*m, "tiny-qwen3 (random weights)", tokens, GgmlType::kQ8_0);
+  const Kl b = report(*m, "tiny-qwen3 (random weights)", tokens, kv::KvType::kBF16);
+  const Kl q = report(*m, "tiny-qwen3 (random weights)", tokens, kv::KvType::kQ8_0);
   EXPECT_LT(b.mean, 1e-3);
   EXPECT_LT(q.mean, 1e-3);
   EXPECT_GT(q.mean, 0.0);  // the KV type is really used
@@ -143,8 +143,8 @@ TEST(KvQuality, ModelFromEnvironment) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   auto tokens = text_tokens(*m);
   tokens.resize(std::min<size_t>(tokens.size(), 128));  // big models: keep it to minutes
-  report(*m, path, tokens, GgmlType::kBF16);
-  if (m->config().head_dim % 32 == 0) report(*m, path, tokens, GgmlType::kQ8_0);
+  report(*m, path, tokens, kv::KvType::kBF16);
+  if (m->config().head_dim % 32 == 0) report(*m, path, tokens, kv::KvType::kQ8_0);
 }
 
 }  // namespace

@@ -34,7 +34,19 @@ TEST_F(KvTypeCli, UnknownTypeIsOneLineUsageError) {
     const Out o = sh(cmd + model_ + "--kv-type q4_0");
     EXPECT_EQ(o.rc, 2) << o.text;
     EXPECT_EQ(o.text.rfind("ridge: error: ", 0), 0u) << o.text;
-    EXPECT_NE(o.text.find("unknown KV type 'q4_0' (f16, bf16, q8_0, f32)"), std::string::npos) << o.text;
+    EXPECT_NE(o.text.find("unknown KV type 'q4_0' (f32, f16, bf16, q8_0, fp8)"), std::string::npos) << o.text;
+    EXPECT_EQ(o.text.find('\n'), o.text.size() - 1) << o.text;
+  }
+}
+
+// fp8 is a KV type (the cost model and a GPU backend know it) that the CPU's cache does not store.
+TEST_F(KvTypeCli, Fp8IsRefusedOnTheCpuInOneLine) {
+  for (const std::string cmd : {"run -p x -n 1", "bench --batch 1 --ctx 8 -n 1 --no-probe"}) {
+    SCOPED_TRACE(cmd);
+    const Out o = sh(cmd + model_ + "-t 1 --kv-type fp8");
+    EXPECT_EQ(o.rc, 2) << o.text;
+    EXPECT_EQ(o.text.rfind("ridge: error: ", 0), 0u) << o.text;
+    EXPECT_NE(o.text.find("fp8 needs a GPU backend"), std::string::npos) << o.text;
     EXPECT_EQ(o.text.find('\n'), o.text.size() - 1) << o.text;
   }
 }

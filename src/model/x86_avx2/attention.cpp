@@ -18,13 +18,13 @@ namespace ridge::model {
 namespace {
 
 // Values [i, i + 8) of a row (i a multiple of 8) as f32.
-template <GgmlType T>
+template <kv::KvType T>
 inline __m256 load8(const uint8_t* row, int64_t i) {
-  if constexpr (T == GgmlType::kF32) {
+  if constexpr (T == kv::KvType::kF32) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
-  } else if constexpr (T == GgmlType::kF16) {
+  } else if constexpr (T == kv::KvType::kF16) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
-  } else if constexpr (T == GgmlType::kBF16) {
+  } else if constexpr (T == kv::KvType::kBF16) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   } else {
@@ -40,7 +40,7 @@ inline __m256 load8(const uint8_t* row, int64_t i) {
 struct Avx2 : Vec8 {
   static constexpr int kQkRows = 2;
   static constexpr int kPvCols = 2;
-  template <GgmlType T>
+  template <kv::KvType T>
   static Reg load(const uint8_t* row, int64_t i) { return load8<T>(row, i); }
   static constexpr int kSumBatch = 0;
   template <int R>

@@ -22,13 +22,13 @@ namespace ridge::model {
 namespace {
 
 // Values [i, i + 16) of a row (i a multiple of 16) as f32.
-template <GgmlType T>
+template <kv::KvType T>
 inline __m512 load16(const uint8_t* row, int64_t i) {
-  if constexpr (T == GgmlType::kF32) {
+  if constexpr (T == kv::KvType::kF32) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
-  } else if constexpr (T == GgmlType::kF16) {
+  } else if constexpr (T == kv::KvType::kF16) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
-  } else if constexpr (T == GgmlType::kBF16) {
+  } else if constexpr (T == kv::KvType::kBF16) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
   } else {
@@ -86,7 +86,7 @@ inline void sum16(const __m512* r, float scale, float* out, int64_t ld) {
 struct Avx512 : Vec16 {
   static constexpr int kQkRows = 4;
   static constexpr int kPvCols = 4;
-  template <GgmlType T>
+  template <kv::KvType T>
   static Reg load(const uint8_t* row, int64_t i) { return load16<T>(row, i); }
   static constexpr int kSumBatch = 16;
   template <int R>
