@@ -1,14 +1,16 @@
 #include "engine/runner.h"
 
+#include "backend/registry.h"
+
 namespace ridge::engine {
 
 ModelRunner::ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
-                         std::shared_ptr<ThreadPool> pool)
+                         std::shared_ptr<ThreadPool> pool, std::unique_ptr<model::Backend> backend)
     : model_(&model),
       kv_(std::move(kv)),
       ws_(std::move(ws)),
       pool_(std::move(pool)),
-      backend_(model.kernels(), *pool_) {}
+      backend_(std::move(backend)) {}
 
 Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& model,
                                                          const ModelRunnerOptions& o,
@@ -26,11 +28,14 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
   lim.hidden_outputs = o.embeddings;
   RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(model.config(), lim));
   if (!pool) pool = std::make_shared<ThreadPool>(o.n_threads);
-  return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(kv), std::move(ws), std::move(pool)));
+  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<model::Backend> backend,
+                         backend::create_backend(o.backend, {&model.kernels(), pool.get()}));
+  return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(kv), std::move(ws),
+                                                      std::move(pool), std::move(backend)));
 }
 
 Result<std::span<const float>> ModelRunner::run(const model::Batch& batch) {
-  return model_->forward(batch, kv_, ws_, backend_);
+  return model_->forward(batch, kv_, ws_, *backend_);
 }
 
 }  // namespace ridge::engine

@@ -6,9 +6,10 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "base/status.h"
-#include "backend/cpu/cpu_backend.h"
+#include "model/backend.h"
 #include "base/thread_pool.h"
 #include "kv/kv_cache.h"
 #include "model/batch.h"
@@ -46,6 +47,7 @@ struct ModelRunnerOptions {
   int64_t max_context = 4096; // max-model-len
   int n_threads = 1;
   bool embeddings = false;    // steps return hidden states (Batch::output_hidden), no logits
+  std::string backend = "cpu";  // the backend that runs the forward (backend/registry.h)
   int64_t n_state_slots = 1;  // sequences holding a recurrent state at once (hybrid models)
 };
 
@@ -58,7 +60,7 @@ class ModelRunner final : public Runner {
                                                      const ModelRunnerOptions& opts,
                                                      std::shared_ptr<ThreadPool> pool = nullptr);
   const std::shared_ptr<ThreadPool>& pool() const { return pool_; }
-  model::Backend& backend() { return backend_; }
+  model::Backend& backend() { return *backend_; }
   Result<std::span<const float>> run(const model::Batch& batch) override;
   int32_t n_vocab() const override { return static_cast<int32_t>(model_->config().n_vocab); }
   int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }
@@ -70,12 +72,13 @@ class ModelRunner final : public Runner {
   const kv::KvCache& kv() const { return kv_; }
 
  private:
-  ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws, std::shared_ptr<ThreadPool> pool);
+  ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
+              std::shared_ptr<ThreadPool> pool, std::unique_ptr<model::Backend> backend);
   const model::Model* model_;
   kv::KvCache kv_;
   model::Workspace ws_;
   std::shared_ptr<ThreadPool> pool_;
-  backend::CpuBackend backend_;
+  std::unique_ptr<model::Backend> backend_;
 };
 
 }  // namespace ridge::engine

@@ -108,24 +108,8 @@ class RecordingBackend final : public Backend {
   bool in_step_ = false;
 };
 
-// The preset's f32 model (seed 9), built once and kept (the model points into the image).
-const Model& tiny(const std::string& preset) {
-  static std::map<std::string, std::pair<std::vector<uint8_t>, std::unique_ptr<Model>>> cache;
-  auto& entry = cache[preset];
-  if (entry.second) return *entry.second;
-  gguf::Writer writer;
-  EXPECT_TRUE(testing::build_synthetic(preset, "f32", 9, writer).ok());
-  auto bytes = writer.write_to_memory();
-  EXPECT_TRUE(bytes.ok());
-  entry.first = std::move(bytes).value();
-  auto file = gguf::File::parse(entry.first, preset + ".gguf");
-  EXPECT_TRUE(file.ok());
-  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
-                            testing::test_kernels());
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  entry.second = std::make_unique<Model>(std::move(m).value());
-  return *entry.second;
-}
+// The preset's f32 model (seed 9).
+const Model& tiny(const std::string& preset) { return testing::cached_tiny(preset, 9); }
 
 // The logits of a 10-token prompt (every row) on `backend`.
 std::vector<float> prompt_logits(const Model& m, Backend& backend) {

@@ -17,24 +17,8 @@
 namespace ridge::model {
 namespace {
 
-// The preset's f32 model (seed 5), built once and kept (the model points into the image).
-const Model& load_tiny(const std::string& preset) {
-  static std::map<std::string, std::pair<std::vector<uint8_t>, std::unique_ptr<Model>>> cache;
-  auto& entry = cache[preset];
-  if (entry.second) return *entry.second;
-  gguf::Writer writer;
-  EXPECT_TRUE(testing::build_synthetic(preset, "f32", 5, writer).ok());
-  auto bytes = writer.write_to_memory();
-  EXPECT_TRUE(bytes.ok());
-  entry.first = std::move(bytes).value();
-  auto file = gguf::File::parse(entry.first, preset + ".gguf");
-  EXPECT_TRUE(file.ok());
-  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()),
-                            testing::test_kernels());
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  entry.second = std::make_unique<Model>(std::move(m).value());
-  return *entry.second;
-}
+// The preset's f32 model (seed 5).
+const Model& load_tiny(const std::string& preset) { return testing::cached_tiny(preset, 5); }
 
 std::vector<int32_t> tokens_of(int64_t n, int32_t salt) {
   std::vector<int32_t> t;

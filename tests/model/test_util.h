@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "gguf/reader.h"
@@ -62,6 +66,28 @@ std::string load_error(const std::string& preset, const Edit& edit) {
   if (!file.ok()) return file.status().message();
   auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()), test_kernels());
   return m.ok() ? "" : m.status().message();
+}
+
+// The preset's f32 model with `seed`, bound for `kernels`: built once per (preset, seed, table)
+// and kept for the test binary's life (the model points into the kept image).
+inline const Model& cached_tiny(const std::string& preset, uint64_t seed,
+                                const kernels::Kernels& kernels = test_kernels()) {
+  using Key = std::tuple<std::string, uint64_t, const kernels::Kernels*>;
+  static std::map<Key, std::pair<std::vector<uint8_t>, std::unique_ptr<Model>>> cache;
+  auto& entry = cache[Key{preset, seed, &kernels}];
+  if (entry.second) return *entry.second;
+  gguf::Writer writer;
+  const Status built = build_synthetic(preset, "f32", seed, writer);
+  EXPECT_TRUE(built.ok()) << built.message();
+  auto bytes = writer.write_to_memory();
+  EXPECT_TRUE(bytes.ok());
+  entry.first = std::move(bytes).value();
+  auto file = gguf::File::parse(entry.first, preset + ".gguf");
+  EXPECT_TRUE(file.ok());
+  auto m = Model::from_file(std::make_shared<const gguf::File>(std::move(file).value()), kernels);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  entry.second = std::make_unique<Model>(std::move(m).value());
+  return *entry.second;
 }
 
 }  // namespace ridge::model::testing

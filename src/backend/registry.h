@@ -1,0 +1,37 @@
+// Backends by name. A backend is a folder (src/backend/<name>/, or a test's own) and one
+// registration: register_backend("name", factory), typically from a static initializer in the
+// folder's registration file. The engine and the CLI create backends by name and never name a
+// backend's class.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "model/backend.h"
+
+namespace ridge::backend {
+
+// What a backend is made from. The CPU backend runs on `pool` with `kernels` (the table the
+// model's weights were bound for); a device backend takes its device index.
+struct BackendParams {
+  const kernels::Kernels* kernels = nullptr;
+  ThreadPool* pool = nullptr;
+  int device = 0;
+};
+
+using BackendFactory = Result<std::unique_ptr<model::Backend>> (*)(const BackendParams& params);
+
+// Adds a backend; returns true (for `static const bool registered = register_backend(...)`).
+// A second registration of a name CHECK-fails.
+bool register_backend(std::string_view name, BackendFactory factory);
+// A backend by name ("cpu" is always there), or an error naming the registered ones.
+Result<std::unique_ptr<model::Backend>> create_backend(std::string_view name,
+                                                       const BackendParams& params);
+std::vector<std::string> backend_names();  // sorted
+
+}  // namespace ridge::backend

@@ -1,0 +1,252 @@
+#include "scalar_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "backend/registry.h"
+#include "kernels/weight_layout.h"
+#include "model/ffn.h"
+#include "model/linear_attention.h"
+#include "model/moe.h"
+#include "model/ops.h"
+
+namespace ridge::backend::testing {
+namespace {
+
+// y = x / sqrt(mean(x^2) + eps) * w over n values (y may be x).
+void scalar_rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
+  float ss = 0.0f;
+  for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+  const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+float scalar_dot(const float* a, const float* b, int64_t n) {
+  float s = 0.0f;
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+float scalar_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+Result<std::unique_ptr<model::Backend>> make_scalar(const BackendParams& p) {
+  if (p.kernels != nullptr && p.kernels->isa != kernels::Isa::kRef) {
+    return error(
+        "backend {}: reads weights in the ref kernel table's row layout; bind the "
+        "model for kernels_for(ref), not {}",
+        kScalarBackendName, kernels::isa_name(p.kernels->isa));
+  }
+  return std::unique_ptr<model::Backend>(std::make_unique<ScalarBackend>());
+}
+
+const bool kScalarRegistered = register_backend(kScalarBackendName, make_scalar);
+
+}  // namespace
+
+ScalarBackend::ScalarBackend() : ref_(&kernels::kernels_for(kernels::Isa::kRef)), pool_(1) {
+  (void)kScalarRegistered;
+}
+
+void ScalarBackend::embed(const model::EmbedOp& op) {
+  const model::Batch& b = *step_;
+  const model::ModelConfig& cfg = *op.cfg;
+  const int64_t half = cfg.rope_dims / 2;
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    const auto row = static_cast<size_t>(t);
+    float* x = op.x + t * op.d;
+    kernels::dequantize_weight_row(*ref_, *op.table, b.tokens[row], x);
+    for (int64_t i = 0; i < op.d; ++i) x[i] *= op.scale;
+    // The rotary tables are the model's definition (model::rope_cos_sin), not an op's choice.
+    const int64_t pos = b.positions[row];
+    model::rope_cos_sin(cfg, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors, *op.yarn, pos,
+                        op.cos + t * half, op.sin + t * half);
+    if (op.cos_swa != nullptr) {
+      model::rope_cos_sin(cfg, cfg.swa_rope_theta(), cfg.swa_rope_freq_scale(), op.rope_factors,
+                          *op.yarn, pos, op.cos_swa + t * half, op.sin_swa + t * half);
+    }
+  }
+}
+
+void ScalarBackend::rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t d,
+                             float eps) {
+  for (int64_t t = 0; t < rows; ++t) scalar_rms_norm(x + t * d, w, y + t * d, d, eps);
+}
+
+void ScalarBackend::matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m,
+                           float* y, int64_t ldy) {
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  for (int64_t j = 0; j < w.rows; ++j) {
+    kernels::dequantize_weight_row(*ref_, w, j, row.data());
+    for (int64_t i = 0; i < m; ++i) y[i * ldy + j] = scalar_dot(x + i * ldx, row.data(), w.cols);
+  }
+}
+
+void ScalarBackend::matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x,
+                                 int64_t ldx, int64_t m) {
+  for (const kernels::MatmulTarget& t : targets) matmul(*t.w, x, ldx, m, t.y, t.ldy);
+}
+
+void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
+  const model::Batch& b = *step_;
+  const int64_t hd = op.head_dim, qd = op.n_head * hd, kvd = op.n_head_kv * hd;
+  const int64_t half = op.rope_dims / 2;
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    float* q = op.q + t * qd;
+    float* k = op.k + t * kvd;
+    float* v = op.v + t * kvd;
+    if (op.q_gate != nullptr) {  // each head's q, then its gate
+      for (int64_t h = 0; h < op.n_head; ++h) {
+        for (int64_t i = 0; i < hd; ++i) q[h * hd + i] = op.q_gate[t * 2 * qd + 2 * h * hd + i];
+      }
+    }
+    for (int64_t i = 0; op.bq != nullptr && i < qd; ++i) q[i] += op.bq[i];
+    for (int64_t i = 0; op.bk != nullptr && i < kvd; ++i) k[i] += op.bk[i];
+    for (int64_t i = 0; op.bv != nullptr && i < kvd; ++i) v[i] += op.bv[i];
+    for (int64_t h = 0; op.q_norm != nullptr && h < op.n_head; ++h) {
+      scalar_rms_norm(q + h * hd, op.q_norm, q + h * hd, hd, op.eps);
+    }
+    for (int64_t h = 0; op.k_norm != nullptr && h < op.n_head_kv; ++h) {
+      scalar_rms_norm(k + h * hd, op.k_norm, k + h * hd, hd, op.eps);
+    }
+    model::rope(q, op.n_head, hd, op.rope_dims, op.cos + t * half, op.sin + t * half,
+                op.rope_layout);
+    model::rope(k, op.n_head_kv, hd, op.rope_dims, op.cos + t * half, op.sin + t * half,
+                op.rope_layout);
+    op.cache->write(op.kv_layer, b.slots[static_cast<size_t>(t)], k, v);
+  }
+}
+
+// A plain softmax attention per token and head over the positions the token sees, K and V read
+// row by row from the paged cache in its stored type.
+void ScalarBackend::attention(const model::AttentionArgs& a, const float* q_gate) {
+  const model::Batch& b = *step_;
+  const kv::KvCache& cache = *a.cache;
+  const int64_t hd = a.head_dim, qd = a.n_head * hd, group = a.n_head / a.n_head_kv;
+  const int64_t bs = cache.block_size();
+  const auto row_bytes = static_cast<int64_t>(cache.row_bytes());
+  std::vector<float> kr(static_cast<size_t>(hd)), vr(static_cast<size_t>(hd));
+  auto row_of = [&](const void* block, int64_t off) {
+    return static_cast<const uint8_t*>(block) + off * row_bytes;
+  };
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    const auto table = b.block_table(b.seq_index[static_cast<size_t>(t)]);
+    const int64_t pos = b.positions[static_cast<size_t>(t)];
+    const int64_t first = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
+    std::vector<float> p(static_cast<size_t>(pos + 1 - first));
+    for (int64_t h = 0; h < a.n_head; ++h) {
+      const int64_t kvh = h / group;
+      const float* q = a.q + t * qd + h * hd;
+      float mx = a.sinks != nullptr ? a.sinks[h] : -INFINITY;
+      for (int64_t j = first; j <= pos; ++j) {
+        const int64_t block = table[static_cast<size_t>(j / bs)];
+        kv::kv_load_row(cache.type(), row_of(cache.k_block(a.layer, block, kvh), j % bs), kr.data(),
+                        hd);
+        float s = scalar_dot(q, kr.data(), hd) * a.scale;
+        if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
+        p[static_cast<size_t>(j - first)] = s;
+        mx = std::max(mx, s);
+      }
+      float sum = a.sinks != nullptr ? std::exp(a.sinks[h] - mx) : 0.0f;
+      for (float& s : p) sum += (s = std::exp(s - mx));
+      float* o = a.out + t * qd + h * hd;
+      std::fill(o, o + hd, 0.0f);
+      for (int64_t j = first; j <= pos; ++j) {
+        const int64_t block = table[static_cast<size_t>(j / bs)];
+        kv::kv_load_row(cache.type(), row_of(cache.v_block(a.layer, block, kvh), j % bs), vr.data(),
+                        hd);
+        const float w = p[static_cast<size_t>(j - first)] / sum;
+        for (int64_t i = 0; i < hd; ++i) o[i] += w * vr[static_cast<size_t>(i)];
+      }
+      if (q_gate != nullptr) {
+        const float* g = q_gate + t * 2 * qd + (2 * h + 1) * hd;
+        for (int64_t i = 0; i < hd; ++i) o[i] *= scalar_sigmoid(g[i]);
+      }
+    }
+  }
+}
+
+void ScalarBackend::residual(const model::ResidualOp& op) {
+  const int64_t d = op.d;
+  for (int64_t t = 0; t < op.m; ++t) {
+    float* p = op.proj + t * d;
+    float* x = op.x + t * d;
+    for (int64_t i = 0; op.bias != nullptr && i < d; ++i) p[i] += op.bias[i];
+    if (op.post_norm != nullptr) scalar_rms_norm(p, op.post_norm, p, d, op.eps);
+    for (int64_t i = 0; i < d; ++i) x[i] += p[i];
+    if (op.next_norm != nullptr) scalar_rms_norm(x, op.next_norm, op.xn + t * d, d, op.eps);
+  }
+}
+
+void ScalarBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m,
+                              float* gate_buf, float* up_buf, float* out, int64_t ldo) {
+  const int64_t ff = w.gate->rows;
+  matmul(*w.gate, x, ldx, m, gate_buf, ff);
+  matmul(*w.up, x, ldx, m, up_buf, ff);
+  for (int64_t t = 0; t < m; ++t) {
+    float* g = gate_buf + t * ff;
+    const float* u = up_buf + t * ff;
+    for (int64_t j = 0; j < ff; ++j) {
+      const float gj = g[j] + (w.gate_bias != nullptr ? w.gate_bias[j] : 0.0f);
+      const float uj = u[j] + (w.up_bias != nullptr ? w.up_bias[j] : 0.0f);
+      switch (w.act) {
+        case model::FfnActivation::kSwiglu:
+          g[j] = gj * scalar_sigmoid(gj) * uj;
+          break;
+        // The two activations whose rounding is the model's definition (gemma's f16 GELU table,
+        // gpt-oss's clamps): the model's per-element functions.
+        case model::FfnActivation::kGeglu:
+          g[j] = model::geglu(gj, uj);
+          break;
+        case model::FfnActivation::kSwigluOai:
+          g[j] = model::swiglu_oai(gj, uj);
+          break;
+      }
+    }
+  }
+  matmul(*w.down, gate_buf, ff, m, out, ldo);
+  for (int64_t t = 0; w.down_bias != nullptr && t < m; ++t) {
+    for (int64_t j = 0; j < w.down->rows; ++j) out[t * ldo + j] += w.down_bias[j];
+  }
+}
+
+// The whole ops (the MoE FFN, the Gated DeltaNet layer and the recurrent state's bookkeeping)
+// are not written again here: they run the model's own functions with the ref kernel table on
+// this backend's private 1-thread pool. What they compute is checked against llama.cpp and
+// their own references in tests/model (moe_test, delta_net_test).
+void ScalarBackend::moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
+                            int64_t m, model::Workspace& ws, float* out) {
+  model::moe_ffn(cfg, l, il, *ref_, m, ws, out, pool_);
+}
+
+void ScalarBackend::begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) {
+  model::begin_recurrent_step(*step_, states, ws);
+}
+
+void ScalarBackend::gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l,
+                                    int64_t il, kv::RecurrentState& states, model::Workspace& ws) {
+  model::gated_delta_net(cfg, l, il, *ref_, *step_, states, ws, pool_);
+}
+
+void ScalarBackend::end_recurrent(kv::RecurrentState& states) {
+  model::end_recurrent_step(*step_, states);
+}
+
+void ScalarBackend::keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) {
+  const model::Batch& b = *step_;
+  int64_t m = 0;
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    if (b.need_logits[static_cast<size_t>(t)] == 0) continue;
+    for (int64_t i = 0; i < dx && m != t; ++i) x[m * dx + i] = x[t * dx + i];
+    for (int64_t i = 0; i < dattn && m != t; ++i) attn[m * dattn + i] = attn[t * dattn + i];
+    ++m;
+  }
+}
+
+void ScalarBackend::softcap(float* z, int64_t rows, int64_t n, float cap) {
+  for (int64_t i = 0; i < rows * n; ++i) z[i] = cap * std::tanh(z[i] / cap);
+}
+
+}  // namespace ridge::backend::testing

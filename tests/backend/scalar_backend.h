@@ -1,0 +1,59 @@
+// A second backend, for the tests only: every op of model/backend.h as a plain single-threaded
+// scalar loop (float, the formulas as written), sharing no code with backend::CpuBackend. It is a
+// folder and a registration: scalar_backend.cpp registers it as "test-scalar" from a static
+// initializer, and the tests create it by name (backend/registry.h).
+//
+// Weights are read row by row through the ref kernel table (kernels::dequantize_weight_row), so a
+// model it runs must be bound for kernels_for(Isa::kRef) (its weights then stay in GGUF's row
+// order, which the whole ops below need too); create_backend refuses another table.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "model/backend.h"
+
+namespace ridge::backend::testing {
+
+inline constexpr std::string_view kScalarBackendName = "test-scalar";
+
+class ScalarBackend final : public model::Backend {
+ public:
+  ScalarBackend();
+
+  std::string_view name() const override { return kScalarBackendName; }
+  int n_threads() const override { return 1; }
+
+  void begin_step(const model::Batch& batch) override { step_ = &batch; }
+  void end_step() override { step_ = nullptr; }
+
+  void embed(const model::EmbedOp& op) override;
+  void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t d,
+                float eps) override;
+  void matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m, float* y,
+              int64_t ldy) override;
+  void matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x, int64_t ldx,
+                    int64_t m) override;
+  void attention_input(const model::AttentionInputOp& op) override;
+  void attention(const model::AttentionArgs& a, const float* q_gate) override;
+  void residual(const model::ResidualOp& op) override;
+  void gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m, float* gate_buf,
+                 float* up_buf, float* out, int64_t ldo) override;
+  void moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il, int64_t m,
+               model::Workspace& ws, float* out) override;
+  void begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) override;
+  void gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
+                       kv::RecurrentState& states, model::Workspace& ws) override;
+  void end_recurrent(kv::RecurrentState& states) override;
+  void keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) override;
+  void softcap(float* z, int64_t rows, int64_t n, float cap) override;
+
+ private:
+  const kernels::Kernels* ref_;  // the ref table: weight rows, and the whole ops below
+  ThreadPool pool_;              // one thread, for the whole ops only
+  const model::Batch* step_ = nullptr;
+};
+
+}  // namespace ridge::backend::testing
