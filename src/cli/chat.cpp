@@ -47,7 +47,7 @@ Status turn(Loaded& l, const chat::ChatTemplate& tmpl, const ChatTemplateArgs& t
   keep = static_cast<size_t>(l.session->truncate(static_cast<int64_t>(keep)));  // 0: no rollback
   cached.resize(keep);
   const std::span<const int32_t> fresh(tokens.data() + keep, tokens.size() - keep);
-  RIDGE_ASSIGN_OR_RETURN(auto logits, l.session->eval(fresh, *l.backend));
+  RIDGE_ASSIGN_OR_RETURN(auto logits, l.session->eval(fresh));
   cached.insert(cached.end(), fresh.begin(), fresh.end());
 
   std::vector<int32_t> history = tokens;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "sampling/draft_draw.h"
 
@@ -61,18 +60,19 @@ Result<model::Model> load_draft_model(const std::string& path, const model::Mode
 
 Result<std::unique_ptr<DraftModel>> DraftModel::load(const std::string& path, const model::Model& target,
                                                      const kernels::Kernels& kernels,
-                                                     const model::SessionOptions& opts) {
+                                                     const engine::SessionOptions& opts,
+                                                     std::shared_ptr<ThreadPool> pool) {
   RIDGE_ASSIGN_OR_RETURN(model::Model m, load_draft_model(path, target, kernels));
   auto d = std::unique_ptr<DraftModel>(new DraftModel());
   d->model_ = std::make_unique<model::Model>(std::move(m));
-  model::SessionOptions so = opts;
+  engine::SessionOptions so = opts;
   so.max_outputs = 1;
-  RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(*d->model_, so));
-  d->session_ = std::make_unique<model::Session>(std::move(s));
+  RIDGE_ASSIGN_OR_RETURN(engine::Session s, engine::Session::create(*d->model_, so, std::move(pool)));
+  d->session_ = std::make_unique<engine::Session>(std::move(s));
   return d;
 }
 
-Result<std::vector<int32_t>> DraftModel::propose(std::span<const int32_t> history, int64_t k, ThreadPool& pool,
+Result<std::vector<int32_t>> DraftModel::propose(std::span<const int32_t> history, int64_t k,
                                                  sampling::Sampler* sampler,
                                                  std::vector<std::vector<sampling::TokenProb>>* q) {
   sampling::DraftDraw draw(sampler, history, q);
@@ -85,14 +85,13 @@ Result<std::vector<int32_t>> DraftModel::propose(std::span<const int32_t> histor
   k = std::min(k, room);
   if (k <= 0 || static_cast<int64_t>(cached_.size()) >= static_cast<int64_t>(history.size())) return out;
   const auto fresh = history.subspan(cached_.size());
-  backend::CpuBackend cpu(session_->model().kernels(), pool);
-  RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, session_->eval(fresh, cpu));
+  RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, session_->eval(fresh));
   cached_.insert(cached_.end(), fresh.begin(), fresh.end());
   while (true) {
     const int32_t t = draw.next(logits);
     out.push_back(t);
     if (static_cast<int64_t>(out.size()) >= k) break;
-    RIDGE_ASSIGN_OR_RETURN(logits, session_->eval(std::span<const int32_t>(&t, 1), cpu));
+    RIDGE_ASSIGN_OR_RETURN(logits, session_->eval(std::span<const int32_t>(&t, 1)));
     cached_.push_back(t);
   }
   return out;

@@ -14,7 +14,7 @@
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "sampling/sampler.h"
 
 namespace ridge::cli {
@@ -39,7 +39,8 @@ class DraftModel {
   // session): refused with one line when the vocabularies differ or it keeps recurrent state.
   static Result<std::unique_ptr<DraftModel>> load(const std::string& path, const model::Model& target,
                                                   const kernels::Kernels& kernels,
-                                                  const model::SessionOptions& opts);
+                                                  const engine::SessionOptions& opts,
+                                                  std::shared_ptr<ThreadPool> pool);
 
   // Up to k tokens after `history` (the target's text, its newest token included), evaluating
   // what of it the draft's cache lacks first (at most room tokens in all). Greedy without a
@@ -47,7 +48,7 @@ class DraftModel {
   // (the text and the drafts so far as its history) and that distribution goes to q, for the
   // rejection rule (Sampler::verify_draft). The draft's cache first drops what no longer matches
   // the text (rejected drafts, a chat's rewritten turn).
-  Result<std::vector<int32_t>> propose(std::span<const int32_t> history, int64_t k, ThreadPool& pool,
+  Result<std::vector<int32_t>> propose(std::span<const int32_t> history, int64_t k,
                                        sampling::Sampler* sampler = nullptr,
                                        std::vector<std::vector<sampling::TokenProb>>* q = nullptr);
 
@@ -56,7 +57,7 @@ class DraftModel {
  private:
   void keep(int64_t n);  // the first n cached tokens
   std::unique_ptr<model::Model> model_;
-  std::unique_ptr<model::Session> session_;
+  std::unique_ptr<engine::Session> session_;
   std::vector<int32_t> cached_;  // the tokens in the draft's cache, in order
 };
 

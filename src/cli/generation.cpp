@@ -84,9 +84,8 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   RIDGE_RETURN_IF_ERROR(o.sampling.validate(static_cast<int32_t>(l.model->config().n_vocab)));
   const int n_threads =
       o.n_threads ? *o.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  l.pool = std::make_unique<ThreadPool>(n_threads);
-  l.backend = std::make_unique<backend::CpuBackend>(l.model->kernels(), *l.pool);
-  model::SessionOptions so;
+  l.pool = std::make_shared<ThreadPool>(n_threads);
+  engine::SessionOptions so;
   so.n_ctx = o.n_ctx;
   so.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
   so.max_batch = o.n_batch;
@@ -95,11 +94,11 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
     so.max_outputs = o.spec_max + 1;  // a step verifies the draft's rows
     so.keep_row_states = true;        // and rolls rejected ones back (a recurrent state)
   }
-  RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(*l.model, so));
-  l.session = std::make_unique<model::Session>(std::move(s));
+  RIDGE_ASSIGN_OR_RETURN(engine::Session s, engine::Session::create(*l.model, so, l.pool));
+  l.session = std::make_unique<engine::Session>(std::move(s));
   if (o.spec == "draft") {
     so.n_ctx = l.session->n_ctx();
-    RIDGE_ASSIGN_OR_RETURN(l.draft, DraftModel::load(o.draft_path, *l.model, *k, so));
+    RIDGE_ASSIGN_OR_RETURN(l.draft, DraftModel::load(o.draft_path, *l.model, *k, so, l.pool));
   }
   l.kv_cost_type = kv::kv_type_from_name(o.kv_type).value_or(kv::KvType::kF16);
   l.load_seconds = sw.seconds();
@@ -159,7 +158,7 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
   GenerationStats st;
   tokenizer::IncrementalDetokenizer detok(*l.tok);
   sampling::StopMatcher stop(stops);
-  model::Session& s = *l.session;
+  engine::Session& s = *l.session;
   const auto n_vocab = static_cast<size_t>(l.model->config().n_vocab);
   Stopwatch sw;
   // Emits a sampled token; false when generation ends with it.
@@ -215,7 +214,7 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
         draft = spec::ngram_draft(history, *l.ngram);
       } else if (room > 0) {
         const Stopwatch drafting;
-        RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, *l.pool, draft_sampler ? &*draft_sampler : nullptr,
+        RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, draft_sampler ? &*draft_sampler : nullptr,
                                                        draft_sampler ? &draft_q : nullptr));
         costs.record_draft(static_cast<int64_t>(draft.size()), drafting.seconds());
       }
@@ -224,7 +223,7 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
     }
     const int64_t base = s.n_past();
     const Stopwatch stepping;
-    RIDGE_ASSIGN_OR_RETURN(logits, s.eval(step, *l.backend, /*all_logits=*/step.size() > 1));
+    RIDGE_ASSIGN_OR_RETURN(logits, s.eval(step, /*all_logits=*/step.size() > 1));
     ++st.n_decode_steps;
     ++st.n_evaluated;
     const auto k = static_cast<int64_t>(step.size()) - 1;

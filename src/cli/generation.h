@@ -10,14 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "base/status.h"
 #include "cli/common.h"
 #include "cli/draft_model.h"
 #include "base/thread_pool.h"
 #include "model/cost.h"
 #include "model/model.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "sampling/params.h"
 #include "sampling/sampler.h"
 #include "spec/ngram.h"
@@ -56,9 +55,8 @@ struct Loaded {
   kv::KvType kv_cost_type = kv::KvType::kF16;  // the cache's type, for the cost model
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
-  std::unique_ptr<ThreadPool> pool;
-  std::unique_ptr<backend::CpuBackend> backend;  // runs the session's forward on the pool
-  std::unique_ptr<model::Session> session;
+  std::shared_ptr<ThreadPool> pool;  // the session's, shared with a draft model's
+  std::unique_ptr<engine::Session> session;
   double load_seconds = 0;
 };
 

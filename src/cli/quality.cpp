@@ -14,13 +14,12 @@
 #include "analysis/hardware.h"
 #include "analysis/probe.h"
 #include "analysis/roofline.h"
-#include "backend/cpu/cpu_backend.h"
 #include "base/timer.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/quality_chart.h"
 #include "offline/quantize.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "quality/kld_eval.h"
 #include "tokenizer/tokenizer.h"
 
@@ -48,20 +47,19 @@ std::vector<std::string> split(const std::string& s) {
 // single-token steps; 1 / the median step (a shared machine's preempted steps do not count).
 Result<double> measure_decode(const model::Model& m, int n, ThreadPool& pool) {
   constexpr int kWarmup = 4;
-  model::SessionOptions so;
+  engine::SessionOptions so;
   so.n_ctx = 16 + kWarmup + n + 1;
   so.n_threads = static_cast<int>(pool.size());
-  RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(m, so));
-  backend::CpuBackend cpu(m.kernels(), pool);
+  RIDGE_ASSIGN_OR_RETURN(engine::Session s, engine::Session::create(m, so, engine::lend_pool(pool)));
   std::vector<int32_t> prompt(16);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((7 + 13 * i) % static_cast<size_t>(m.config().n_vocab));
-  RIDGE_RETURN_IF_ERROR(s.eval(prompt, cpu).status());
-  for (int i = 0; i < kWarmup; ++i) RIDGE_RETURN_IF_ERROR(s.eval(std::span(prompt).subspan(static_cast<size_t>(i), 1), cpu).status());
+  RIDGE_RETURN_IF_ERROR(s.eval(prompt).status());
+  for (int i = 0; i < kWarmup; ++i) RIDGE_RETURN_IF_ERROR(s.eval(std::span(prompt).subspan(static_cast<size_t>(i), 1)).status());
   std::vector<double> steps;
   for (int i = 0; i < n; ++i) {
     const int32_t t = prompt[static_cast<size_t>(i) % prompt.size()];
     const Stopwatch sw;
-    RIDGE_RETURN_IF_ERROR(s.eval(std::span(&t, 1), cpu).status());
+    RIDGE_RETURN_IF_ERROR(s.eval(std::span(&t, 1)).status());
     steps.push_back(sw.seconds());
   }
   std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());

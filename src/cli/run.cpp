@@ -42,7 +42,7 @@ int cmd_run(int argc, char** argv) {
     std::fflush(stdout);
   }
   Stopwatch sw;
-  auto logits = l.session->eval(tokens, *l.backend);
+  auto logits = l.session->eval(tokens);
   if (!logits.ok()) return report(logits.status());
   const double prompt_s = sw.seconds();
 

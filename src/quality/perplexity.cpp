@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cpu/cpu_backend.h"
-#include "model/session.h"
+#include "engine/session.h"
 
 namespace ridge::quality {
 
@@ -70,14 +69,13 @@ Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32
     if (t < 0 || t >= n_vocab) return error("perplexity: token {} is outside the vocabulary of {}", t, n_vocab);
   }
   const int64_t first = o.n_ctx / 2;
-  model::SessionOptions so;
+  engine::SessionOptions so;
   so.n_ctx = o.n_ctx;
   so.kv_type = o.kv_type;
   so.max_batch = o.n_batch;
   so.max_outputs = std::min(o.n_batch, o.n_ctx - first);
   so.n_threads = static_cast<int>(pool.size());
-  RIDGE_ASSIGN_OR_RETURN(model::Session s, model::Session::create(m, so));
-  backend::CpuBackend cpu(m.kernels(), pool);
+  RIDGE_ASSIGN_OR_RETURN(engine::Session s, engine::Session::create(m, so, engine::lend_pool(pool)));
   const int64_t n_chunks = chunk_count(n_tokens, o);
   PerplexityResult r;
   double nll = 0, nll2 = 0;
@@ -87,9 +85,9 @@ Result<PerplexityResult> perplexity(const model::Model& m, std::span<const int32
     if (o.bos >= 0) chunk[0] = o.bos;
     s.reset();
     // The first half only builds context; the second half's logits are scored.
-    RIDGE_RETURN_IF_ERROR(s.eval(std::span(chunk).first(static_cast<size_t>(first)), cpu).status());
+    RIDGE_RETURN_IF_ERROR(s.eval(std::span(chunk).first(static_cast<size_t>(first))).status());
     RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits,
-                           s.eval(std::span(chunk).subspan(static_cast<size_t>(first)), cpu, /*all_logits=*/true));
+                           s.eval(std::span(chunk).subspan(static_cast<size_t>(first)), /*all_logits=*/true));
     for (int64_t j = first; j < o.n_ctx - 1; ++j) {
       // Scored against the text's token, not the BOS that replaced it.
       const auto row = logits.subspan(static_cast<size_t>((j - first) * n_vocab), static_cast<size_t>(n_vocab));

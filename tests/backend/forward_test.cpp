@@ -16,7 +16,7 @@
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "model/test_util.h"
 #include "scalar_backend.h"
 
@@ -34,17 +34,18 @@ constexpr int64_t kPrompt = 12;
 
 // Rows of logits on `backend` with a KV cache of `kv_type`: the 12 prompt rows (one eval, all
 // logits), then one row for each of two decode tokens.
-std::vector<std::vector<float>> run_logits(const model::Model& m, model::Backend& backend,
-                                           const char* kv_type) {
-  model::SessionOptions o;
+std::vector<std::vector<float>> run_logits(const model::Model& m, std::string_view backend,
+                                           int n_threads, const char* kv_type) {
+  engine::SessionOptions o;
   const auto type = kv::kv_type_from_name(kv_type);
   EXPECT_TRUE(type.ok());
   if (!type.ok()) return {};
   o.kv_type = *type;
   o.n_ctx = 32;
   o.max_outputs = kPrompt;
-  o.n_threads = backend.n_threads();
-  auto s = model::Session::create(m, o);
+  o.n_threads = n_threads;
+  o.backend = backend;
+  auto s = engine::Session::create(m, o);
   EXPECT_TRUE(s.ok()) << s.status().message();
   if (!s.ok()) return {};
   const int64_t vocab = m.config().n_vocab;
@@ -52,14 +53,14 @@ std::vector<std::vector<float>> run_logits(const model::Model& m, model::Backend
   for (int64_t i = 0; i < kPrompt; ++i)
     tokens.push_back(static_cast<int32_t>((i * 41 + 7) % vocab));
   std::vector<std::vector<float>> rows;
-  auto r = s->eval(tokens, backend, /*all_logits=*/true);
+  auto r = s->eval(tokens, /*all_logits=*/true);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return {};
   for (int64_t t = 0; t < kPrompt; ++t)
     rows.emplace_back(r->begin() + t * vocab, r->begin() + (t + 1) * vocab);
   for (int32_t tok : {5, 300}) {
     const int32_t one[] = {tok};
-    auto d = s->eval(one, backend);
+    auto d = s->eval(one);
     EXPECT_TRUE(d.ok()) << d.status().message();
     if (!d.ok()) return {};
     rows.emplace_back(d->begin(), d->end());
@@ -78,15 +79,10 @@ class ForwardScalarVsCpu : public ::testing::TestWithParam<std::string> {};
 TEST_P(ForwardScalarVsCpu, LogitsAgree) {
   const std::string& preset = GetParam();
   const model::Model& m = tiny_f32_model(preset);
-  ThreadPool pool(2);
-  auto cpu = create_backend("cpu", BackendParams{&ref_kernels(), &pool});
-  auto scalar = create_backend(kScalarBackendName, BackendParams{&ref_kernels(), &pool});
-  ASSERT_TRUE(cpu.ok()) << cpu.status().message();
-  ASSERT_TRUE(scalar.ok()) << scalar.status().message();
   for (const char* kv_type : {"f16", "f32"}) {
     SCOPED_TRACE(std::string(kv_type) + " KV cache");
-    const auto want = run_logits(m, **cpu, kv_type);
-    const auto got = run_logits(m, **scalar, kv_type);
+    const auto want = run_logits(m, "cpu", 2, kv_type);
+    const auto got = run_logits(m, kScalarBackendName, 1, kv_type);
     ASSERT_EQ(want.size(), static_cast<size_t>(kPrompt + 2));
     ASSERT_EQ(got.size(), want.size());
     double worst_ratio = 0, worst_diff = 0, spread_at_worst = 0;

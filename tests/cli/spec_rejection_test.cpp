@@ -67,7 +67,7 @@ std::vector<int32_t> generate_once(Loaded& l, const sampling::SamplingParams& sp
                                    spec::SpecStats* spec = nullptr) {
   const std::vector<int32_t> prompt = l.tok->encode("Lily", true, true);
   l.session->truncate(0);
-  auto logits = l.session->eval(prompt, *l.backend);
+  auto logits = l.session->eval(prompt);
   EXPECT_TRUE(logits.ok());
   sampling::SamplingParams p = sp;
   p.seed = seed;

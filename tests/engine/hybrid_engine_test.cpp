@@ -7,27 +7,24 @@
 #include <map>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "engine/engine.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "tiny_model.h"
 
 namespace ridge::engine {
 namespace {
 
 std::vector<int32_t> greedy_alone(const model::Model& m, const std::vector<int32_t>& prompt, int n) {
-  model::SessionOptions so;
+  engine::SessionOptions so;
   so.n_ctx = 64;
-  auto s = model::Session::create(m, so);
+  auto s = engine::Session::create(m, so);
   EXPECT_TRUE(s.ok());
-  ThreadPool pool(1);
-  backend::CpuBackend cpu(m.kernels(), pool);
   std::vector<int32_t> out;
-  auto logits = s->eval(prompt, cpu);
+  auto logits = s->eval(prompt);
   for (int i = 0; i < n && logits.ok(); ++i) {
     const int32_t t = static_cast<int32_t>(std::max_element(logits->begin(), logits->end()) - logits->begin());
     out.push_back(t);
-    if (i + 1 < n) logits = s->eval(std::span(&t, 1), cpu);
+    if (i + 1 < n) logits = s->eval(std::span(&t, 1));
   }
   EXPECT_TRUE(logits.ok());
   return out;

@@ -1,7 +1,8 @@
-// The backend seam (model/backend.h): a backend defined here, outside model/ and engine/, runs the
-// forward of every kind of layer through the interface alone. It hands each op to the CPU
-// backend and records the op: the logits must be the CPU backend's bits, every op must come
-// between begin_step and end_step, and each layer must ask for the ops its architecture needs.
+// The backend seam (model/backend.h): a backend defined and registered here, outside model/ and
+// engine/, runs the forward of every kind of layer through the interface alone. It hands each op
+// to the CPU backend and records the op: the logits must be the CPU backend's bits, every op must
+// come between begin_step and end_step, and each layer must ask for the ops its architecture
+// needs.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
-#include "model/session.h"
+#include "backend/registry.h"
+#include "engine/session.h"
 #include "test_util.h"
 
 namespace ridge::model {
@@ -19,7 +20,7 @@ namespace {
 
 class RecordingBackend final : public Backend {
  public:
-  explicit RecordingBackend(Backend& inner) : inner_(&inner) {}
+  explicit RecordingBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
 
   std::vector<std::string> ops;  // every call, in order
   int outside_step = 0;          // ops called outside begin_step .. end_step
@@ -104,28 +105,52 @@ class RecordingBackend final : public Backend {
     if (!in_step_) ++outside_step;
     ops.emplace_back(op);
   }
-  Backend* inner_;
+  std::unique_ptr<Backend> inner_;
   bool in_step_ = false;
 };
+
+RecordingBackend* g_last_recorder = nullptr;  // the backend the last session made
+
+const bool kRecorderRegistered = backend::register_backend(
+    "test-recording", [](const backend::BackendParams& p) -> Result<std::unique_ptr<Backend>> {
+      RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> cpu, backend::create_backend("cpu", p));
+      auto recorder = std::make_unique<RecordingBackend>(std::move(cpu));
+      g_last_recorder = recorder.get();
+      return std::unique_ptr<Backend>(std::move(recorder));
+    });
 
 // The preset's f32 model (seed 9).
 const Model& tiny(const std::string& preset) { return testing::cached_tiny(preset, 9); }
 
-// The logits of a 10-token prompt (every row) on `backend`.
-std::vector<float> prompt_logits(const Model& m, Backend& backend) {
-  SessionOptions o;
+struct PromptRun {
+  std::vector<float> logits;     // every row's
+  std::vector<std::string> ops;  // the recording backend's: what the forward asked for
+  int outside_step = 0;
+};
+
+// A 10-token prompt (every row's logits) on the backend named `backend`, 2 threads.
+PromptRun prompt_logits(const Model& m, const std::string& backend) {
+  engine::SessionOptions o;
   o.n_ctx = 32;
   o.max_outputs = 10;
-  o.n_threads = backend.n_threads();
-  auto s = Session::create(m, o);
+  o.n_threads = 2;
+  o.backend = backend;
+  g_last_recorder = nullptr;
+  auto s = engine::Session::create(m, o);
   EXPECT_TRUE(s.ok()) << s.status().message();
   if (!s.ok()) return {};
   std::vector<int32_t> tokens;
   for (int i = 0; i < 10; ++i) tokens.push_back((i * 41 + 7) % 512);
-  auto r = s->eval(tokens, backend, /*all_logits=*/true);
+  auto r = s->eval(tokens, /*all_logits=*/true);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return {};
-  return std::vector<float>(r->begin(), r->end());
+  PromptRun run;
+  run.logits.assign(r->begin(), r->end());
+  if (g_last_recorder != nullptr) {
+    run.ops = g_last_recorder->ops;
+    run.outside_step = g_last_recorder->outside_step;
+  }
+  return run;
 }
 
 // The ops one layer asks for, from its attention norm to its last residual.
@@ -148,7 +173,7 @@ struct Expect {
 };
 
 TEST(BackendSeam, AnotherBackendRunsEveryArchitectureThroughTheInterface) {
-  ThreadPool pool(2);
+  ASSERT_TRUE(kRecorderRegistered);
   for (const Expect& e : {Expect{"tiny-llama", "gated_ffn"}, Expect{"tiny-qwen2", "gated_ffn"},
                           Expect{"tiny-qwen3", "gated_ffn"}, Expect{"tiny-qwen3moe", "moe_ffn"},
                           Expect{"tiny-gpt-oss", "moe_ffn"}, Expect{"tiny-gemma2", "geglu_ffn", true},
@@ -157,13 +182,12 @@ TEST(BackendSeam, AnotherBackendRunsEveryArchitectureThroughTheInterface) {
     SCOPED_TRACE(e.preset);
     const Model& m = tiny(e.preset);
     const ModelConfig& cfg = m.config();
-    backend::CpuBackend cpu(m.kernels(), pool);
-    RecordingBackend rec(cpu);
-    const std::vector<float> want = prompt_logits(m, cpu);
-    const std::vector<float> got = prompt_logits(m, rec);
-    ASSERT_FALSE(want.empty());
-    EXPECT_TRUE(got == want) << "logits through the recording backend are not the CPU backend's";
-    EXPECT_EQ(rec.outside_step, 0);
+    const PromptRun want = prompt_logits(m, "cpu");
+    const PromptRun got = prompt_logits(m, "test-recording");
+    ASSERT_FALSE(want.logits.empty());
+    EXPECT_TRUE(got.logits == want.logits)
+        << "logits through the recording backend are not the CPU backend's";
+    EXPECT_EQ(got.outside_step, 0);
 
     const bool recurrent = cfg.n_recurrent_layers() > 0;
     std::vector<std::string> expected{"begin_step", "embed"};
@@ -179,7 +203,7 @@ TEST(BackendSeam, AnotherBackendRunsEveryArchitectureThroughTheInterface) {
     expected.insert(expected.end(), {"rms_norm", "matmul"});
     if (e.softcap) expected.emplace_back("softcap");
     expected.emplace_back("end_step");
-    EXPECT_EQ(rec.ops, expected);
+    EXPECT_EQ(got.ops, expected);
   }
 }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "offline/synth.h"
 #include "test_util.h"
 
@@ -61,18 +61,16 @@ TEST(HybridSession, ChunkingAndThreadsDoNotChangeLogits) {
   const std::vector<int32_t> toks = tokens_of(37, 11);
   std::vector<std::vector<float>> runs;
   for (auto [batch, threads] : {std::pair{64, 2}, std::pair{5, 2}, std::pair{1, 2}, std::pair{64, 1}, std::pair{5, 1}}) {
-    SessionOptions o;
+    engine::SessionOptions o;
     o.n_ctx = 64;
     o.max_batch = batch;
     o.n_threads = threads;
-    auto s = Session::create(m, o);
+    auto s = engine::Session::create(m, o);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    ThreadPool pool(threads);
-    backend::CpuBackend cpu(m.kernels(), pool);
     std::span<const float> last;
     for (size_t i = 0; i < toks.size(); i += 7) {  // several evals: the state carries across
       const size_t n = std::min<size_t>(7, toks.size() - i);
-      auto r = s->eval(std::span(toks).subspan(i, n), cpu);
+      auto r = s->eval(std::span(toks).subspan(i, n));
       ASSERT_TRUE(r.ok()) << r.status().message();
       last = *r;
     }
@@ -86,22 +84,20 @@ TEST(HybridSession, ChunkingAndThreadsDoNotChangeLogits) {
 TEST(HybridSession, TruncateStartsOverAndMatchesAFreshRun) {
   const Model& m = load_tiny("tiny-qwen35");
   const std::vector<int32_t> a = tokens_of(20, 3), b = tokens_of(9, 77);
-  SessionOptions o;
+  engine::SessionOptions o;
   o.n_ctx = 64;
-  ThreadPool pool(1);
-  backend::CpuBackend cpu(m.kernels(), pool);
-  auto fresh = Session::create(m, o);
+  auto fresh = engine::Session::create(m, o);
   ASSERT_TRUE(fresh.ok());
-  auto want = fresh->eval(b, cpu);
+  auto want = fresh->eval(b);
   ASSERT_TRUE(want.ok());
   const std::vector<float> expected(want->begin(), want->end());
 
-  auto s = Session::create(m, o);
+  auto s = engine::Session::create(m, o);
   ASSERT_TRUE(s.ok());
-  ASSERT_TRUE(s->eval(a, cpu).ok());
+  ASSERT_TRUE(s->eval(a).ok());
   EXPECT_EQ(s->truncate(12), 0);
   EXPECT_EQ(s->n_past(), 0);
-  auto got = s->eval(b, cpu);
+  auto got = s->eval(b);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(std::vector<float>(got->begin(), got->end()), expected);
   EXPECT_EQ(s->truncate(s->n_past()), s->n_past());  // keeping everything is fine
@@ -113,33 +109,31 @@ TEST(HybridSession, TruncateStartsOverAndMatchesAFreshRun) {
 TEST(HybridSession, TruncateResumesFromTheLastPromptsEnd) {
   const Model& m = load_tiny("tiny-qwen35");
   const std::vector<int32_t> prompt = tokens_of(20, 3), reply = tokens_of(4, 40), next = tokens_of(6, 90);
-  SessionOptions o;
+  engine::SessionOptions o;
   o.n_ctx = 64;
-  ThreadPool pool(1);
-  backend::CpuBackend cpu(m.kernels(), pool);
   // A fresh run of prompt + reply[0..1] + next.
   std::vector<int32_t> all = prompt;
   all.insert(all.end(), reply.begin(), reply.begin() + 2);
   all.insert(all.end(), next.begin(), next.end());
-  auto fresh = Session::create(m, o);
+  auto fresh = engine::Session::create(m, o);
   ASSERT_TRUE(fresh.ok());
-  auto want = fresh->eval(all, cpu);
+  auto want = fresh->eval(all);
   ASSERT_TRUE(want.ok());
   const std::vector<float> expected(want->begin(), want->end());
 
-  auto s = Session::create(m, o);
+  auto s = engine::Session::create(m, o);
   ASSERT_TRUE(s.ok());
-  ASSERT_TRUE(s->eval(prompt, cpu).ok());
-  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), cpu).ok());
+  ASSERT_TRUE(s->eval(prompt).ok());
+  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1)).ok());
   EXPECT_EQ(s->truncate(22), 20);  // back to the prompt's end
   std::vector<int32_t> rest(reply.begin(), reply.begin() + 2);
   rest.insert(rest.end(), next.begin(), next.end());
-  auto got = s->eval(rest, cpu);
+  auto got = s->eval(rest);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(std::vector<float>(got->begin(), got->end()), expected);
   // The checkpoint is now the end of `rest` (28): before it starts over and forgets it.
   EXPECT_EQ(s->truncate(27), 0);
-  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1), cpu).ok());
+  for (int32_t t : reply) ASSERT_TRUE(s->eval(std::span(&t, 1)).ok());
   EXPECT_EQ(s->truncate(3), 0) << "no checkpoint of these tokens";
 }
 

@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "offline/presets.h"
@@ -34,17 +33,15 @@ struct Kl {
 // All logits of `tokens` with the given KV type, in prompt chunks of 32 (prefill tiles and
 // several blocks are exercised).
 std::vector<float> logits_with(const Model& m, const std::vector<int32_t>& tokens, kv::KvType kv) {
-  SessionOptions o;
+  engine::SessionOptions o;
   o.n_ctx = static_cast<int64_t>(tokens.size());
   o.kv_type = kv;
   o.max_batch = 32;
   o.max_outputs = 32;
-  auto s = Session::create(m, o);
+  auto s = engine::Session::create(m, o);
   EXPECT_TRUE(s.ok()) << s.status().message();
   if (!s.ok()) return {};
-  ThreadPool pool(1);
-  backend::CpuBackend cpu(m.kernels(), pool);
-  auto r = s->eval(tokens, cpu, /*all_logits=*/true);
+  auto r = s->eval(tokens, /*all_logits=*/true);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::vector<float>(r->begin(), r->end()) : std::vector<float>{};
 }
@@ -105,9 +102,9 @@ TEST(KvQuality, Stories260K) {
   EXPECT_LT(report(*m, "stories260K", tokens, kv::KvType::kBF16).mean, 1e-3);
   EXPECT_GT(report(*m, "stories260K", tokens, kv::KvType::kF32).mean, 0.0);  // f16 does round
   // head_dim 8 cannot hold q8_0 blocks of 32.
-  SessionOptions o;
+  engine::SessionOptions o;
   o.kv_type = kv::KvType::kQ8_0;
-  auto s = Session::create(*m, o);
+  auto s = engine::Session::create(*m, o);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("multiple of 32"), std::string::npos);
 }

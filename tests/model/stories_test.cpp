@@ -6,7 +6,6 @@
 #include <fstream>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "test_util.h"
 
 namespace ridge::model {
@@ -16,21 +15,19 @@ using testing::argmax;
 
 std::vector<int32_t> greedy(const Model& m, std::vector<int32_t> prompt, int n, int n_threads,
                             const kernels::Kernels* = nullptr) {
-  SessionOptions o;
+  engine::SessionOptions o;
   o.n_ctx = 512;
   o.n_threads = n_threads;
-  auto s = Session::create(m, o);
+  auto s = engine::Session::create(m, o);
   EXPECT_TRUE(s.ok()) << s.status().message();
-  ThreadPool pool(n_threads);
-  backend::CpuBackend cpu(m.kernels(), pool);
   std::vector<int32_t> out;
-  auto logits = s->eval(prompt, cpu);
+  auto logits = s->eval(prompt);
   for (int i = 0; i < n; ++i) {
     EXPECT_TRUE(logits.ok()) << logits.status().message();
     if (!logits.ok()) break;
     const int32_t next = argmax(*logits);
     out.push_back(next);
-    logits = s->eval(std::span<const int32_t>(&next, 1), cpu);
+    logits = s->eval(std::span<const int32_t>(&next, 1));
   }
   return out;
 }

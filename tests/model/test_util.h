@@ -19,7 +19,7 @@
 #include "gguf/writer.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "offline/presets.h"
 #include "offline/synth.h"
 #include "test_files.h"

@@ -7,11 +7,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "base/thread_pool.h"
 #include "gguf/writer.h"
 #include "model/model.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "offline/synth.h"
 #include "test_util.h"
 
@@ -20,25 +19,23 @@ namespace {
 
 // The logits of a 21-token prompt (every position) and 6 greedy decode steps.
 std::vector<float> trace(const Model& m, int n_threads) {
-  SessionOptions opts;
+  engine::SessionOptions opts;
   opts.n_ctx = 64;
   opts.max_outputs = 32;
   opts.n_threads = n_threads;
-  auto s = Session::create(m, opts);
+  auto s = engine::Session::create(m, opts);
   EXPECT_TRUE(s.ok()) << s.status().message();
   if (!s.ok()) return {};
-  ThreadPool pool(n_threads);
-  backend::CpuBackend cpu(m.kernels(), pool);
   std::vector<int32_t> prompt;
   for (int i = 0; i < 21; ++i) prompt.push_back((i * 37 + 11) % 512);
-  auto logits = s->eval(prompt, cpu, /*all_logits=*/true);
+  auto logits = s->eval(prompt, /*all_logits=*/true);
   EXPECT_TRUE(logits.ok()) << logits.status().message();
   if (!logits.ok()) return {};
   std::vector<float> out(logits->begin(), logits->end());
   const auto n_vocab = static_cast<size_t>(m.config().n_vocab);
   for (int step = 0; step < 6; ++step) {
     const int32_t next = testing::argmax(std::span<const float>(out).last(n_vocab));
-    auto l = s->eval(std::span<const int32_t>(&next, 1), cpu);
+    auto l = s->eval(std::span<const int32_t>(&next, 1));
     EXPECT_TRUE(l.ok());
     if (!l.ok()) return {};
     out.insert(out.end(), l->begin(), l->end());

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "model/ops.h"
 #include "quantize_test_util.h"
 #include "model/test_util.h"
@@ -25,8 +24,6 @@ namespace ridge::offline {
 namespace {
 
 using model::Model;
-using model::Session;
-using model::SessionOptions;
 using model::softmax;
 
 using namespace quantize_testing;  // NOLINT(google-build-using-namespace)
@@ -74,15 +71,13 @@ class QuantizePeer : public ::testing::Test {
 
     auto m = Model::load(path, model::testing::test_kernels());
     ASSERT_TRUE(m.ok()) << m.status().message();
-    SessionOptions o;
+    engine::SessionOptions o;
     o.n_ctx = 256;
     o.max_outputs = static_cast<int64_t>(tokens.size());
     o.n_threads = 2;
-    auto s = Session::create(*m, o);
+    auto s = engine::Session::create(*m, o);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    ThreadPool pool(2);
-    backend::CpuBackend cpu(m->kernels(), pool);
-    auto logits = s->eval(tokens, cpu, /*all_logits=*/true);
+    auto logits = s->eval(tokens, /*all_logits=*/true);
     ASSERT_TRUE(logits.ok()) << logits.status().message();
     const int64_t n_vocab = m->config().n_vocab;
     double max_diff = 0, first_diff = 0;

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/ops.h"
@@ -23,8 +22,6 @@ namespace ridge::offline {
 namespace {
 
 using model::Model;
-using model::Session;
-using model::SessionOptions;
 using model::softmax;
 
 struct Case {
@@ -129,15 +126,13 @@ TEST_P(SyntheticPeer, TeacherForcedProbsMatchLlamaCpp) {
   // Whole sequence in one step, then the same in chunks of 16 (must be bit-identical).
   std::vector<std::vector<float>> runs;
   for (int64_t max_batch : {64, 16}) {
-    SessionOptions o;
+    engine::SessionOptions o;
     o.n_ctx = 128;
     o.max_batch = max_batch;
     o.max_outputs = 64;
-    auto s = Session::create(*m, o);
+    auto s = engine::Session::create(*m, o);
     ASSERT_TRUE(s.ok());
-    ThreadPool pool(1);
-    backend::CpuBackend cpu(m->kernels(), pool);
-    auto logits = s->eval(tokens, cpu, /*all_logits=*/true);
+    auto logits = s->eval(tokens, /*all_logits=*/true);
     ASSERT_TRUE(logits.ok()) << logits.status().message();
     runs.emplace_back(logits->begin(), logits->end());
   }

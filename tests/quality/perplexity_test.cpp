@@ -8,11 +8,10 @@
 #include <memory>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.h"
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "kernels/kernels.h"
-#include "model/session.h"
+#include "engine/session.h"
 #include "offline/presets.h"
 #include "offline/synth.h"
 #include "quality/perplexity.h"
@@ -68,7 +67,6 @@ TEST(Perplexity, ScoresTheSecondHalfOfEachChunkAfterBos) {
   std::vector<int32_t> tokens;
   for (int i = 0; i < 3 * kCtx + 5; ++i) tokens.push_back((11 + 37 * i) % 300);  // 3 chunks, 5 left over
   ThreadPool pool(2);
-  backend::CpuBackend cpu(m.kernels(), pool);
   PerplexityOptions o;
   o.n_ctx = kCtx;
   o.n_batch = 5;  // steps that cut across the halves
@@ -80,14 +78,14 @@ TEST(Perplexity, ScoresTheSecondHalfOfEachChunkAfterBos) {
   int64_t count = 0;
   std::vector<double> running;
   for (int64_t c = 0; c < 3; ++c) {
-    model::SessionOptions so;
+    engine::SessionOptions so;
     so.n_ctx = kCtx;
     so.n_threads = 2;
-    auto s = model::Session::create(m, so);
+    auto s = engine::Session::create(m, so);
     ASSERT_TRUE(s.ok());
     for (int64_t j = 0; j < kCtx - 1; ++j) {
       const int32_t in = j == 0 ? kBos : tokens[static_cast<size_t>(c * kCtx + j)];
-      auto logits = s->eval(std::span(&in, 1), cpu);
+      auto logits = s->eval(std::span(&in, 1));
       ASSERT_TRUE(logits.ok());
       if (j >= kCtx / 2) {
         sum += nll_reference(*logits, tokens[static_cast<size_t>(c * kCtx + j + 1)]);

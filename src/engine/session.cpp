@@ -1,32 +1,42 @@
-#include "model/session.h"
+#include "engine/session.h"
 
 #include <algorithm>
 
-namespace ridge::model {
+namespace ridge::engine {
 
-Result<Session> Session::create(const Model& model, const SessionOptions& o) {
-  const ModelConfig& cfg = model.config();
+Result<Session> Session::create(const model::Model& model, const SessionOptions& o,
+                                std::shared_ptr<ThreadPool> pool) {
+  const model::ModelConfig& cfg = model.config();
   const int64_t n_ctx = o.n_ctx > 0 ? o.n_ctx : std::min<int64_t>(cfg.n_ctx_train, 4096);
   if (o.n_ctx < 0 || o.block_size <= 0 || o.max_batch <= 0 || o.max_outputs <= 0 || o.n_threads <= 0) {
     return usage_error("session: invalid options (context {}, block size {}, batch {}, threads {})",
                        o.n_ctx, o.block_size, o.max_batch, o.n_threads);
   }
   if (n_ctx > (int64_t{1} << 24)) return usage_error("context {} is too large", n_ctx);
+  if (pool && pool->size() > o.n_threads) {
+    return usage_error("session: a pool of {} threads lent to a session of {}", pool->size(),
+                       o.n_threads);
+  }
   const int64_t n_blocks = (n_ctx + o.block_size - 1) / o.block_size;
   // A model with recurrent state keeps slots for its checkpoint and for the state after each row
   // of an eval with all logits (truncate).
-  const int64_t max_rows = o.keep_row_states && model.config().n_recurrent_layers() > 0 ? std::min(o.max_outputs, n_ctx) : 0;
-  RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
-                         kv::KvCache::create(model.kv_config(n_blocks, o.kv_type, o.block_size, 2 + max_rows)));
-  WorkspaceLimits lim;
-  lim.max_tokens = std::min(o.max_batch, n_ctx);
-  lim.max_outputs = std::min(o.max_outputs, lim.max_tokens);
-  lim.max_context = n_ctx;
-  lim.n_threads = o.n_threads;
-  lim.block_size = o.block_size;
-  RIDGE_ASSIGN_OR_RETURN(Workspace ws, Workspace::create(cfg, lim));
-  Session s(model, std::move(kv), std::move(ws));
+  const int64_t max_rows = o.keep_row_states && cfg.n_recurrent_layers() > 0 ? std::min(o.max_outputs, n_ctx) : 0;
+  ModelRunnerOptions ro;
+  ro.n_blocks = n_blocks;
+  ro.block_size = o.block_size;
+  ro.kv_type = o.kv_type;
+  ro.max_tokens = std::min(o.max_batch, n_ctx);
+  ro.max_outputs = std::min(o.max_outputs, ro.max_tokens);
+  ro.max_context = n_ctx;
+  ro.n_threads = o.n_threads;
+  ro.n_state_slots = 2 + max_rows;
+  ro.backend = o.backend;
+  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner,
+                         ModelRunner::create(model, ro, std::move(pool)));
+  Session s(model, std::move(runner));
   s.n_ctx_ = n_ctx;
+  s.max_tokens_ = ro.max_tokens;
+  s.max_outputs_ = ro.max_outputs;
   s.max_rows_ = max_rows;
   s.table_.resize(static_cast<size_t>(n_blocks));
   for (int64_t i = 0; i < n_blocks; ++i) s.table_[static_cast<size_t>(i)] = static_cast<int32_t>(i);
@@ -40,10 +50,10 @@ int64_t Session::truncate(int64_t n) {
     return n_past_;
   }
   if (n > rows_from_ && n < rows_from_ + n_rows_) {
-    kv_.states().copy_slot(2 + (n - rows_from_ - 1), 0);
+    runner_->copy_state(static_cast<int32_t>(2 + (n - rows_from_ - 1)), 0);
     n_past_ = n;
   } else if (checkpoint_ > 0 && checkpoint_ <= n) {
-    kv_.states().copy_slot(1, 0);
+    runner_->copy_state(1, 0);
     n_past_ = checkpoint_;
   } else {
     n_past_ = 0;
@@ -53,8 +63,7 @@ int64_t Session::truncate(int64_t n) {
   return n_past_;
 }
 
-Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Backend& backend,
-                                             bool all_logits) {
+Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, bool all_logits) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (n == 0) return error("eval: no tokens");
   if (n_past_ + n > n_ctx_) {
@@ -62,8 +71,7 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Ba
                  n_ctx_);
   }
   const int64_t n_vocab = model_->config().n_vocab;
-  const WorkspaceLimits& lim = ws_.limits();
-  const int64_t chunk = all_logits ? std::min(lim.max_tokens, lim.max_outputs) : lim.max_tokens;
+  const int64_t chunk = all_logits ? std::min(max_tokens_, max_outputs_) : max_tokens_;
   if (all_logits) all_.resize(static_cast<size_t>(n * n_vocab));
   const int64_t start = n_past_;
   const bool recurrent = model_->config().n_recurrent_layers() > 0;
@@ -79,13 +87,13 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Ba
     for (int64_t j = 0; j < m; ++j) {
       const bool out = all_logits || i + j == n - 1;
       batch_.add_token(tokens[static_cast<size_t>(i + j)], static_cast<int32_t>(n_past_ + j), 0,
-                       out, kv_.block_size());
+                       out, runner_->block_size());
       // (After the last row the state is the live one: no copy.)
       if (keep_rows && i + j + 1 < n) {
         batch_.state_snapshots.push_back({0, static_cast<int32_t>(n_past_ + j + 1), static_cast<int32_t>(2 + i + j)});
       }
     }
-    auto r = model_->forward(batch_, kv_, ws_, backend);
+    auto r = runner_->run(batch_);
     if (!r.ok()) {
       n_past_ = start;
       return r.status();
@@ -98,11 +106,11 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, Ba
     rows_from_ = start;
     n_rows_ = n;
   } else if (recurrent && n > 1 && !all_logits) {
-    kv_.states().copy_slot(0, 1);
+    runner_->copy_state(0, 1);
     checkpoint_ = n_past_;
   }
   if (all_logits) return std::span<const float>(all_);
   return logits;
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::engine

@@ -1,20 +1,24 @@
-// One sequence on a private paged KV cache: the simplest user of Model::forward (ridge run,
-// ridge chat, tests). Prompts are processed in chunks of many tokens per layer pass; decode is a
-// batch of one token. Blocks are the cache's blocks 0..n-1 in order (one sequence owns them all).
+// One sequence on a ModelRunner of its own: the simplest user of the forward (ridge run,
+// ridge chat, perplexity, tests). Prompts are processed in chunks of many tokens per layer pass;
+// decode is a batch of one token. Blocks are the cache's blocks 0..n-1 in order (one sequence
+// owns them all). The runner owns the KV cache, the workspace and the backend; the session keeps
+// the sequence.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
-#include "kv/kv_cache.h"
-#include "model/backend.h"
+#include "base/thread_pool.h"
+#include "engine/runner.h"
+#include "kv/kv_type.h"
 #include "model/batch.h"
 #include "model/model.h"
-#include "model/workspace.h"
 
-namespace ridge::model {
+namespace ridge::engine {
 
 struct SessionOptions {
   int64_t n_ctx = 0;        // context in tokens; 0: min(training context, 4096)
@@ -27,22 +31,30 @@ struct SessionOptions {
   // max_outputs state copies of memory, and a copy per row.
   bool keep_row_states = false;
   int n_threads = 1;
+  std::string backend = "cpu";  // backend/registry.h
 };
+
+// A pool the caller keeps alive longer than the session, lent to it (not owned).
+inline std::shared_ptr<ThreadPool> lend_pool(ThreadPool& pool) {
+  return std::shared_ptr<ThreadPool>(std::shared_ptr<ThreadPool>(), &pool);
+}
 
 class Session {
  public:
-  static Result<Session> create(const Model& model, const SessionOptions& opts);
+  // pool: threads shared with something that never runs at the same time (a draft model's
+  // session takes its target's), of at most opts.n_threads; null: a pool of its own.
+  static Result<Session> create(const model::Model& model, const SessionOptions& opts,
+                                std::shared_ptr<ThreadPool> pool = nullptr);
 
   // Appends `tokens` to the sequence. Returns the logits of the last token ([n_vocab]) or, with
   // all_logits, of every token ([tokens.size(), n_vocab]). Valid until the next eval.
-  // Fails (and appends nothing) when the tokens do not fit in the context. The backend runs the
-  // forward (the model's weights bound for it; a workspace for at most opts.n_threads threads).
-  Result<std::span<const float>> eval(std::span<const int32_t> tokens, Backend& backend,
-                                      bool all_logits = false);
+  // Fails (and appends nothing) when the tokens do not fit in the context.
+  Result<std::span<const float>> eval(std::span<const int32_t> tokens, bool all_logits = false);
 
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return n_ctx_; }
-  const Model& model() const { return *model_; }
+  const model::Model& model() const { return *model_; }
+  ThreadPool& pool() const { return *runner_->pool(); }
   // Forgets the sequence (the cache is overwritten from position 0 again).
   void reset() {
     n_past_ = 0;
@@ -58,15 +70,16 @@ class Session {
   int64_t truncate(int64_t n);
 
  private:
-  Session(const Model& model, kv::KvCache kv, Workspace ws)
-      : model_(&model), kv_(std::move(kv)), ws_(std::move(ws)) {}
-  const Model* model_;
-  kv::KvCache kv_;
-  Workspace ws_;
-  Batch batch_;
+  Session(const model::Model& model, std::unique_ptr<ModelRunner> runner)
+      : model_(&model), runner_(std::move(runner)) {}
+  const model::Model* model_;
+  std::unique_ptr<ModelRunner> runner_;
+  model::Batch batch_;
   std::vector<int32_t> table_;  // block ids 0..n_blocks-1
   std::vector<float> all_;      // [n_tokens, n_vocab] for all_logits
   int64_t n_ctx_ = 0;
+  int64_t max_tokens_ = 0;      // tokens per step
+  int64_t max_outputs_ = 0;     // rows of logits per step
   int64_t n_past_ = 0;
   int64_t checkpoint_ = 0;  // recurrent state: positions the checkpoint slot holds (0: none)
   // Recurrent state: slot 2 + j holds the state after rows_from_ + j + 1 positions, for j below
@@ -74,4 +87,4 @@ class Session {
   int64_t rows_from_ = 0, n_rows_ = 0, max_rows_ = 0;
 };
 
-}  // namespace ridge::model
+}  // namespace ridge::engine
