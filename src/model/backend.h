@@ -96,16 +96,20 @@ class Backend {
   // y[m, w.rows] (leading dimension ldy) = x[m, w.cols] (ldx) · w^T.
   virtual void matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m,
                       float* y, int64_t ldy) = 0;
-  // The same x against 1..kernels::kMaxGroup matrices of equal cols.
+  // The same x against 1..kernels::kMaxGroup matrices of equal cols; each output has the bits
+  // matmul would give it alone.
   virtual void matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x,
                             int64_t ldx, int64_t m) = 0;
+  // q and k are rewritten in place (normed, rotated), v too when it has a bias; the K/V rows
+  // written to the cache are those final values.
   virtual void attention_input(const AttentionInputOp& op) = 0;
   // Paged attention of the step's rows (a.batch and a.kernels are the backend's to fill); with
   // q_gate (a gated layer's [n, 2 q_dim] wq output) out *= sigmoid(each head's gate).
   virtual void attention(const AttentionArgs& a, const float* q_gate) = 0;
   virtual void residual(const ResidualOp& op) = 0;
   // out[m, down.rows] (ldo) = down · act(gate · x, up · x) (GatedFfn: activation and biases);
-  // gate_buf and up_buf hold m * gate.rows floats each.
+  // gate_buf and up_buf hold m * gate.rows floats each: scratch, their contents afterwards
+  // unspecified.
   virtual void gated_ffn(const GatedFfn& w, const float* x, int64_t ldx, int64_t m,
                          float* gate_buf, float* up_buf, float* out, int64_t ldo) = 0;
   // Whole ops of the mixture-of-experts FFN (model/moe.h) and the Gated DeltaNet layer
