@@ -50,7 +50,7 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   const kernels::Kernels* k = *kernels;
   RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, *k, a.backing));
   RIDGE_ASSIGN_OR_RETURN(model::TensorTypeFn types, model::weight_types_from_gguf(m.file()));
-  const kv::KvType kv = kv::kv_type_from_name(a.kv_type).value_or(kv::KvType::kF16);
+  const kv::KvType kv = *kv::kv_type_from_name(a.kv_type);  // checked by validate()
   RIDGE_ASSIGN_OR_RETURN(model::ModelCost cost, model::model_cost(m.config(), types, kv));
   const int n_threads = a.n_threads ? *a.n_threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -73,7 +73,7 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   }
   analysis::BenchOptions opt;
   opt.n_decode = a.n_decode;
-  opt.kv_type = *kv::kv_type_from_name(a.kv_type);  // checked by validate()
+  opt.kv_type = kv;
   for (int64_t c : a.contexts) {
     for (int64_t b : a.batches) {
       RIDGE_ASSIGN_OR_RETURN(analysis::BenchPoint p,

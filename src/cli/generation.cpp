@@ -87,7 +87,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   l.pool = std::make_shared<ThreadPool>(n_threads);
   engine::SessionOptions so;
   so.n_ctx = o.n_ctx;
-  so.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
+  so.kv_type = l.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
   so.max_batch = o.n_batch;
   so.n_threads = n_threads;
   if (l.spec_max > 0) {
@@ -100,7 +100,6 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
     so.n_ctx = l.session->n_ctx();
     RIDGE_ASSIGN_OR_RETURN(l.draft, DraftModel::load(o.draft_path, *l.model, *k, so, l.pool));
   }
-  l.kv_cost_type = kv::kv_type_from_name(o.kv_type).value_or(kv::KvType::kF16);
   l.load_seconds = sw.seconds();
   return l;
 }
@@ -138,11 +137,11 @@ std::vector<double> step_times(const model::Model& m, kv::KvType kv_type, int64_
 
 SpecCosts spec_costs(const Loaded& l, int64_t n_past) {
   SpecCosts out;
-  const std::vector<double> t = step_times(*l.model, l.kv_cost_type, n_past, l.spec_max + 1);
+  const std::vector<double> t = step_times(*l.model, l.kv_type, n_past, l.spec_max + 1);
   const double plain = t.empty() ? 0.0 : t[0];
   for (int64_t k = 0; k <= l.spec_max; ++k) out.step.push_back(plain > 0 ? t[static_cast<size_t>(k)] / plain : 1.0);
   if (l.draft && plain > 0) {
-    const std::vector<double> d = step_times(l.draft->model(), l.kv_cost_type, n_past, 1);
+    const std::vector<double> d = step_times(l.draft->model(), l.kv_type, n_past, 1);
     if (!d.empty()) out.draft = d[0] / plain;
   }
   return out;

@@ -52,7 +52,7 @@ struct Loaded {
   int64_t spec_max = 0;                     // draft tokens per step at most (0: no speculation)
   bool spec_rejection = false;              // sampled drafts, the rejection rule (else match)
   bool spec_cost_rule = true;               // false: spec_max drafts every step (tests)
-  kv::KvType kv_cost_type = kv::KvType::kF16;  // the cache's type, for the cost model
+  kv::KvType kv_type = kv::KvType::kF16;  // the session's KV cache type (and the cost model's)
   std::unique_ptr<model::Model> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
   std::shared_ptr<ThreadPool> pool;  // the session's, shared with a draft model's

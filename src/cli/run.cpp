@@ -77,8 +77,7 @@ int cmd_run(int argc, char** argv) {
   }
   // Against the roof: the cost model's bytes/FLOPs of a decode step at the mean decode context.
   auto types = model::weight_types_from_gguf(l.model->file());
-  auto cost = types.ok() ? model::model_cost(l.model->config(), *types,
-                                             kv::kv_type_from_name(o.kv_type).value_or(kv::KvType::kF16))
+  auto cost = types.ok() ? model::model_cost(l.model->config(), *types, l.kv_type)
                          : Result<model::ModelCost>(types.status());
   // A speculative step reads the weights once for several tokens: its bandwidth is the steps'.
   if (n_steps > 0 && cost.ok()) {

@@ -60,7 +60,6 @@ class ModelRunner final : public Runner {
                                                      const ModelRunnerOptions& opts,
                                                      std::shared_ptr<ThreadPool> pool = nullptr);
   const std::shared_ptr<ThreadPool>& pool() const { return pool_; }
-  model::Backend& backend() { return *backend_; }
   Result<std::span<const float>> run(const model::Batch& batch) override;
   int32_t n_vocab() const override { return static_cast<int32_t>(model_->config().n_vocab); }
   int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }

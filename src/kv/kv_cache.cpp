@@ -1,11 +1,9 @@
 #include "kv/kv_cache.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "tensor/fp16.h"
 #include "tensor/fp16_row.h"

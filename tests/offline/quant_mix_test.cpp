@@ -30,19 +30,31 @@ using model::TensorRole;
 
 using T = GgmlType;
 
-// The tensors of a standard llama/qwen file with cfg's shapes (ggml order: row length first).
-std::vector<TensorDesc> standard_tensors(const ModelConfig& c) {
-  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
+uint64_t u(int64_t x) { return static_cast<uint64_t>(x); }
+
+// The embedding, the final norm and an untied output head, in ggml's order (row length first).
+std::vector<TensorDesc> head_tensors(const ModelConfig& c) {
   std::vector<TensorDesc> t;
   t.push_back({"token_embd.weight", {u(c.n_embd), u(c.n_vocab)}, T::kF16});
   t.push_back({"output_norm.weight", {u(c.n_embd)}, T::kF32});
   if (!c.tied_embeddings) t.push_back({"output.weight", {u(c.n_embd), u(c.n_vocab)}, T::kF16});
+  return t;
+}
+
+// A layer's attention norm and q/k/v matrices (`p`: "blk.N.").
+void push_attention_inputs(std::vector<TensorDesc>& t, const std::string& p, const ModelConfig& c) {
+  t.push_back({p + "attn_norm.weight", {u(c.n_embd)}, T::kF32});
+  t.push_back({p + "attn_q.weight", {u(c.n_embd), u(c.q_dim())}, T::kF16});
+  t.push_back({p + "attn_k.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
+  t.push_back({p + "attn_v.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
+}
+
+// The tensors of a standard llama/qwen file with cfg's shapes (ggml order: row length first).
+std::vector<TensorDesc> standard_tensors(const ModelConfig& c) {
+  std::vector<TensorDesc> t = head_tensors(c);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
-    t.push_back({p + "attn_norm.weight", {u(c.n_embd)}, T::kF32});
-    t.push_back({p + "attn_q.weight", {u(c.n_embd), u(c.q_dim())}, T::kF16});
-    t.push_back({p + "attn_k.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
-    t.push_back({p + "attn_v.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
+    push_attention_inputs(t, p, c);
     if (c.qkv_bias) t.push_back({p + "attn_q.bias", {u(c.q_dim())}, T::kF32});
     if (c.qk_norm) t.push_back({p + "attn_q_norm.weight", {u(c.head_dim)}, T::kF32});
     t.push_back({p + "attn_output.weight", {u(c.q_dim()), u(c.n_embd)}, T::kF16});
@@ -330,17 +342,10 @@ TEST(QuantMix, CostModelUsesTheRules) {
 // qwen3moe, Mixtral converted today), or one 2-D tensor per expert "blk.N.ffn_down.E.weight" (old
 // Mixtral files) when per_expert.
 std::vector<TensorDesc> moe_tensors(const ModelConfig& c, bool per_expert = false) {
-  auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
-  std::vector<TensorDesc> t;
-  t.push_back({"token_embd.weight", {u(c.n_embd), u(c.n_vocab)}, T::kF16});
-  t.push_back({"output_norm.weight", {u(c.n_embd)}, T::kF32});
-  if (!c.tied_embeddings) t.push_back({"output.weight", {u(c.n_embd), u(c.n_vocab)}, T::kF16});
+  std::vector<TensorDesc> t = head_tensors(c);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
-    t.push_back({p + "attn_norm.weight", {u(c.n_embd)}, T::kF32});
-    t.push_back({p + "attn_q.weight", {u(c.n_embd), u(c.q_dim())}, T::kF16});
-    t.push_back({p + "attn_k.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
-    t.push_back({p + "attn_v.weight", {u(c.n_embd), u(c.kv_dim())}, T::kF16});
+    push_attention_inputs(t, p, c);
     if (c.qk_norm) t.push_back({p + "attn_k_norm.weight", {u(c.head_dim)}, T::kF32});
     t.push_back({p + "attn_output.weight", {u(c.q_dim()), u(c.n_embd)}, T::kF16});
     t.push_back({p + "ffn_norm.weight", {u(c.n_embd)}, T::kF32});

@@ -20,8 +20,6 @@ class CpuBackend final : public model::Backend {
 
   std::string_view name() const override { return "cpu"; }
   int n_threads() const override { return pool_->size(); }
-  const kernels::Kernels& kernels() const { return *k_; }
-  ThreadPool& pool() const { return *pool_; }
 
   void begin_step(const model::Batch& batch) override { step_ = &batch; }
   void end_step() override { step_ = nullptr; }
