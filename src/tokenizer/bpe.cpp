@@ -21,7 +21,8 @@ void BpeSession::encode_word(std::string_view word, std::vector<int32_t>* out) {
     out->push_back(v_.byte_id[static_cast<uint8_t>(word[0])]);
     return;
   }
-  if (v_.ignore_merges) {
+  // ignore_merges: a whole-word token wins. Gemma 4 does the same for a run of newlines only.
+  if (v_.ignore_merges || (v_.raw_utf8_bpe && word.find_first_not_of('\n') == std::string_view::npos)) {
     auto it = v_.raw_to_id.find(word);
     if (it != v_.raw_to_id.end()) {
       out->push_back(it->second);
@@ -73,10 +74,25 @@ void BpeSession::add_bigram(std::string_view word, int32_t left, int32_t right) 
 void BpeSession::merge(std::string_view word, std::vector<int32_t>* out) {
   syms_.clear();
   heap_.clear();
-  const int32_t n = static_cast<int32_t>(word.size());
-  for (int32_t i = 0; i < n; ++i) {  // one symbol per byte (= per byte-level character)
-    syms_.push_back({static_cast<uint32_t>(i), 1, i - 1, i + 1 < n ? i + 1 : -1,
-                     v_.byte_id[static_cast<uint8_t>(word[i])]});
+  int32_t n = static_cast<int32_t>(word.size());
+  if (!v_.raw_utf8_bpe) {
+    for (int32_t i = 0; i < n; ++i) {  // one symbol per byte (= per byte-level character)
+      syms_.push_back({static_cast<uint32_t>(i), 1, i - 1, i + 1 < n ? i + 1 : -1,
+                       v_.byte_id[static_cast<uint8_t>(word[i])]});
+    }
+  } else {
+    // One symbol per UTF-8 character, its length read from the lead byte alone (llama.cpp's
+    // unicode_len_utf8), cut at the end of the word.
+    for (size_t pos = 0; pos < word.size();) {
+      const size_t len = std::min(word.size() - pos, utf8_lead_len(word[pos]));
+      auto it = v_.raw_to_id.find(word.substr(pos, len));
+      const int32_t i = static_cast<int32_t>(syms_.size());
+      syms_.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(len), i - 1, i + 1,
+                       it == v_.raw_to_id.end() ? -1 : it->second});
+      pos += len;
+    }
+    n = static_cast<int32_t>(syms_.size());
+    syms_.back().next = -1;
   }
   for (int32_t i = 1; i < n; ++i) add_bigram(word, i - 1, i);
   while (!heap_.empty()) {
@@ -107,8 +123,16 @@ void BpeSession::merge(std::string_view word, std::vector<int32_t>* out) {
 }
 
 // llama.cpp's fallback for a final symbol that is no token: every byte of its byte-level text
-// that is itself a one-character token is emitted, the rest is dropped.
+// that is itself a one-character token is emitted, the rest is dropped (raw-UTF-8 BPE: the
+// byte's <0xNN> token, if there is one).
 void BpeSession::emit_unknown(std::string_view raw, std::vector<int32_t>* out) const {
+  if (v_.raw_utf8_bpe) {  // Gemma 4: the <0xNN> token of every byte that has one
+    for (char c : raw) {
+      const int32_t id = v_.hex_byte_id[static_cast<uint8_t>(c)];
+      if (id >= 0) out->push_back(id);
+    }
+    return;
+  }
   std::string enc;
   for (char c : raw) {
     enc.clear();

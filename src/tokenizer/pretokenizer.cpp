@@ -53,6 +53,7 @@ std::vector<const char*> patterns_for(PreType type) {
     case PreType::kStarcoder: return {"\\p{N}", kGpt2};
     case PreType::kFalcon: return {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2, "[0-9][0-9][0-9]"};
     case PreType::kGpt4o: return {kGpt4o};
+    case PreType::kGemma4: return {"[^\\n]+|[\\n]+"};  // BPE runs over whole lines
     case PreType::kDefault: break;
   }
   return {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2, "\\p{N}+", "[0-9][0-9][0-9]"};

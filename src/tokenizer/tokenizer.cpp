@@ -1,5 +1,5 @@
-// Tokenizer: special-token partitioning, then SPM or byte-level BPE per text fragment, exactly
-// in llama.cpp's order (llama_vocab::impl::tokenize).
+// Tokenizer: special-token partitioning, then SPM or BPE (byte-level, or raw UTF-8 with "▁" for
+// spaces for Gemma 4) per text fragment, exactly in llama.cpp's order (llama_vocab::impl::tokenize).
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
@@ -191,13 +191,26 @@ std::vector<TokenId> Tokenizer::encode_impl(std::string_view text, bool add_spec
     }
   } else {
     BpeSession session(v, impl_->bytes);
-    std::deque<std::string> keep;  // sanitized copies; the session caches views into them
+    std::deque<std::string> keep;  // sanitized/escaped copies; the session caches views into them
     for (const Fragment& f : frags) {
       if (f.token >= 0) {
         out.push_back(f.token);
-      } else {
-        encode_bpe_text(*impl_->pre, text.substr(f.begin, f.len), &session, &keep, &out);
+        continue;
       }
+      std::string_view piece = text.substr(f.begin, f.len);
+      if (v.raw_utf8_bpe) {  // Gemma 4's normalizer: every space becomes "▁" before splitting
+        std::string& escaped = keep.emplace_back();
+        escaped.reserve(piece.size() + 8);
+        for (char c : piece) {
+          if (c == ' ') {
+            escaped += "\xE2\x96\x81";
+          } else {
+            escaped.push_back(c);
+          }
+        }
+        piece = escaped;
+      }
+      encode_bpe_text(*impl_->pre, piece, &session, &keep, &out);
     }
   }
   if (add_special && v.add_eos) out.push_back(v.eos);
@@ -212,7 +225,7 @@ std::string Tokenizer::token_to_piece(TokenId id) const {
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool render_special) const {
   const Vocab& v = impl_->vocab;
   std::string out;
-  bool strip_space = v.type == VocabType::kSpm && v.add_space_prefix;
+  bool strip_space = (v.type == VocabType::kSpm || v.raw_utf8_bpe) && v.add_space_prefix;
   for (const TokenId id : ids) {
     if (!v.valid(id)) continue;
     const bool hidden = !render_special && (v.attr[id] & (kAttrControl | kAttrUnknown));

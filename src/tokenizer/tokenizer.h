@@ -1,5 +1,6 @@
-// Tokenizers built from GGUF metadata alone: SentencePiece-style BPE (`llama`) and byte-level
-// BPE (`gpt2`) with the qwen2, llama-bpe and gpt-2 pre-tokenizers. Matches llama.cpp exactly.
+// Tokenizers built from GGUF metadata alone: SentencePiece-style BPE (`llama`), byte-level BPE
+// (`gpt2`) with the qwen2, llama-bpe, gpt-2, gpt-4o, ... pre-tokenizers, and Gemma 4's BPE on
+// raw UTF-8 (`gemma4`). Matches llama.cpp exactly.
 #pragma once
 
 #include <cstdint>
@@ -72,8 +73,8 @@ class Tokenizer {
   std::span<const TokenId> eog_ids() const;  // sorted
   bool is_eog(TokenId id) const;      // end of generation (eos, eot, <|im_end|>, ...)
   bool is_special(TokenId id) const;  // control / user-defined tokens
-  std::string_view model_name() const;  // "llama" or "gpt2"
-  std::string_view pre_name() const;    // "qwen2", "llama-bpe", "gpt-2", "gpt-4o", "default"
+  std::string_view model_name() const;  // "llama", "gpt2" or "gemma4"
+  std::string_view pre_name() const;    // "qwen2", "llama-bpe", "gpt-2", "gpt-4o", "gemma4", "default"
   // The token's text as stored in the vocabulary.
   std::string_view token_text(TokenId id) const;
   // Token id of an exact vocabulary string (special tokens included), or -1.

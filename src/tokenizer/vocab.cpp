@@ -38,6 +38,7 @@ std::optional<PreInfo> lookup_pre(std::string_view pre) {
   if (in(kStarcoder)) return PreInfo{PreType::kStarcoder, false, false};
   if (pre == "falcon") return PreInfo{PreType::kFalcon, false, false};
   if (in(kGpt4o)) return PreInfo{PreType::kGpt4o, false, false};
+  if (pre == "gemma4" || pre == "granite-embed-multi-311m") return PreInfo{PreType::kGemma4, false, false};
   return std::nullopt;
 }
 
@@ -153,6 +154,13 @@ void build_eog(Vocab& v, const VocabData& d) {
   if (const int32_t end = v.find("<|end|>"); harmony && end >= 0) {
     std::erase(eog, end);
   }
+  // Gemma 4 (and PaddleOCR) vocabularies with <|tool_response>: "</s>" is ordinary text there.
+  // llama.cpp drops it from the end tokens and makes it a normal token (so parse_special never
+  // matches it), even when it is the EOS id.
+  if (const int32_t s = v.find("</s>"); s >= 0 && v.find("<|tool_response>") >= 0) {
+    std::erase(eog, s);
+    v.attr[s] = kAttrNormal;
+  }
   std::sort(eog.begin(), eog.end());
   eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
   v.eog_ids = std::move(eog);
@@ -160,21 +168,33 @@ void build_eog(Vocab& v, const VocabData& d) {
 
 void build_bpe_tables(Vocab& v, const VocabData& d) {
   const ByteUnicodeMap bmap;
+  // Byte-level text to raw bytes; raw-UTF-8 BPE (gemma4) takes the text as it is.
+  auto to_raw = [&](std::string_view s, std::string* out) {
+    if (!v.raw_utf8_bpe) return bmap.decode(s, out);
+    out->assign(s);
+    return true;
+  };
   std::string raw;
   v.raw_to_id.reserve(v.text.size());
   for (int32_t i = 0; i < v.n_vocab(); ++i) {
-    if (bmap.decode(v.text[i], &raw)) v.raw_to_id.emplace(raw, i);
+    if (to_raw(v.text[i], &raw)) v.raw_to_id.emplace(raw, i);
   }
   v.byte_id.assign(256, -1);
-  bool complete = true;  // every byte and every merge result has an id
+  // Every initial symbol and every merge result has an id. Raw-UTF-8 words start from
+  // characters, not bytes: only the merges count there.
+  bool complete = true;
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
     auto it = v.raw_to_id.find(std::string_view(&c, 1));
     if (it != v.raw_to_id.end()) {
       v.byte_id[b] = it->second;
-    } else {
+    } else if (!v.raw_utf8_bpe) {
       complete = false;
     }
+  }
+  if (v.raw_utf8_bpe) {
+    v.hex_byte_id.assign(256, -1);
+    for (int b = 0; b < 256; ++b) v.hex_byte_id[b] = v.find(fmt::format("<0x{:02X}>", b));
   }
   v.merge_by_ids.reserve(d.merges.size());
   std::string left, right, both;
@@ -182,11 +202,14 @@ void build_bpe_tables(Vocab& v, const VocabData& d) {
     const std::string_view m = d.merges[r];
     const size_t sp = m.find(' ', 1);
     if (sp == std::string_view::npos) continue;
-    if (!bmap.decode(m.substr(0, sp), &left) || !bmap.decode(m.substr(sp + 1), &right)) continue;
+    if (!to_raw(m.substr(0, sp), &left) || !to_raw(m.substr(sp + 1), &right)) continue;
     const int32_t rank = static_cast<int32_t>(r);
     auto li = v.raw_to_id.find(left);
     auto ri = v.raw_to_id.find(right);
-    if (li == v.raw_to_id.end() || ri == v.raw_to_id.end()) continue;
+    if (li == v.raw_to_id.end() || ri == v.raw_to_id.end()) {
+      if (v.raw_utf8_bpe) complete = false;  // a character outside the vocabulary may still merge
+      continue;
+    }
     both.assign(left).append(right);
     auto mi = v.raw_to_id.find(both);
     if (mi == v.raw_to_id.end()) complete = false;
@@ -199,7 +222,7 @@ void build_bpe_tables(Vocab& v, const VocabData& d) {
     const std::string_view m = d.merges[r];
     const size_t sp = m.find(' ', 1);
     if (sp == std::string_view::npos) continue;
-    if (!bmap.decode(m.substr(0, sp), &left) || !bmap.decode(m.substr(sp + 1), &right)) continue;
+    if (!to_raw(m.substr(0, sp), &left) || !to_raw(m.substr(sp + 1), &right)) continue;
     v.merge_by_text.emplace(merge_text_key(left, right), static_cast<int32_t>(r));
   }
 }
@@ -214,7 +237,7 @@ void build_pieces(Vocab& v) {
     if (a & (kAttrUnknown | kAttrControl | kAttrUserDefined)) {
       p = t;
     } else if (a & kAttrNormal) {
-      if (v.type == VocabType::kSpm) {
+      if (v.type == VocabType::kSpm || v.raw_utf8_bpe) {
         for (size_t k = 0; k < t.size();) {
           if (t.compare(k, 3, "\xE2\x96\x81") == 0) {
             p.push_back(' ');
@@ -265,6 +288,12 @@ Result<Vocab> Vocab::build(VocabData d, std::string_view name) {
     if (!d.has_merges && d.merges.empty()) {
       return error("{}: byte-level BPE without tokenizer.ggml.merges", name);
     }
+  } else if (d.model == "gemma4") {
+    // BPE on raw UTF-8 with "▁" for spaces; tokenizer.ggml.pre is ignored; no default ids.
+    v.type = VocabType::kBpe;
+    v.pre_type = PreType::kGemma4;
+    v.pre_name = "gemma4";
+    if (!d.has_merges) return error("{}: gemma4 tokenizer without tokenizer.ggml.merges", name);
   } else {
     return error("{}: unsupported tokenizer model '{}' (tokenizer.ggml.model)", name, d.model);
   }
@@ -277,6 +306,10 @@ Result<Vocab> Vocab::build(VocabData d, std::string_view name) {
   v.pad = resolve_id(d.pad, -1, n);
   if (d.add_bos) v.add_bos = *d.add_bos;
   if (d.add_eos) v.add_eos = *d.add_eos;
+  if (v.pre_type == PreType::kGemma4) {
+    v.raw_utf8_bpe = true;
+    v.add_bos = true;  // llama.cpp overrides a false add_bos_token for Gemma 4
+  }
   if (v.add_bos && v.bos < 0) return error("{}: add_bos_token is true but there is no BOS token", name);
   if (v.add_eos && v.eos < 0) return error("{}: add_eos_token is true but there is no EOS token", name);
   build_eog(v, d);

@@ -33,11 +33,12 @@ enum TokenAttr : uint32_t {
 
 enum class VocabType { kSpm, kBpe };
 // Pre-tokenizer regex sets (see pretokenizer.cpp).
-enum class PreType { kDefault, kGpt2, kLlama3, kQwen2, kStarcoder, kFalcon, kGpt4o };
+// kGemma4: newline runs and the runs between them only, on raw UTF-8 (not byte-level text).
+enum class PreType { kDefault, kGpt2, kLlama3, kQwen2, kStarcoder, kFalcon, kGpt4o, kGemma4 };
 
 // Everything read from the file, before interpretation. Optional ids are absent keys.
 struct VocabData {
-  std::string model;  // tokenizer.ggml.model
+  std::string model;  // tokenizer.ggml.model: "llama", "gpt2" or "gemma4"
   std::string pre;    // tokenizer.ggml.pre ("" when absent)
   std::vector<std::string> tokens;
   std::vector<float> scores;          // empty when absent
@@ -73,10 +74,10 @@ class Vocab {
 
   VocabType type = VocabType::kSpm;
   PreType pre_type = PreType::kDefault;
-  std::string model_name;  // "llama" or "gpt2"
-  std::string pre_name;    // normalised: "default", "gpt-2", "llama-bpe", "qwen2", "gpt-4o", ...
+  std::string model_name;  // "llama", "gpt2" or "gemma4"
+  std::string pre_name;    // normalised: "default", "gpt-2", "llama-bpe", "qwen2", "gpt-4o", "gemma4", ...
 
-  std::vector<std::string> text;  // as stored (byte-level text for BPE, "▁" for SPM)
+  std::vector<std::string> text;  // as stored (byte-level text for BPE, "▁" for SPM and gemma4)
   std::vector<float> score;
   std::vector<uint32_t> attr;
   std::vector<std::string> piece;  // decoded bytes of each token (special tokens: their text)
@@ -84,13 +85,17 @@ class Vocab {
 
   int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1;
   bool add_bos = false, add_eos = false, add_space_prefix = false, ignore_merges = false;
+  // BPE on raw UTF-8 (gemma4): token texts and merges are not byte-level text, words start as
+  // one symbol per UTF-8 character, and spaces are written as "▁" both ways.
+  bool raw_utf8_bpe = false;
   std::vector<int32_t> eog_ids;       // sorted
   std::vector<int32_t> special_ids;   // control/user-defined/unknown, longest text first
 
   // BPE tables in raw-byte space: the byte-level text of every token decoded to the bytes it
-  // stands for, so encoding never builds byte-level strings.
+  // stands for, so encoding never builds byte-level strings (raw_utf8_bpe: the text as stored).
   StringMap<int32_t> raw_to_id;
   std::vector<int32_t> byte_id;  // [256] id of the single raw byte, or -1
+  std::vector<int32_t> hex_byte_id;  // raw_utf8_bpe: [256] id of the <0xNN> token, or -1
   std::unordered_map<uint64_t, BpeMerge> merge_by_ids;  // key: left_id << 32 | right_id
   StringMap<int32_t> merge_by_text;  // key: 4-byte left length + left + right -> rank
 
