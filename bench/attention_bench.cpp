@@ -78,7 +78,7 @@ void run(benchmark::State& state, kv::KvType type, bool prefill, int64_t n_layer
     }
     benchmark::DoNotOptimize(out.data());
   }
-  const double kv_bytes = 2.0 * static_cast<double>(s.kv.row_bytes()) * kHeadKv * static_cast<double>(n_ctx) *
+  const double kv_bytes = 2.0 * static_cast<double>(s.kv.row_bytes(0)) * kHeadKv * static_cast<double>(n_ctx) *
                           static_cast<double>(n_layer);
   state.counters["kv_bytes/s"] = benchmark::Counter(kv_bytes, benchmark::Counter::kIsIterationInvariantRate);
 }

@@ -89,6 +89,10 @@ Result<std::vector<int64_t>> File::get_int_array(std::string_view key) const {
   return get_array<int64_t>(*this, key, "an array of integers", [](const Value& x) { return x.as_int(); });
 }
 
+Result<std::vector<bool>> File::get_bool_array(std::string_view key) const {
+  return get_array<bool>(*this, key, "an array of bools", [](const Value& x) { return x.as_bool(); });
+}
+
 Result<int64_t> File::get_int_or(std::string_view key, int64_t fallback) const {
   return has(key) ? get_int(key) : Result<int64_t>(fallback);
 }

@@ -91,6 +91,7 @@ class File {
   Result<std::vector<std::string>> get_string_array(std::string_view key) const;
   Result<std::vector<float>> get_float_array(std::string_view key) const;
   Result<std::vector<int64_t>> get_int_array(std::string_view key) const;
+  Result<std::vector<bool>> get_bool_array(std::string_view key) const;
   // Same, with a default when the key is absent (a present key of the wrong type is an error).
   Result<int64_t> get_int_or(std::string_view key, int64_t fallback) const;
   Result<double> get_float_or(std::string_view key, double fallback) const;

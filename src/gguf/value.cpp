@@ -135,4 +135,12 @@ Value make_i32_array(const std::vector<int32_t>& items) {
   return Value{ValueStorage(std::in_place_index<9>, std::move(a))};
 }
 
+Value make_bool_array(const std::vector<bool>& items) {
+  ArrayValue a;
+  a.elem_type = ValueType::kBool;
+  a.items.reserve(items.size());
+  for (bool x : items) a.items.push_back(make_bool(x));
+  return Value{ValueStorage(std::in_place_index<9>, std::move(a))};
+}
+
 }  // namespace ridge::gguf

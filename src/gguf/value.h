@@ -69,5 +69,6 @@ inline Value make_u64(uint64_t x) { return Value{ValueStorage(std::in_place_inde
 Value make_string_array(const std::vector<std::string>& items);
 Value make_f32_array(const std::vector<float>& items);
 Value make_i32_array(const std::vector<int32_t>& items);
+Value make_bool_array(const std::vector<bool>& items);
 
 }  // namespace ridge::gguf

@@ -13,10 +13,10 @@ namespace {
 
 constexpr uint64_t kAlignment = 64;
 
-// Rows (token x head) of one layer's K (or V); 0 on overflow or a non-positive factor.
-uint64_t layer_rows(const KvCacheConfig& cfg) {
+// Rows (token x head) of layer l's K (or V); 0 on overflow or a non-positive factor.
+uint64_t layer_rows(const KvCacheConfig& cfg, int64_t l) {
   uint64_t n = 1;
-  for (int64_t f : {cfg.n_blocks, cfg.n_head_kv, cfg.block_size}) {
+  for (int64_t f : {cfg.n_blocks, cfg.layer(l).n_head_kv, cfg.block_size}) {
     if (f <= 0) return 0;
     if (n > UINT64_MAX / static_cast<uint64_t>(f)) return 0;
     n *= static_cast<uint64_t>(f);
@@ -63,13 +63,23 @@ Status kv_check_config(const KvCacheConfig& cfg) {
                  "blocks {}): all must be positive",
                  cfg.n_layer, cfg.n_head_kv, cfg.head_dim, cfg.block_size, cfg.n_blocks);
   }
+  if (!cfg.layer_shapes.empty() && static_cast<int64_t>(cfg.layer_shapes.size()) != cfg.n_layer) {
+    return error("kv cache: {} layer shapes for {} layers", cfg.layer_shapes.size(), cfg.n_layer);
+  }
+  for (const KvLayerShape& l : cfg.layer_shapes) {
+    if (l.n_head_kv <= 0 || l.head_dim <= 0) {
+      return error("kv cache: invalid layer shape (kv heads {}, head dim {})", l.n_head_kv, l.head_dim);
+    }
+  }
   if (!kv_type_on_cpu(cfg.type)) {
     return usage_error("kv cache: type {} needs a GPU backend; the CPU stores f16, bf16, q8_0 or "
                        "f32", kv_type_name(cfg.type));
   }
-  if (kv_row_bytes(cfg.type, cfg.head_dim) == 0) {
-    return usage_error("kv cache: type q8_0 needs a head_dim that is a multiple of 32, this model's "
-                       "is {} (use --kv-type f16 or bf16)", cfg.head_dim);
+  for (int64_t l = 0; l < cfg.n_layer; ++l) {
+    if (kv_row_bytes(cfg.type, cfg.layer(l).head_dim) == 0) {
+      return usage_error("kv cache: type q8_0 needs a head_dim that is a multiple of 32, this "
+                         "model's is {} (use --kv-type f16 or bf16)", cfg.layer(l).head_dim);
+    }
   }
   return ok_status();
 }
@@ -78,12 +88,16 @@ uint64_t kv_block_bytes(const KvCacheConfig& cfg) {
   KvCacheConfig one = cfg;
   one.n_blocks = 1;
   if (!kv_check_config(one).ok()) return 0;
-  const uint64_t rows = layer_rows(one);
-  const uint64_t rb = kv_row_bytes(cfg.type, cfg.head_dim);
-  if (rows == 0 || rows > UINT64_MAX / rb / 2) return 0;
-  const uint64_t per_layer_bytes = rows * rb * 2;  // K and V
-  if (per_layer_bytes > UINT64_MAX / static_cast<uint64_t>(cfg.n_layer)) return 0;
-  return per_layer_bytes * static_cast<uint64_t>(cfg.n_layer);
+  uint64_t total = 0;
+  for (int64_t l = 0; l < cfg.n_layer; ++l) {
+    const uint64_t rows = layer_rows(one, l);
+    const uint64_t rb = kv_row_bytes(cfg.type, cfg.layer(l).head_dim);
+    if (rows == 0 || rows > UINT64_MAX / rb / 2) return 0;
+    const uint64_t layer_bytes = rows * rb * 2;  // K and V
+    if (layer_bytes > UINT64_MAX - total) return 0;
+    total += layer_bytes;
+  }
+  return total;
 }
 
 int64_t kv_blocks_for_budget(const KvCacheConfig& cfg, uint64_t budget_bytes) {
@@ -133,30 +147,36 @@ void kv_load_row(KvType type, const void* src, float* dst, int64_t n) {
 Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
   RIDGE_RETURN_IF_ERROR(kv_check_config(cfg));
   if (cfg.n_blocks <= 0) return error("kv cache: {} blocks: must be positive", cfg.n_blocks);
-  const uint64_t rb = kv_row_bytes(cfg.type, cfg.head_dim);
-  const uint64_t rows = layer_rows(cfg);
-  if (rows == 0 || rows > (UINT64_MAX - kAlignment) / rb) {
-    return error("kv cache: {} blocks of {} tokens overflow the address space", cfg.n_blocks,
-                 cfg.block_size);
-  }
-  const uint64_t bytes = (rows * rb + kAlignment - 1) / kAlignment * kAlignment;
-  const auto n_arrays = static_cast<uint64_t>(cfg.n_layer) * 2;
-  if (bytes > UINT64_MAX / n_arrays) {
-    return error("kv cache: {} blocks of {} tokens overflow the address space", cfg.n_blocks,
-                 cfg.block_size);
-  }
   KvCache cache(cfg);
-  cache.row_bytes_ = rb;
-  cache.storage_ = alloc_huge(bytes * n_arrays);
+  std::vector<uint64_t> array_bytes;  // one layer's K (or V), aligned
+  uint64_t total = 0;
+  for (int64_t l = 0; l < cfg.n_layer; ++l) {
+    const KvLayerShape shape = cfg.layer(l);
+    const uint64_t rb = kv_row_bytes(cfg.type, shape.head_dim);
+    const uint64_t rows = layer_rows(cfg, l);
+    if (rows == 0 || rows > (UINT64_MAX - kAlignment) / rb) {
+      return error("kv cache: {} blocks of {} tokens overflow the address space", cfg.n_blocks,
+                   cfg.block_size);
+    }
+    const uint64_t bytes = (rows * rb + kAlignment - 1) / kAlignment * kAlignment;
+    if (bytes > (UINT64_MAX - total) / 2) {
+      return error("kv cache: {} blocks of {} tokens overflow the address space", cfg.n_blocks,
+                   cfg.block_size);
+    }
+    total += 2 * bytes;
+    array_bytes.push_back(bytes);
+    cache.layers_.push_back(Layer{nullptr, nullptr, shape.n_head_kv, shape.head_dim, rb});
+  }
+  cache.storage_ = alloc_huge(total);
   if (!cache.storage_) {
-    return error("kv cache: cannot allocate {} bytes ({} layers, {} blocks)", bytes * n_arrays,
-                 cfg.n_layer, cfg.n_blocks);
+    return error("kv cache: cannot allocate {} bytes ({} layers, {} blocks)", total, cfg.n_layer,
+                 cfg.n_blocks);
   }
   auto* p = static_cast<uint8_t*>(cache.storage_.get());
-  for (int64_t l = 0; l < cfg.n_layer; ++l) {
-    cache.k_.push_back(p);
-    cache.v_.push_back(p + bytes);
-    p += 2 * bytes;
+  for (size_t l = 0; l < cache.layers_.size(); ++l) {
+    cache.layers_[l].k = p;
+    cache.layers_[l].v = p + array_bytes[l];
+    p += 2 * array_bytes[l];
   }
   if (cfg.state.n_slots > 0) {
     RIDGE_ASSIGN_OR_RETURN(cache.states_, RecurrentState::create(cfg.state));
@@ -168,47 +188,47 @@ uint64_t KvCache::total_bytes() const {
   return kv_block_bytes(cfg_) * static_cast<uint64_t>(cfg_.n_blocks);
 }
 
-uint64_t KvCache::block_offset_bytes(int64_t block, int64_t head) const {
-  RIDGE_CHECK(block >= 0 && block < cfg_.n_blocks && head >= 0 && head < cfg_.n_head_kv);
-  const uint64_t row = static_cast<uint64_t>(block * cfg_.n_head_kv + head);
-  return row * static_cast<uint64_t>(cfg_.block_size) * row_bytes_;
+uint64_t KvCache::block_offset_bytes(const Layer& l, int64_t block, int64_t head) const {
+  RIDGE_CHECK(block >= 0 && block < cfg_.n_blocks && head >= 0 && head < l.n_head_kv);
+  const uint64_t row = static_cast<uint64_t>(block * l.n_head_kv + head);
+  return row * static_cast<uint64_t>(cfg_.block_size) * l.row_bytes;
 }
 
-uint64_t KvCache::slot_offset_bytes(int64_t slot, int64_t head) const {
+uint64_t KvCache::slot_offset_bytes(const Layer& l, int64_t slot, int64_t head) const {
   const int64_t block = slot / cfg_.block_size;
   const int64_t offset = slot % cfg_.block_size;
-  return block_offset_bytes(block, head) + static_cast<uint64_t>(offset) * row_bytes_;
+  return block_offset_bytes(l, block, head) + static_cast<uint64_t>(offset) * l.row_bytes;
 }
 
 const void* KvCache::k_block(int64_t layer, int64_t block, int64_t head) const {
-  return k_[static_cast<size_t>(layer)] + block_offset_bytes(block, head);
+  const Layer& l = layers_[static_cast<size_t>(layer)];
+  return l.k + block_offset_bytes(l, block, head);
 }
 
 const void* KvCache::v_block(int64_t layer, int64_t block, int64_t head) const {
-  return v_[static_cast<size_t>(layer)] + block_offset_bytes(block, head);
+  const Layer& l = layers_[static_cast<size_t>(layer)];
+  return l.v + block_offset_bytes(l, block, head);
 }
 
 void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
   RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
-  const int64_t hd = cfg_.head_dim;
-  uint8_t* kb = k_[static_cast<size_t>(layer)];
-  uint8_t* vb = v_[static_cast<size_t>(layer)];
-  for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
-    const uint64_t off = slot_offset_bytes(slot, h);
-    kv_store_row(cfg_.type, k + h * hd, kb + off, hd);
-    kv_store_row(cfg_.type, v + h * hd, vb + off, hd);
+  const Layer& l = layers_[static_cast<size_t>(layer)];
+  const int64_t hd = l.head_dim;
+  for (int64_t h = 0; h < l.n_head_kv; ++h) {
+    const uint64_t off = slot_offset_bytes(l, slot, h);
+    kv_store_row(cfg_.type, k + h * hd, l.k + off, hd);
+    kv_store_row(cfg_.type, v + h * hd, l.v + off, hd);
   }
 }
 
 void KvCache::read(int64_t layer, int64_t slot, float* k, float* v) const {
   RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
-  const int64_t hd = cfg_.head_dim;
-  const uint8_t* kb = k_[static_cast<size_t>(layer)];
-  const uint8_t* vb = v_[static_cast<size_t>(layer)];
-  for (int64_t h = 0; h < cfg_.n_head_kv; ++h) {
-    const uint64_t off = slot_offset_bytes(slot, h);
-    kv_load_row(cfg_.type, kb + off, k + h * hd, hd);
-    kv_load_row(cfg_.type, vb + off, v + h * hd, hd);
+  const Layer& l = layers_[static_cast<size_t>(layer)];
+  const int64_t hd = l.head_dim;
+  for (int64_t h = 0; h < l.n_head_kv; ++h) {
+    const uint64_t off = slot_offset_bytes(l, slot, h);
+    kv_load_row(cfg_.type, l.k + off, k + h * hd, hd);
+    kv_load_row(cfg_.type, l.v + off, v + h * hd, hd);
   }
 }
 

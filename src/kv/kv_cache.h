@@ -22,6 +22,13 @@
 
 namespace ridge::kv {
 
+// One layer's K (or V) rows per token: n_head_kv rows of head_dim values.
+struct KvLayerShape {
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;
+  bool operator==(const KvLayerShape&) const = default;
+};
+
 struct KvCacheConfig {
   int64_t n_layer = 0;
   int64_t n_head_kv = 0;
@@ -32,6 +39,13 @@ struct KvCacheConfig {
   // Models with linear-attention layers: their per-sequence states (state.n_slots 0: none).
   // n_layer above counts only the layers that keep K/V.
   RecurrentStateConfig state;
+  // Per layer where layers differ (gemma4's sliding-window and global layers); empty: every
+  // layer is n_head_kv x head_dim.
+  std::vector<KvLayerShape> layer_shapes;
+
+  KvLayerShape layer(int64_t l) const {
+    return layer_shapes.empty() ? KvLayerShape{n_head_kv, head_dim} : layer_shapes[static_cast<size_t>(l)];
+  }
 };
 
 // The reasons a config cannot make a cache (sizes, type, head_dim vs type), as one-line errors.
@@ -60,32 +74,36 @@ class KvCache {
   int64_t block_size() const { return cfg_.block_size; }
   int64_t n_slots() const { return cfg_.n_blocks * cfg_.block_size; }
   KvType type() const { return cfg_.type; }
-  uint64_t row_bytes() const { return row_bytes_; }  // one token, one head
+  uint64_t row_bytes(int64_t layer) const { return layers_[static_cast<size_t>(layer)].row_bytes; }  // one token, one head
   uint64_t total_bytes() const;  // the K/V blocks (states(): the recurrent state's own)
   RecurrentState& states() { return states_; }
   const RecurrentState& states() const { return states_; }
 
-  // K (or V) rows of KV head `head` in block `block` of `layer`: block_size rows of row_bytes()
-  // bytes in type(), contiguous.
+  // K (or V) rows of KV head `head` in block `block` of `layer`: block_size rows of
+  // row_bytes(layer) bytes in type(), contiguous.
   const void* k_block(int64_t layer, int64_t block, int64_t head) const;
   const void* v_block(int64_t layer, int64_t block, int64_t head) const;
 
-  // Stores one token's K and V (each [n_head_kv * head_dim] f32, head-major) into `slot`,
+  // Stores one token's K and V (each [n_head_kv * head_dim] f32 of that layer, head-major) into `slot`,
   // converting to type(). slot < n_slots() is the caller's invariant (CHECKed).
   void write(int64_t layer, int64_t slot, const float* k, const float* v);
   // The inverse: the stored K and V of `slot` as f32 ([n_head_kv * head_dim] each).
   void read(int64_t layer, int64_t slot, float* k, float* v) const;
 
  private:
+  struct Layer {
+    uint8_t* k = nullptr;  // into storage_
+    uint8_t* v = nullptr;
+    int64_t n_head_kv = 0, head_dim = 0;
+    uint64_t row_bytes = 0;
+  };
   explicit KvCache(const KvCacheConfig& cfg) : cfg_(cfg) {}
-  uint64_t block_offset_bytes(int64_t block, int64_t head) const;
-  uint64_t slot_offset_bytes(int64_t slot, int64_t head) const;
+  uint64_t block_offset_bytes(const Layer& l, int64_t block, int64_t head) const;
+  uint64_t slot_offset_bytes(const Layer& l, int64_t slot, int64_t head) const;
 
   KvCacheConfig cfg_;
-  uint64_t row_bytes_ = 0;
-  HugeBuffer storage_;         // every layer's K and V, in huge pages (read by every step)
-  std::vector<uint8_t*> k_;  // per layer, into storage_
-  std::vector<uint8_t*> v_;  // per layer, into storage_
+  HugeBuffer storage_;        // every layer's K and V, in huge pages (read by every step)
+  std::vector<Layer> layers_;
   RecurrentState states_;
 };
 

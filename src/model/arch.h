@@ -25,6 +25,7 @@ const Architecture& qwen3moe_architecture();  // arch/qwen3.cpp (attention as qw
 const Architecture& gpt_oss_architecture();  // arch/gpt_oss.cpp (gpt-oss)
 const Architecture& gemma2_architecture();   // arch/gemma.cpp (Gemma 2)
 const Architecture& gemma3_architecture();   // arch/gemma.cpp (Gemma 3)
+const Architecture& gemma4_architecture();   // arch/gemma.cpp (Gemma 4)
 const Architecture& qwen35_architecture();    // arch/qwen35.cpp (Qwen3.5: Gated DeltaNet + gated attention)
 const Architecture& qwen35moe_architecture(); // arch/qwen35.cpp (the same with Qwen3.5-MoE's FFN)
 

@@ -78,7 +78,7 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   const std::span<const int32_t> table = b.block_table(b.seq_index[t0]);
   const int64_t n_blocks = (n_ctx + bs - 1) / bs;
   const int64_t ld = n_blocks * bs;  // scores of head h: [n_q, ld] at scratch + h * n_q * ld
-  const uint64_t block_bytes = static_cast<uint64_t>(bs) * cache.row_bytes();
+  const uint64_t block_bytes = static_cast<uint64_t>(bs) * cache.row_bytes(a.layer);
   const auto block_of = [&](int64_t blk) { return table[static_cast<size_t>(blk)]; };
 
   AttnQueries qs;

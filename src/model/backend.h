@@ -32,8 +32,11 @@ struct EmbedOp {
   int64_t d = 0;
   // cos/sin of each row's position, [n, rope_dims / 2] (rope_cos_sin); the _swa pair for the
   // sliding-window layers when their rope differs (null: none).
+  // The tables' sizes, bases and scales are cfg's (rope_dims, swa_rope_dims, ...); their
+  // frequency divisors rope_factors [rope_dims / 2] and rope_factors_swa [swa_rope_dims / 2].
   const ModelConfig* cfg = nullptr;
   const float* rope_factors = nullptr;
+  const float* rope_factors_swa = nullptr;
   const YarnParams* yarn = nullptr;
   float* cos = nullptr;
   float* sin = nullptr;
@@ -42,8 +45,9 @@ struct EmbedOp {
 };
 
 // An attention layer's input after its q/k/v matmuls, row by row: a gated layer's q out of
-// q_gate, biases, per-head q/k RMSNorms, rotary embedding, then k and v into the KV cache at
-// each row's slot.
+// q_gate, v copied from k where the layer has no V projection, biases, per-head q/k RMSNorms
+// (and v's, without a weight, with v_norm), rotary embedding, then k and v into the KV cache at
+// each row's slot. Without a cache (a layer reading another layer's KV) only q is computed.
 struct AttentionInputOp {
   float* q = nullptr;             // [n, n_head * head_dim]
   float* k = nullptr;             // [n, n_head_kv * head_dim]
@@ -54,6 +58,8 @@ struct AttentionInputOp {
   const float* bv = nullptr;
   const float* q_norm = nullptr;  // [head_dim] per-head RMSNorm weights (null: none)
   const float* k_norm = nullptr;
+  bool v_from_k = false;          // v = k as projected (before k's bias, norm and rope)
+  bool v_norm = false;            // v = RMSNorm(v) per head, no weight
   int64_t n_head = 0, n_head_kv = 0, head_dim = 0;
   float eps = 0.0f;
   int64_t rope_dims = 0;
@@ -75,6 +81,25 @@ struct ResidualOp {
   float* x = nullptr;     // [m, d]
   const float* next_norm = nullptr;
   float* xn = nullptr;    // [m, d]
+};
+
+// Gemma 4's per-layer inputs of the step's rows, for every layer at once: layer l's row t is
+// (RMSNorm(proj[t, l] / sqrt(n_embd)) * proj_norm + table[token t, l] * sqrt(p)) / sqrt(2),
+// where proj[t, l] is the l-th p-wide piece of proj's row t (per_layer_model_proj · x).
+struct PerLayerInputOp {
+  const kernels::WeightView* table = nullptr;  // [n_vocab, n_layer * p]
+  float* proj = nullptr;                       // [n, n_layer * p], scratch afterwards
+  const float* proj_norm = nullptr;            // [p]
+  int64_t n_layer = 0, p = 0, n_embd = 0;
+  float eps = 0.0f;
+  float* out = nullptr;   // layer l's rows [n, p] at out + l * ld_layer
+  int64_t ld_layer = 0;
+};
+
+// A buffer of rows kept by keep_output_rows: rows of `width` floats.
+struct RowBuffer {
+  float* data = nullptr;
+  int64_t width = 0;
 };
 
 class Backend {
@@ -120,10 +145,15 @@ class Backend {
   virtual void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
                                kv::RecurrentState& states, Workspace& ws) = 0;
   virtual void end_recurrent(kv::RecurrentState& states) = 0;
-  // Moves the rows that need logits to the front of x [n, dx] and attn [n, dattn], in order.
-  virtual void keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) = 0;
+  // Moves the rows that need logits to the front of each buffer ([n, width]), in order.
+  virtual void keep_output_rows(std::span<const RowBuffer> buffers) = 0;
   // z = cap * tanh(z / cap) over rows of n.
   virtual void softcap(float* z, int64_t rows, int64_t n, float cap) = 0;
+  // x *= s over rows of n.
+  virtual void scale(float* x, int64_t rows, int64_t n, float s) = 0;
+  // out = GeGLU(gate, up) (model/ffn.h geglu) over rows of n; out may be gate.
+  virtual void geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) = 0;
+  virtual void per_layer_inputs(const PerLayerInputOp& op) = 0;
 };
 
 }  // namespace ridge::model

@@ -2,10 +2,12 @@
 // computation can overflow or index out of range.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gguf/reader.h"
 #include "model/config.h"
+#include "model/config_gemma4.h"
 
 namespace ridge::model {
 namespace {
@@ -98,6 +100,7 @@ Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
 // gemma2's (default: the model's base) with the model's scale; gpt-oss: the model's, the only one
 // supported there since its YaRN ranges follow the base. gemma2 always has a window (4096).
 Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (a == "gemma4") return ok_status();  // read_gemma4: a per-layer pattern
   RIDGE_ASSIGN_OR_RETURN(c.n_swa, f.get_int_or(a + ".attention.sliding_window", a == "gemma2" ? 4096 : 0));
   if (c.n_swa == 0) {
     if (a == "gpt-oss") return error("missing metadata '{}.attention.sliding_window'", a);
@@ -129,7 +132,7 @@ Status read_sliding_window(const gguf::File& f, const std::string& a, ModelConfi
 // Gemma's soft-capping: of the final logits (gemma3: where the file gives a cap; gemma2: always,
 // default 30) and of the attention scores (gemma2, default 50).
 Status read_softcaps(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  if (a != "gemma2" && a != "gemma3") return ok_status();
+  if (a != "gemma2" && a != "gemma3" && a != "gemma4") return ok_status();
   RIDGE_ASSIGN_OR_RETURN(double final_cap, f.get_float_or(a + ".final_logit_softcapping", a == "gemma2" ? 30.0 : 0.0));
   RIDGE_ASSIGN_OR_RETURN(double attn_cap, f.get_float_or(a + ".attn_logit_softcapping", a == "gemma2" ? 50.0 : 0.0));
   if (!(final_cap >= 0.0 && final_cap < 1e6) || !(attn_cap >= 0.0 && attn_cap < 1e6)) {
@@ -211,9 +214,31 @@ int64_t ModelConfig::n_recurrent_layers() const {
 }
 
 int64_t ModelConfig::kv_layer(int64_t il) const {
+  if (!is_recurrent_layer(il) && !has_own_kv(il)) {
+    const int64_t first_shared = n_layer - n_kv_shared_layers;
+    return kv_layer(first_shared - (is_swa_layer(il) ? 2 : 1));
+  }
   int64_t n = 0;
   for (int64_t j = 0; j < il; ++j) n += is_recurrent_layer(j) ? 0 : 1;
   return n;
+}
+
+int64_t ModelConfig::max_q_dim() const {
+  int64_t m = q_dim();
+  for (int64_t il = 0; il < n_layer; ++il) m = std::max(m, layer_q_dim(il));
+  return m;
+}
+
+int64_t ModelConfig::max_kv_dim() const {
+  int64_t m = kv_dim();
+  for (int64_t il = 0; il < n_layer; ++il) m = std::max(m, layer_kv_dim(il));
+  return m;
+}
+
+int64_t ModelConfig::max_n_ff() const {
+  int64_t m = n_ff;
+  for (int64_t il = 0; il < n_layer; ++il) m = std::max(m, layer_n_ff(il));
+  return m;
 }
 
 int64_t ModelConfig::recurrent_layer(int64_t il) const {
@@ -223,6 +248,7 @@ int64_t ModelConfig::recurrent_layer(int64_t il) const {
 }
 
 float ModelConfig::attention_scale() const {
+  if (arch == "gemma4") return 1.0f;
   if ((arch == "gemma3" && n_layer == 62) || (arch == "gemma2" && n_layer == 46)) {
     return 1.0f / std::sqrt(static_cast<float>(n_embd / n_head));
   }
@@ -286,14 +312,18 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   c.n_layer -= c.n_nextn_layers;
   // A mixture-of-experts file need not carry a dense FFN size (llama.cpp reads it as optional):
   // the experts' own size stands in for it.
-  if (is_moe_arch(c.arch)) {
-    RIDGE_ASSIGN_OR_RETURN(int64_t ff_exp, f.get_int_or(a + ".expert_feed_forward_length", 0));
-    if (!(s = get_or("feed_forward_length", ff_exp, &c.n_ff)).ok()) return prefix(s);
-  } else if (!(s = get("feed_forward_length", &c.n_ff)).ok()) {
-    return prefix(s);
-  }
   if (!(s = get("attention.head_count", &c.n_head)).ok()) return prefix(s);
-  if (!(s = get_or("attention.head_count_kv", c.n_head, &c.n_head_kv)).ok()) return prefix(s);
+  if (a == "gemma4") {  // FFN widths and KV heads may be per-layer arrays
+    if (!(s = read_gemma4_layer_arrays(f, c)).ok()) return prefix(s);
+  } else {
+    if (is_moe_arch(c.arch)) {
+      RIDGE_ASSIGN_OR_RETURN(int64_t ff_exp, f.get_int_or(a + ".expert_feed_forward_length", 0));
+      if (!(s = get_or("feed_forward_length", ff_exp, &c.n_ff)).ok()) return prefix(s);
+    } else if (!(s = get("feed_forward_length", &c.n_ff)).ok()) {
+      return prefix(s);
+    }
+    if (!(s = get_or("attention.head_count_kv", c.n_head, &c.n_head_kv)).ok()) return prefix(s);
+  }
   if (!(s = get_or("context_length", 2048, &c.n_ctx_train)).ok()) return prefix(s);
   struct Bound {
     std::string_view key;
@@ -341,6 +371,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   if (!(s = read_sliding_window(f, a, c)).ok()) return prefix(s);
   if (!(s = read_softcaps(f, a, c)).ok()) return prefix(s);
   if (!(s = read_linear_attention(f, a, c)).ok()) return prefix(s);
+  if (a == "gemma4" && !(s = read_gemma4(f, c)).ok()) return prefix(s);
 
   // The vocabulary size is the embedding table's row count (the tokenizer may list more).
   const gguf::TensorInfo* embd = f.find_tensor("token_embd.weight");
@@ -396,6 +427,15 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.ffn_gelu = true;
     cfg.post_norms = true;
     cfg.swa_period = gemma3 ? 6 : 2;  // gemma2: even layers windowed; gemma3: 5 of every 6
+  } else if (cfg.arch == "gemma4") {  // gemma3's layer, per-layer shapes and inputs (config.h)
+    cfg.rope_layout = RopeLayout::kNeox;
+    cfg.qkv_bias = false;
+    cfg.qk_norm = true;
+    cfg.scale_embeddings = true;
+    cfg.ffn_gelu = true;
+    cfg.post_norms = true;
+    cfg.v_norm = true;
+    cfg.rope_freqs_global_only = true;
   } else if (cfg.arch == "qwen35" || cfg.arch == "qwen35moe") {  // Gated DeltaNet + gated attention
     cfg.rope_layout = RopeLayout::kNeox;
     cfg.qkv_bias = false;
@@ -405,7 +445,7 @@ Status apply_arch_defaults(ModelConfig& cfg) {
     cfg.attn_output_gate = true;
   } else {
     return error("unsupported architecture '{}' (supported: llama, qwen2, qwen3, qwen2moe, "
-                 "qwen3moe, gpt-oss, gemma2, gemma3, qwen35, qwen35moe)", cfg.arch);
+                 "qwen3moe, gpt-oss, gemma2, gemma3, gemma4, qwen35, qwen35moe)", cfg.arch);
   }
   return ok_status();
 }

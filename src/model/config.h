@@ -47,7 +47,7 @@ std::string_view pooling_name(Pooling p);  // "none", "mean", "cls", "last", "ra
 
 struct ModelConfig {
   std::string arch;          // "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "gemma2",
-                             // "gemma3", "qwen35", "qwen35moe"
+                             // "gemma3", "gemma4", "qwen35", "qwen35moe"
   std::string name;          // general.name or preset name
   int64_t n_vocab = 0;
   int64_t n_embd = 0;
@@ -112,9 +112,50 @@ struct ModelConfig {
   bool attn_output_gate = false;  // full attention output times sigmoid(gate)
   int64_t n_nextn_layers = 0;    // MTP blocks stored after the n_layer trunk blocks (not run)
 
+  // Gemma 4 (gemma4): sliding-window and global layers of different shapes, named per layer;
+  // the last n_kv_shared_layers layers attend to the KV of the last earlier layer of their kind
+  // instead of keeping their own; per-layer embeddings (n_embd_per_layer wide) join the residual
+  // stream after each layer's FFN; V is RMS-normed per head without a weight; q·k is unscaled
+  // (q and k are normed); rope_freqs apply to the global layers only.
+  std::vector<uint8_t> swa_layers;  // 1: layer il is sliding-window (empty: n_swa/swa_period)
+  int64_t head_dim_swa = 0;         // sliding-window layers' key/value length (0: head_dim)
+  int64_t n_head_kv_swa = 0;        // their KV heads (0: n_head_kv)
+  int64_t rope_dims_swa = 0;        // their rotated dimensions (0: rope_dims)
+  std::vector<int64_t> n_ff_layers; // FFN rows of each layer where they differ (empty: n_ff)
+  int64_t n_kv_shared_layers = 0;
+  int64_t n_embd_per_layer = 0;
+  bool v_norm = false;
+  bool rope_freqs_global_only = false;
+
   bool is_moe() const { return n_expert > 0; }
   bool is_swa_layer(int64_t il) const {
+    if (!swa_layers.empty()) return swa_layers[static_cast<size_t>(il)] != 0;
     return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1);
+  }
+  // Layer il's attention shape and FFN width (the model's own where no per-layer value differs).
+  int64_t layer_head_dim(int64_t il) const {
+    return head_dim_swa > 0 && is_swa_layer(il) ? head_dim_swa : head_dim;
+  }
+  int64_t layer_n_head_kv(int64_t il) const {
+    return n_head_kv_swa > 0 && is_swa_layer(il) ? n_head_kv_swa : n_head_kv;
+  }
+  int64_t layer_rope_dims(int64_t il) const {
+    return rope_dims_swa > 0 && is_swa_layer(il) ? rope_dims_swa : rope_dims;
+  }
+  int64_t layer_q_dim(int64_t il) const { return n_head * layer_head_dim(il); }
+  int64_t layer_kv_dim(int64_t il) const { return layer_n_head_kv(il) * layer_head_dim(il); }
+  int64_t layer_n_ff(int64_t il) const {
+    return n_ff_layers.empty() ? n_ff : n_ff_layers[static_cast<size_t>(il)];
+  }
+  // The widest of each over the layers (buffer sizes).
+  int64_t max_q_dim() const;
+  int64_t max_kv_dim() const;
+  int64_t max_n_ff() const;
+  // The rotated dimensions of the sliding-window layers' table.
+  int64_t swa_rope_dims() const { return rope_dims_swa > 0 ? rope_dims_swa : rope_dims; }
+  // Whether layer il writes K/V of its own (not a linear layer, not a KV-sharing one).
+  bool has_own_kv(int64_t il) const {
+    return !is_recurrent_layer(il) && il < n_layer - n_kv_shared_layers;
   }
   int64_t n_swa_layers() const {
     int64_t n = 0;
@@ -128,8 +169,10 @@ struct ModelConfig {
   }
   bool is_hybrid() const { return full_attn_interval > 0; }
   int64_t n_recurrent_layers() const;
-  int64_t n_kv_layers() const { return n_layer - n_recurrent_layers(); }
-  int64_t kv_layer(int64_t il) const;         // index of attention layer il among the KV layers
+  int64_t n_kv_layers() const { return n_layer - n_recurrent_layers() - n_kv_shared_layers; }
+  // The KV layer attention layer il reads: its own (its index among the layers that keep KV),
+  // or for a KV-sharing layer that of the last earlier layer of its kind.
+  int64_t kv_layer(int64_t il) const;
   int64_t recurrent_layer(int64_t il) const;  // index of linear layer il among the recurrent ones
   int64_t ssm_value_dim() const { return ssm_n_v_heads * ssm_head_dim; }  // Dv: width of z and o
   int64_t ssm_key_dim() const { return ssm_n_k_heads * ssm_head_dim; }
@@ -146,11 +189,12 @@ struct ModelConfig {
   float swa_rope_freq_scale() const { return rope_freq_scale_swa > 0.0f ? rope_freq_scale_swa : rope_freq_scale; }
   // Whether sliding-window layers rotate differently from the others (two cos/sin tables).
   bool swa_rope_differs() const {
-    return n_swa > 0 && (swa_rope_theta() != rope_theta || swa_rope_freq_scale() != rope_freq_scale);
+    return n_swa > 0 && (swa_rope_theta() != rope_theta || swa_rope_freq_scale() != rope_freq_scale ||
+                         swa_rope_dims() != rope_dims || rope_freqs_global_only);
   }
   // The q·k scale: 1/sqrt(head_dim), except for the 27B Gemmas (gemma3 with 62 layers, gemma2
   // with 46), whose queries are scaled by 1/sqrt(n_embd / n_head) as llama.cpp decides it (by the
-  // layer count).
+  // layer count), and gemma4 (1: its q and k are RMS-normed).
   float attention_scale() const;
 
   int64_t q_dim() const { return n_head * head_dim; }

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+
 #include "gguf/reader.h"
 #include "model/ops.h"
 
@@ -32,6 +34,13 @@ Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels:
   m.rope_factors_.resize(static_cast<size_t>(m.cfg_.rope_dims / 2));
   rope_freq_factors(m.cfg_, m.w_.rope_freqs ? m.w_.rope_freqs.data : nullptr,
                     m.rope_factors_.data());
+  // The sliding-window layers' table shares the factors, except where rope_freqs are the global
+  // layers' alone (gemma4: its windows rotate unscaled).
+  if (m.cfg_.rope_freqs_global_only) {
+    m.rope_factors_swa_.assign(static_cast<size_t>(m.cfg_.swa_rope_dims() / 2), 1.0f);
+  } else {
+    m.rope_factors_swa_ = m.rope_factors_;
+  }
   m.yarn_ = yarn_params(m.cfg_);
   return m;
 }
@@ -42,6 +51,14 @@ kv::KvCacheConfig Model::kv_config(int64_t n_blocks, kv::KvType type, int64_t bl
   c.n_layer = cfg_.n_kv_layers();
   c.n_head_kv = cfg_.n_head_kv;
   c.head_dim = cfg_.head_dim;
+  for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+    if (cfg_.has_own_kv(il)) c.layer_shapes.push_back({cfg_.layer_n_head_kv(il), cfg_.layer_head_dim(il)});
+  }
+  const kv::KvLayerShape uniform{c.n_head_kv, c.head_dim};
+  if (std::all_of(c.layer_shapes.begin(), c.layer_shapes.end(),
+                  [&](const kv::KvLayerShape& l) { return l == uniform; })) {
+    c.layer_shapes.clear();
+  }
   c.block_size = block_size;
   c.n_blocks = n_blocks;
   c.type = type;

@@ -71,13 +71,18 @@ class Model {
   void attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws,
                        Backend& backend) const;
   void ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
+  // Gemma 4's per-layer embeddings: every layer's input rows of the step (once), and layer il's
+  // addition to the residual stream of the first m rows.
+  void per_layer_inputs(int64_t n, Workspace& ws, Backend& backend) const;
+  void per_layer_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
 
   std::shared_ptr<const gguf::File> file_;
   ModelConfig cfg_;
   Weights w_;
   const kernels::Kernels* kernels_ = nullptr;
   const Architecture* arch_ = nullptr;
-  std::vector<float> rope_factors_;  // [rope_dims / 2]
+  std::vector<float> rope_factors_;      // [rope_dims / 2]
+  std::vector<float> rope_factors_swa_;  // [swa_rope_dims / 2] the sliding-window layers' table
   YarnParams yarn_;
 };
 

@@ -36,6 +36,10 @@ void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
   const double ss = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
   const auto mean = static_cast<float>(ss / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
+  if (w == nullptr) {
+    for (int64_t k = 0; k < n; ++k) y[k] = x[k] * scale;
+    return;
+  }
   for (int64_t k = 0; k < n; ++k) y[k] = x[k] * scale * w[k];
 }
 
@@ -149,11 +153,11 @@ YarnParams yarn_params(const ModelConfig& cfg) {
   return p;
 }
 
-void rope_cos_sin(const ModelConfig& cfg, float theta_base, float freq_scale, const float* factors,
+void rope_cos_sin(int64_t rope_dims, float theta_base, float freq_scale, const float* factors,
                   const YarnParams& yarn, int64_t pos, float* cs, float* sn) {
-  const float step = std::pow(theta_base, -2.0f / static_cast<float>(cfg.rope_dims));
+  const float step = std::pow(theta_base, -2.0f / static_cast<float>(rope_dims));
   float theta = static_cast<float>(pos);
-  for (int64_t i = 0; i < cfg.rope_dims / 2; ++i) {
+  for (int64_t i = 0; i < rope_dims / 2; ++i) {
     const float extrap = theta / factors[i];
     float angle = freq_scale * extrap;
     float mscale = 1.0f;

@@ -13,7 +13,7 @@ namespace ridge::model {
 // Sum of x[i] * y[i] in a fixed order (8 interleaved partial sums, then pairwise).
 float dot_f32(const float* x, const float* y, int64_t n);
 
-// y = x / sqrt(mean(x^2) + eps) * w, one row of n (y may alias x).
+// y = x / sqrt(mean(x^2) + eps) * w, one row of n (y may alias x; w null: no weight).
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
 // x[i] += b[i]
 void add_inplace(float* x, const float* b, int64_t n);
@@ -60,7 +60,7 @@ YarnParams yarn_params(const ModelConfig& cfg);
 // magnitude scale.
 // `theta` and `freq_scale`: the base and position scale of the layers the table serves
 // (the model's, or cfg.swa_rope_theta / swa_rope_freq_scale).
-void rope_cos_sin(const ModelConfig& cfg, float theta, float freq_scale, const float* factors,
+void rope_cos_sin(int64_t rope_dims, float theta, float freq_scale, const float* factors,
                   const YarnParams& yarn, int64_t pos, float* cs, float* sn);
 
 // Numerically stable in-place softmax of n values.

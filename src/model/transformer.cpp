@@ -12,10 +12,18 @@ namespace ridge::model {
 Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
                          const Backend& backend) const {
   const kv::KvCacheConfig& kc = kv.config();
-  if (kc.n_layer != cfg_.n_kv_layers() || kc.n_head_kv != cfg_.n_head_kv || kc.head_dim != cfg_.head_dim) {
-    return error("forward: KV cache shape (layers {}, kv heads {}, head dim {}) does not match the "
-                 "model ({}, {}, {})", kc.n_layer, kc.n_head_kv, kc.head_dim, cfg_.n_kv_layers(),
-                 cfg_.n_head_kv, cfg_.head_dim);
+  if (kc.n_layer != cfg_.n_kv_layers()) {
+    return error("forward: KV cache of {} layers, the model keeps KV in {}", kc.n_layer,
+                 cfg_.n_kv_layers());
+  }
+  for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+    if (!cfg_.has_own_kv(il)) continue;
+    const kv::KvLayerShape l = kc.layer(cfg_.kv_layer(il));
+    if (l.n_head_kv != cfg_.layer_n_head_kv(il) || l.head_dim != cfg_.layer_head_dim(il)) {
+      return error("forward: KV cache shape (kv heads {}, head dim {}) does not match the "
+                   "model's layer {} ({}, {})", l.n_head_kv, l.head_dim, il,
+                   cfg_.layer_n_head_kv(il), cfg_.layer_head_dim(il));
+    }
   }
   if (cfg_.n_recurrent_layers() > 0) {
     const kv::RecurrentStateConfig& sc = kv.states().config();
@@ -61,6 +69,7 @@ void Model::embed(Workspace& ws, Backend& backend) const {
   // have a table of their own where their base or scale differs).
   op.cfg = &cfg_;
   op.rope_factors = rope_factors_.data();
+  op.rope_factors_swa = rope_factors_swa_.data();
   op.yarn = &yarn_;
   op.cos = ws.rope_cos.data();
   op.sin = ws.rope_sin.data();
@@ -74,19 +83,26 @@ void Model::embed(Workspace& ws, Backend& backend) const {
 void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws,
                             Backend& backend) const {
   const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
-  const int64_t d = cfg_.n_embd, qd = cfg_.q_dim(), kvd = cfg_.kv_dim();
+  const int64_t d = cfg_.n_embd;
   backend.rms_norm(ws.x.data(), l.attn_norm.data, ws.xn.data(), n, d, cfg_.rms_eps);
   if (cfg_.is_recurrent_layer(il)) {
     backend.gated_delta_net(cfg_, l, il, kv.states(), ws);  // attn: [n, Dv]
     return;
   }
+  const int64_t hd = cfg_.layer_head_dim(il), n_head_kv = cfg_.layer_n_head_kv(il);
+  const int64_t qd = cfg_.n_head * hd, kvd = n_head_kv * hd;
   // q: [n, q_dim], k and v: [n, kv_dim], in one group over one quantized xn. A gated layer's wq
-  // gives each head's q then its gate ([n, 2 q_dim]), split by attention_input.
+  // gives each head's q then its gate ([n, 2 q_dim]), split by attention_input. A layer that
+  // reads another layer's KV computes q alone; one without attn_v takes v from k (gemma4).
   const bool gated = cfg_.attn_output_gate;
-  const kernels::MatmulTarget qkv[] = {
-      {&l.wq, gated ? ws.lin.q_gate.data() : ws.q.data(), gated ? 2 * qd : qd},
-      {&l.wk, ws.k.data(), kvd}, {&l.wv, ws.v.data(), kvd}};
-  backend.matmul_group(std::span(qkv), ws.xn.data(), d, n);
+  const bool own_kv = cfg_.has_own_kv(il);
+  kernels::MatmulTarget qkv[3] = {{&l.wq, gated ? ws.lin.q_gate.data() : ws.q.data(), gated ? 2 * qd : qd}};
+  size_t n_targets = 1;
+  if (own_kv) {
+    qkv[n_targets++] = {&l.wk, ws.k.data(), kvd};
+    if (l.wv.data != nullptr) qkv[n_targets++] = {&l.wv, ws.v.data(), kvd};
+  }
+  backend.matmul_group(std::span(qkv, n_targets), ws.xn.data(), d, n);
   // Sliding-window layers rotate with their own table where it differs (embed()).
   const bool own_table = !ws.rope_cos_swa.empty() && cfg_.is_swa_layer(il);
   AttentionInputOp in;
@@ -99,15 +115,17 @@ void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& w
   in.bv = l.bv ? l.bv.data : nullptr;
   in.q_norm = l.q_norm ? l.q_norm.data : nullptr;
   in.k_norm = l.k_norm ? l.k_norm.data : nullptr;
+  in.v_from_k = own_kv && l.wv.data == nullptr;
+  in.v_norm = cfg_.v_norm;
   in.n_head = cfg_.n_head;
-  in.n_head_kv = cfg_.n_head_kv;
-  in.head_dim = cfg_.head_dim;
+  in.n_head_kv = n_head_kv;
+  in.head_dim = hd;
   in.eps = cfg_.rms_eps;
-  in.rope_dims = cfg_.rope_dims;
+  in.rope_dims = cfg_.layer_rope_dims(il);
   in.rope_layout = cfg_.rope_layout;
   in.cos = (own_table ? ws.rope_cos_swa : ws.rope_cos).data();
   in.sin = (own_table ? ws.rope_sin_swa : ws.rope_sin).data();
-  in.cache = &kv;
+  in.cache = own_kv ? &kv : nullptr;
   in.kv_layer = cfg_.kv_layer(il);
   backend.attention_input(in);
   AttentionArgs a;
@@ -116,8 +134,8 @@ void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& w
   a.cache = &kv;
   a.layer = in.kv_layer;
   a.n_head = cfg_.n_head;
-  a.n_head_kv = cfg_.n_head_kv;
-  a.head_dim = cfg_.head_dim;
+  a.n_head_kv = n_head_kv;
+  a.head_dim = hd;
   a.scale = cfg_.attention_scale();
   a.window = cfg_.is_swa_layer(il) ? cfg_.n_swa : 0;
   a.sinks = l.attn_sinks ? l.attn_sinks.data : nullptr;
@@ -156,6 +174,42 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) co
   r.next_norm = nullptr;
   r.xn = nullptr;
   backend.residual(r);
+  if (cfg_.n_embd_per_layer > 0) per_layer_block(il, m, ws, backend);
+  if (l.out_scale) backend.scale(ws.x.data(), m, d, l.out_scale.data[0]);
+}
+
+void Model::per_layer_inputs(int64_t n, Workspace& ws, Backend& backend) const {
+  const int64_t p = cfg_.n_embd_per_layer, width = cfg_.n_layer * p;
+  // The projection of the scaled embeddings (x before the first layer): [n, n_layer * p].
+  backend.matmul(w_.ple_model_proj, ws.x.data(), cfg_.n_embd, n, ws.ple_proj.data(), width);
+  PerLayerInputOp op;
+  op.table = &w_.ple_token_embd;
+  op.proj = ws.ple_proj.data();
+  op.proj_norm = w_.ple_proj_norm.data;
+  op.n_layer = cfg_.n_layer;
+  op.p = p;
+  op.n_embd = cfg_.n_embd;
+  op.eps = cfg_.rms_eps;
+  op.out = ws.ple.data();
+  op.ld_layer = ws.limits().max_tokens * p;
+  backend.per_layer_inputs(op);
+}
+
+void Model::per_layer_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const {
+  const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+  const int64_t d = cfg_.n_embd, p = cfg_.n_embd_per_layer;
+  const float* input = ws.ple.data() + il * ws.limits().max_tokens * p;  // [m, p]
+  backend.matmul(l.ple_gate, ws.x.data(), d, m, ws.ple_gate.data(), p);  // [m, p]
+  backend.geglu(ws.ple_gate.data(), input, ws.ple_gate.data(), m, p);
+  backend.matmul(l.ple_proj, ws.ple_gate.data(), p, m, ws.proj.data(), d);  // [m, n_embd]
+  ResidualOp r;
+  r.m = m;
+  r.d = d;
+  r.eps = cfg_.rms_eps;
+  r.proj = ws.proj.data();
+  r.post_norm = l.ple_post_norm.data;
+  r.x = ws.x.data();
+  backend.residual(r);
 }
 
 Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& kv, Workspace& ws,
@@ -175,6 +229,7 @@ std::span<const float> Model::run_layers(const Batch& batch, kv::KvCache& kv, Wo
   const int64_t n_out = batch.n_outputs();
   std::fill(ws.moe.experts_run.begin(), ws.moe.experts_run.end(), 0);
   embed(ws, backend);  // x: [n, n_embd]
+  if (cfg_.n_embd_per_layer > 0) per_layer_inputs(n, ws, backend);
   const bool recurrent = cfg_.n_recurrent_layers() > 0;
   if (recurrent) backend.begin_recurrent(kv.states(), ws);
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
@@ -183,8 +238,11 @@ std::span<const float> Model::run_layers(const Batch& batch, kv::KvCache& kv, Wo
     // FFN and the output head run on m rows (a prompt chunk usually needs one).
     int64_t m = n;
     if (il + 1 == cfg_.n_layer) {
-      const int64_t qd = cfg_.is_recurrent_layer(il) ? cfg_.ssm_value_dim() : cfg_.q_dim();
-      backend.keep_output_rows(ws.x.data(), d, ws.attn.data(), qd);
+      const int64_t qd = cfg_.is_recurrent_layer(il) ? cfg_.ssm_value_dim() : cfg_.layer_q_dim(il);
+      const int64_t p = cfg_.n_embd_per_layer;
+      const RowBuffer rows[] = {{ws.x.data(), d}, {ws.attn.data(), qd},
+                                {p > 0 ? ws.ple.data() + il * ws.limits().max_tokens * p : nullptr, p}};
+      backend.keep_output_rows(std::span(rows, p > 0 ? 3 : 2));
       m = n_out;
     }
     if (m > 0) ffn_block(il, m, ws, backend);

@@ -176,20 +176,27 @@ Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     auto name = [il](std::string_view s) { return layer_tensor(il, s); };
     RIDGE_ASSIGN_OR_RETURN(l.attn_norm, b.vector(name("attn_norm.weight"), d));
     if (!cfg.is_recurrent_layer(il)) {  // a linear layer's projections are its architecture's
-      const int64_t q_rows = cfg.attn_output_gate ? 2 * cfg.q_dim() : cfg.q_dim();
-      RIDGE_ASSIGN_OR_RETURN(l.wq, b.matrix(name("attn_q.weight"), q_rows, d));
-      RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), cfg.kv_dim(), d));
-      RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), cfg.kv_dim(), d));
-      RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, cfg.q_dim()));
+      const int64_t qd = cfg.layer_q_dim(il), kvd = cfg.layer_kv_dim(il);
+      RIDGE_ASSIGN_OR_RETURN(l.wq, b.matrix(name("attn_q.weight"), cfg.attn_output_gate ? 2 * qd : qd, d));
+      if (cfg.has_own_kv(il)) {  // gemma4: V may be K (no attn_v); shared layers have neither
+        RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), kvd, d));
+        if (cfg.arch == "gemma4") {
+          RIDGE_ASSIGN_OR_RETURN(l.wv, b.optional_matrix(name("attn_v.weight"), kvd, d));
+        } else {
+          RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), kvd, d));
+        }
+      }
+      RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, qd));
     }
     RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm_tensor(cfg)), d));
     if (cfg.is_moe()) {
       RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));
       continue;
     }
-    RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate.weight"), cfg.n_ff, d));
-    RIDGE_ASSIGN_OR_RETURN(l.w_up, b.matrix(name("ffn_up.weight"), cfg.n_ff, d));
-    RIDGE_ASSIGN_OR_RETURN(l.w_down, b.matrix(name("ffn_down.weight"), d, cfg.n_ff));
+    const int64_t ff = cfg.layer_n_ff(il);
+    RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate.weight"), ff, d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_up, b.matrix(name("ffn_up.weight"), ff, d));
+    RIDGE_ASSIGN_OR_RETURN(l.w_down, b.matrix(name("ffn_down.weight"), d, ff));
   }
   return ok_status();
 }

@@ -64,6 +64,12 @@ struct LayerWeights {
   VectorView ssm_dt_bias;         // [Hv]
   VectorView ssm_a;               // [Hv] -exp(A_log)
   VectorView ssm_norm;            // [dv] per-head RMSNorm of the output
+  // Gemma 4: the per-layer embedding's gate and projection, the norm of what it adds to the
+  // residual stream, and the layer's output scale (one value; absent: 1).
+  kernels::WeightView ple_gate;   // [n_embd_per_layer, n_embd] inp_gate
+  kernels::WeightView ple_proj;   // [n_embd, n_embd_per_layer] proj
+  VectorView ple_post_norm;       // [n_embd] post_norm
+  VectorView out_scale;           // [1] layer_output_scale
 };
 
 struct Weights {
@@ -71,6 +77,11 @@ struct Weights {
   VectorView output_norm;             // [n_embd]
   kernels::WeightView output;         // [n_vocab, n_embd] (token_embd when tied)
   VectorView rope_freqs;              // [rope_dims / 2] frequency divisors (Llama 3), optional
+  // Gemma 4's per-layer embeddings (n_embd_per_layer > 0): a token's rows for every layer, the
+  // projection of the scaled embedding onto them, and its norm.
+  kernels::WeightView ple_token_embd; // [n_vocab, n_layer * n_embd_per_layer]
+  kernels::WeightView ple_model_proj; // [n_layer * n_embd_per_layer, n_embd]
+  VectorView ple_proj_norm;           // [n_embd_per_layer]
   std::vector<LayerWeights> layers;
   std::vector<std::vector<float>> owned;  // f32 copies of non-f32 vectors
   uint64_t matrix_bytes = 0;          // bytes of all matrices read per step (output included)

@@ -66,7 +66,7 @@ class Workspace {
 
   std::vector<float> x;         // [max_tokens, n_embd]   residual stream
   std::vector<float> xn;        // [max_tokens, n_embd]   normed input of a sub-layer
-  std::vector<float> q;         // [max_tokens, q_dim]
+  std::vector<float> q;         // [max_tokens, q_dim] (q_dim, kv_dim: the widest layer's)
   std::vector<float> k;         // [max_tokens, kv_dim]
   std::vector<float> v;         // [max_tokens, kv_dim]
   std::vector<float> attn;      // [max_tokens, q_dim]    attention output (before wo; a linear
@@ -79,6 +79,10 @@ class Workspace {
   // Sliding-window layers' cos/sin where their rope differs (cfg.swa_rope_differs()), else empty.
   std::vector<float> rope_cos_swa;
   std::vector<float> rope_sin_swa;
+  // Gemma 4's per-layer embeddings (n_embd_per_layer = p > 0), else empty.
+  std::vector<float> ple;       // [n_layer, max_tokens, p] every layer's input rows
+  std::vector<float> ple_proj;  // [max_tokens, n_layer * p]
+  std::vector<float> ple_gate;  // [max_tokens, p]
   std::vector<float> logits;    // [max_outputs, n_vocab]
   std::vector<float> attn_scratch;  // [n_threads, attn_scratch_per_thread]
   int64_t attn_scratch_per_thread = 0;

@@ -183,6 +183,25 @@ std::vector<Preset> build() {
     g.attn_softcap = 2.0f;
     p.push_back({"tiny-gemma2", "", g});
   }
+  {
+    // gemma4 in small: sliding-window layers (0, 1, 3, 5: window 8, head 32, 2 KV heads, rope base
+    // 10000 on all 32 dims) and global ones (2, 4, 6: head 64, 1 KV head, base 1e6, a quarter of
+    // the pairs rotated through rope_freqs, V taken from K); layers 5 and 6 read the KV of 3
+    // and 4 and have a double-wide FFN; per-layer embeddings of 32; output scales; a logit cap.
+    ModelConfig g = make("gemma4", "tiny-gemma4", 512, 64, 7, 4, 1, 64, 96, 2048, 1e-6f, 1e6f, true);
+    g.n_swa = 8;
+    g.swa_layers = {1, 1, 0, 1, 0, 1, 0};
+    g.head_dim_swa = 32;
+    g.n_head_kv_swa = 2;
+    g.rope_dims_swa = 32;
+    g.rope_theta_swa = 10000.0f;
+    g.rope_freq_scale_swa = 1.0f;
+    g.n_kv_shared_layers = 2;
+    g.n_ff_layers = {96, 96, 96, 96, 96, 192, 192};
+    g.n_embd_per_layer = 32;
+    g.final_logit_softcap = 30.0f;
+    p.push_back({"tiny-gemma4", "", g});
+  }
   // Qwen3.5 in small: layers 0-2 and 4-6 linear (2 q/k heads, 4 v heads: v-head j reads q/k
   // head j % 2), 3 and 7 gated full attention with rope on 8 of 32 dims; the MoE form with
   // qwen35moe's shared expert.

@@ -75,9 +75,13 @@ size_t argmax_of(const std::vector<float>& v) {
 class ForwardScalarVsCpu : public ::testing::TestWithParam<std::string> {};
 
 // Logits within 1e-4 of their spread (max - min of the CPU backend's row) and the same argmax in
-// every row.
+// every row. tiny-gemma4 within 2e-3: its sums in another order than the CPU's move the logits by
+// up to 1.1e-3 of the spread (1.1e-4 in row 0, which attends to itself alone), as its
+// unscaled softmax over normed q and k and its per-layer output scales magnify last-bit
+// differences (docs/hybrid.md, "Gemma 4"); a wrong op moves them by whole units.
 TEST_P(ForwardScalarVsCpu, LogitsAgree) {
   const std::string& preset = GetParam();
+  const double bound = preset == "tiny-gemma4" ? 2e-3 : 1e-4;
   const model::Model& m = tiny_f32_model(preset);
   for (const char* kv_type : {"f16", "f32"}) {
     SCOPED_TRACE(std::string(kv_type) + " KV cache");
@@ -93,7 +97,7 @@ TEST_P(ForwardScalarVsCpu, LogitsAgree) {
       double diff = 0;
       for (size_t i = 0; i < want[r].size(); ++i)
         diff = std::max(diff, std::fabs(double{got[r][i]} - want[r][i]));
-      EXPECT_LT(diff, 1e-4 * spread) << "row " << r;
+      EXPECT_LT(diff, bound * spread) << "row " << r;
       EXPECT_EQ(argmax_of(got[r]), argmax_of(want[r])) << "row " << r;
       if (diff / spread > worst_ratio) {
         worst_ratio = diff / spread;
@@ -113,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Presets, ForwardScalarVsCpu,
                          ::testing::Values("tiny-llama", "tiny-llama3", "tiny-qwen2", "tiny-qwen3",
                                            "tiny-qwen3-yarn", "tiny-qwen2moe", "tiny-qwen3moe",
                                            "tiny-gpt-oss", "tiny-gemma2", "tiny-gemma3",
-                                           "tiny-qwen35", "tiny-qwen35moe"),
+                                           "tiny-gemma4", "tiny-qwen35", "tiny-qwen35moe"),
                          [](const auto& p) {
                            std::string s = p.param;
                            std::replace(s.begin(), s.end(), '-', '_');

@@ -163,9 +163,9 @@ TEST_P(BackendOp, Embed) {
   const std::vector<float> factors = {1, 1, 1, 1.5f, 2, 2, 3, 4};
   const model::YarnParams yarn;
   std::vector<float> x(kN * kD), cs(kN * 8), sn(kN * 8), cs_swa(kN * 8), sn_swa(kN * 8);
-  model::EmbedOp op{&table.view, 1.5f,           x.data(),     kD,
-                    &cfg,        factors.data(), &yarn,        cs.data(),
-                    sn.data(),   cs_swa.data(),  sn_swa.data()};
+  model::EmbedOp op{&table.view, 1.5f,           x.data(),       kD,
+                    &cfg,        factors.data(), factors.data(), &yarn,
+                    cs.data(),   sn.data(),      cs_swa.data(),  sn_swa.data()};
   const model::Batch batch = one_seq_batch(kN);
   {
     StepScope step(be(), batch);
@@ -271,7 +271,8 @@ TEST_P(BackendOp, KeepOutputRows) {
     const model::Batch batch = one_seq_batch(7, need);
     {
       StepScope step(be(), batch);
-      be().keep_output_rows(x.data(), kDx, attn.data(), kDattn);
+      const model::RowBuffer rows[] = {{x.data(), kDx}, {attn.data(), kDattn}};
+      be().keep_output_rows(rows);
     }
     int64_t m = 0;
     for (int64_t t = 0; t < 7; ++t) {

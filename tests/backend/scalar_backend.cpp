@@ -21,7 +21,7 @@ void scalar_rms_norm(const float* x, const float* w, float* y, int64_t n, float 
   float ss = 0.0f;
   for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
   const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * (w != nullptr ? w[i] : 1.0f);
 }
 
 float scalar_dot(const float* a, const float* b, int64_t n) {
@@ -53,7 +53,7 @@ ScalarBackend::ScalarBackend() : ref_(&kernels::kernels_for(kernels::Isa::kRef))
 void ScalarBackend::embed(const model::EmbedOp& op) {
   const model::Batch& b = *step_;
   const model::ModelConfig& cfg = *op.cfg;
-  const int64_t half = cfg.rope_dims / 2;
+  const int64_t half = cfg.rope_dims / 2, half_swa = cfg.swa_rope_dims() / 2;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     const auto row = static_cast<size_t>(t);
     float* x = op.x + t * op.d;
@@ -61,11 +61,12 @@ void ScalarBackend::embed(const model::EmbedOp& op) {
     for (int64_t i = 0; i < op.d; ++i) x[i] *= op.scale;
     // The rotary tables are the model's definition (model::rope_cos_sin), not an op's choice.
     const int64_t pos = b.positions[row];
-    model::rope_cos_sin(cfg, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors, *op.yarn, pos,
-                        op.cos + t * half, op.sin + t * half);
+    model::rope_cos_sin(cfg.rope_dims, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors,
+                        *op.yarn, pos, op.cos + t * half, op.sin + t * half);
     if (op.cos_swa != nullptr) {
-      model::rope_cos_sin(cfg, cfg.swa_rope_theta(), cfg.swa_rope_freq_scale(), op.rope_factors,
-                          *op.yarn, pos, op.cos_swa + t * half, op.sin_swa + t * half);
+      model::rope_cos_sin(cfg.swa_rope_dims(), cfg.swa_rope_theta(), cfg.swa_rope_freq_scale(),
+                          op.rope_factors_swa, *op.yarn, pos, op.cos_swa + t * half_swa,
+                          op.sin_swa + t * half_swa);
     }
   }
 }
@@ -95,24 +96,29 @@ void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
   const int64_t half = op.rope_dims / 2;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     float* q = op.q + t * qd;
-    float* k = op.k + t * kvd;
-    float* v = op.v + t * kvd;
     if (op.q_gate != nullptr) {  // each head's q, then its gate
       for (int64_t h = 0; h < op.n_head; ++h) {
         for (int64_t i = 0; i < hd; ++i) q[h * hd + i] = op.q_gate[t * 2 * qd + 2 * h * hd + i];
       }
     }
     for (int64_t i = 0; op.bq != nullptr && i < qd; ++i) q[i] += op.bq[i];
-    for (int64_t i = 0; op.bk != nullptr && i < kvd; ++i) k[i] += op.bk[i];
-    for (int64_t i = 0; op.bv != nullptr && i < kvd; ++i) v[i] += op.bv[i];
     for (int64_t h = 0; op.q_norm != nullptr && h < op.n_head; ++h) {
       scalar_rms_norm(q + h * hd, op.q_norm, q + h * hd, hd, op.eps);
     }
+    model::rope(q, op.n_head, hd, op.rope_dims, op.cos + t * half, op.sin + t * half,
+                op.rope_layout);
+    if (op.cache == nullptr) continue;  // the layer reads another layer's KV
+    float* k = op.k + t * kvd;
+    float* v = op.v + t * kvd;
+    for (int64_t i = 0; op.v_from_k && i < kvd; ++i) v[i] = k[i];
+    for (int64_t i = 0; op.bk != nullptr && i < kvd; ++i) k[i] += op.bk[i];
+    for (int64_t i = 0; op.bv != nullptr && i < kvd; ++i) v[i] += op.bv[i];
     for (int64_t h = 0; op.k_norm != nullptr && h < op.n_head_kv; ++h) {
       scalar_rms_norm(k + h * hd, op.k_norm, k + h * hd, hd, op.eps);
     }
-    model::rope(q, op.n_head, hd, op.rope_dims, op.cos + t * half, op.sin + t * half,
-                op.rope_layout);
+    for (int64_t h = 0; op.v_norm && h < op.n_head_kv; ++h) {
+      scalar_rms_norm(v + h * hd, nullptr, v + h * hd, hd, op.eps);
+    }
     model::rope(k, op.n_head_kv, hd, op.rope_dims, op.cos + t * half, op.sin + t * half,
                 op.rope_layout);
     op.cache->write(op.kv_layer, b.slots[static_cast<size_t>(t)], k, v);
@@ -126,7 +132,7 @@ void ScalarBackend::attention(const model::AttentionArgs& a, const float* q_gate
   const kv::KvCache& cache = *a.cache;
   const int64_t hd = a.head_dim, qd = a.n_head * hd, group = a.n_head / a.n_head_kv;
   const int64_t bs = cache.block_size();
-  const auto row_bytes = static_cast<int64_t>(cache.row_bytes());
+  const auto row_bytes = static_cast<int64_t>(cache.row_bytes(a.layer));
   std::vector<float> kr(static_cast<size_t>(hd)), vr(static_cast<size_t>(hd));
   auto row_of = [&](const void* block, int64_t off) {
     return static_cast<const uint8_t*>(block) + off * row_bytes;
@@ -234,19 +240,48 @@ void ScalarBackend::end_recurrent(kv::RecurrentState& states) {
   model::end_recurrent_step(*step_, states);
 }
 
-void ScalarBackend::keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) {
+void ScalarBackend::keep_output_rows(std::span<const model::RowBuffer> buffers) {
   const model::Batch& b = *step_;
   int64_t m = 0;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     if (b.need_logits[static_cast<size_t>(t)] == 0) continue;
-    for (int64_t i = 0; i < dx && m != t; ++i) x[m * dx + i] = x[t * dx + i];
-    for (int64_t i = 0; i < dattn && m != t; ++i) attn[m * dattn + i] = attn[t * dattn + i];
+    for (const model::RowBuffer& r : buffers) {
+      for (int64_t i = 0; i < r.width && m != t; ++i) r.data[m * r.width + i] = r.data[t * r.width + i];
+    }
     ++m;
   }
 }
 
 void ScalarBackend::softcap(float* z, int64_t rows, int64_t n, float cap) {
   for (int64_t i = 0; i < rows * n; ++i) z[i] = cap * std::tanh(z[i] / cap);
+}
+
+void ScalarBackend::scale(float* x, int64_t rows, int64_t n, float s) {
+  for (int64_t i = 0; i < rows * n; ++i) x[i] *= s;
+}
+
+void ScalarBackend::geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) {
+  for (int64_t i = 0; i < rows * n; ++i) out[i] = model::geglu(gate[i], up[i]);
+}
+
+// Each layer's piece of the projection normed and mixed with the token's table row, one value
+// at a time.
+void ScalarBackend::per_layer_inputs(const model::PerLayerInputOp& op) {
+  const model::Batch& b = *step_;
+  const int64_t p = op.p, width = op.n_layer * p;
+  std::vector<float> row(static_cast<size_t>(width));
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    kernels::dequantize_weight_row(*ref_, *op.table, b.tokens[static_cast<size_t>(t)], row.data());
+    for (int64_t l = 0; l < op.n_layer; ++l) {
+      float* piece = op.proj + t * width + l * p;
+      for (int64_t i = 0; i < p; ++i) piece[i] /= std::sqrt(static_cast<float>(op.n_embd));
+      scalar_rms_norm(piece, op.proj_norm, piece, p, op.eps);
+      for (int64_t i = 0; i < p; ++i) {
+        const float tab = row[static_cast<size_t>(l * p + i)] * std::sqrt(static_cast<float>(p));
+        op.out[l * op.ld_layer + t * p + i] = (piece[i] + tab) / std::sqrt(2.0f);
+      }
+    }
+  }
 }
 
 }  // namespace ridge::backend::testing

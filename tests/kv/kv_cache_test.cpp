@@ -94,7 +94,7 @@ TEST(KvCache, RowBytesPerType) {
   auto kv = KvCache::create(c);
   ASSERT_TRUE(kv.ok()) << kv.status().message();
   EXPECT_EQ(kv->total_bytes(), 5u * kv_block_bytes(c));
-  EXPECT_EQ(kv->row_bytes(), 68u);
+  EXPECT_EQ(kv->row_bytes(0), 68u);
 }
 
 TEST(KvCache, Q8RejectsHeadDimNotMultipleOf32) {
@@ -170,7 +170,7 @@ TEST_P(RoundTrip, MatchesScalarReference) {
       if (type != kv::KvType::kQ8_0) continue;
       const Q8Ref ref = q8_reference(k);
       const auto* blk = static_cast<const uint8_t*>(kv->k_block(layer, slot / c.block_size, 1)) +
-                        (slot % c.block_size) * kv->row_bytes();
+                        (slot % c.block_size) * kv->row_bytes(0);
       for (int64_t b = 0; b < kHd / 32; ++b) {
         uint16_t d;
         std::memcpy(&d, blk + b * 34, 2);

@@ -91,13 +91,25 @@ class RecordingBackend final : public Backend {
     note("end_recurrent");
     inner_->end_recurrent(states);
   }
-  void keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) override {
+  void keep_output_rows(std::span<const RowBuffer> buffers) override {
     note("keep_output_rows");
-    inner_->keep_output_rows(x, dx, attn, dattn);
+    inner_->keep_output_rows(buffers);
   }
   void softcap(float* z, int64_t rows, int64_t n, float cap) override {
     note("softcap");
     inner_->softcap(z, rows, n, cap);
+  }
+  void scale(float* x, int64_t rows, int64_t n, float s) override {
+    note("scale");
+    inner_->scale(x, rows, n, s);
+  }
+  void geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) override {
+    note("geglu");
+    inner_->geglu(gate, up, out, rows, n);
+  }
+  void per_layer_inputs(const PerLayerInputOp& op) override {
+    note("per_layer_inputs");
+    inner_->per_layer_inputs(op);
   }
 
  private:
@@ -154,7 +166,8 @@ PromptRun prompt_logits(const Model& m, const std::string& backend) {
 }
 
 // The ops one layer asks for, from its attention norm to its last residual.
-std::vector<std::string> layer_ops(const std::string& mixer, const std::string& ffn, bool last) {
+std::vector<std::string> layer_ops(const std::string& mixer, const std::string& ffn, bool last,
+                                   bool per_layer_embd, bool out_scale) {
   std::vector<std::string> ops{"rms_norm"};
   if (mixer == "gated_delta_net") {
     ops.push_back(mixer);
@@ -163,6 +176,8 @@ std::vector<std::string> layer_ops(const std::string& mixer, const std::string& 
   }
   if (last) ops.push_back("keep_output_rows");
   ops.insert(ops.end(), {"matmul", "residual", ffn, "residual"});
+  if (per_layer_embd) ops.insert(ops.end(), {"matmul", "geglu", "matmul", "residual"});
+  if (out_scale) ops.push_back("scale");
   return ops;
 }
 
@@ -177,7 +192,8 @@ TEST(BackendSeam, AnotherBackendRunsEveryArchitectureThroughTheInterface) {
   for (const Expect& e : {Expect{"tiny-llama", "gated_ffn"}, Expect{"tiny-qwen2", "gated_ffn"},
                           Expect{"tiny-qwen3", "gated_ffn"}, Expect{"tiny-qwen3moe", "moe_ffn"},
                           Expect{"tiny-gpt-oss", "moe_ffn"}, Expect{"tiny-gemma2", "geglu_ffn", true},
-                          Expect{"tiny-gemma3", "geglu_ffn", true}, Expect{"tiny-qwen35", "gated_ffn"},
+                          Expect{"tiny-gemma3", "geglu_ffn", true}, Expect{"tiny-gemma4", "geglu_ffn", true},
+                          Expect{"tiny-qwen35", "gated_ffn"},
                           Expect{"tiny-qwen35moe", "moe_ffn"}}) {
     SCOPED_TRACE(e.preset);
     const Model& m = tiny(e.preset);
@@ -191,12 +207,15 @@ TEST(BackendSeam, AnotherBackendRunsEveryArchitectureThroughTheInterface) {
 
     const bool recurrent = cfg.n_recurrent_layers() > 0;
     std::vector<std::string> expected{"begin_step", "embed"};
+    const bool ple = cfg.n_embd_per_layer > 0;
+    if (ple) expected.insert(expected.end(), {"matmul", "per_layer_inputs"});
     if (recurrent) expected.emplace_back("begin_recurrent");
     for (int64_t il = 0; il < cfg.n_layer; ++il) {
       const std::string mixer = cfg.is_recurrent_layer(il) ? "gated_delta_net"
                                 : cfg.attn_output_gate    ? "gated_attention"
                                                           : "attention";
-      const auto ops = layer_ops(mixer, e.ffn, il + 1 == cfg.n_layer);
+      const bool out_scale = static_cast<bool>(m.weights().layers[static_cast<size_t>(il)].out_scale);
+      const auto ops = layer_ops(mixer, e.ffn, il + 1 == cfg.n_layer, ple, out_scale);
       expected.insert(expected.end(), ops.begin(), ops.end());
     }
     if (recurrent) expected.emplace_back("end_recurrent");

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "kernels/weight_layout.h"
+#include "model/ffn.h"
 #include "model/for_rows.h"
 #include "model/linear_attention.h"
 #include "model/moe.h"
@@ -17,7 +19,7 @@ void CpuBackend::embed(const model::EmbedOp& op) {
   const model::Batch& b = *step_;
   const int64_t d = op.d;
   const model::ModelConfig& cfg = *op.cfg;
-  const int64_t half = cfg.rope_dims / 2;
+  const int64_t half = cfg.rope_dims / 2, half_swa = cfg.swa_rope_dims() / 2;
   for_rows(*pool_, b.n_tokens(), d, [&](int64_t t) {
     const auto row = static_cast<size_t>(t);
     float* x = op.x + t * d;
@@ -26,11 +28,12 @@ void CpuBackend::embed(const model::EmbedOp& op) {
       for (int64_t i = 0; i < d; ++i) x[i] *= op.scale;
     }
     const int64_t pos = b.positions[row];
-    model::rope_cos_sin(cfg, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors, *op.yarn, pos,
-                        op.cos + t * half, op.sin + t * half);
+    model::rope_cos_sin(cfg.rope_dims, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors,
+                        *op.yarn, pos, op.cos + t * half, op.sin + t * half);
     if (op.cos_swa != nullptr) {
-      model::rope_cos_sin(cfg, cfg.swa_rope_theta(), cfg.swa_rope_freq_scale(), op.rope_factors,
-                          *op.yarn, pos, op.cos_swa + t * half, op.sin_swa + t * half);
+      model::rope_cos_sin(cfg.swa_rope_dims(), cfg.swa_rope_theta(), cfg.swa_rope_freq_scale(),
+                          op.rope_factors_swa, *op.yarn, pos, op.cos_swa + t * half_swa,
+                          op.sin_swa + t * half_swa);
     }
   });
 }
@@ -55,10 +58,9 @@ void CpuBackend::attention_input(const model::AttentionInputOp& op) {
   const model::Batch& b = *step_;
   const int64_t hd = op.head_dim, qd = op.n_head * hd, kvd = op.n_head_kv * hd;
   const int64_t half = op.rope_dims / 2;
+  const bool with_kv = op.cache != nullptr;
   for_rows(*pool_, b.n_tokens(), qd + 2 * kvd, [&](int64_t t) {
     float* q = op.q + t * qd;   // [n_head, head_dim]
-    float* k = op.k + t * kvd;  // [n_head_kv, head_dim]
-    float* v = op.v + t * kvd;  // [n_head_kv, head_dim]
     if (op.q_gate != nullptr) {
       const float* qg = op.q_gate + t * 2 * qd;
       for (int64_t h = 0; h < op.n_head; ++h) {
@@ -66,17 +68,24 @@ void CpuBackend::attention_input(const model::AttentionInputOp& op) {
       }
     }
     if (op.bq != nullptr) model::add_inplace(q, op.bq, qd);
-    if (op.bk != nullptr) model::add_inplace(k, op.bk, kvd);
-    if (op.bv != nullptr) model::add_inplace(v, op.bv, kvd);
     if (op.q_norm != nullptr) {
       for (int64_t h = 0; h < op.n_head; ++h) model::rms_norm(q + h * hd, op.q_norm, q + h * hd, hd, op.eps);
-    }
-    if (op.k_norm != nullptr) {
-      for (int64_t h = 0; h < op.n_head_kv; ++h) model::rms_norm(k + h * hd, op.k_norm, k + h * hd, hd, op.eps);
     }
     const float* cs = op.cos + t * half;
     const float* sn = op.sin + t * half;
     model::rope(q, op.n_head, hd, op.rope_dims, cs, sn, op.rope_layout);
+    if (!with_kv) return;
+    float* k = op.k + t * kvd;  // [n_head_kv, head_dim]
+    float* v = op.v + t * kvd;  // [n_head_kv, head_dim]
+    if (op.v_from_k) std::memcpy(v, k, static_cast<size_t>(kvd) * sizeof(float));
+    if (op.bk != nullptr) model::add_inplace(k, op.bk, kvd);
+    if (op.bv != nullptr) model::add_inplace(v, op.bv, kvd);
+    if (op.k_norm != nullptr) {
+      for (int64_t h = 0; h < op.n_head_kv; ++h) model::rms_norm(k + h * hd, op.k_norm, k + h * hd, hd, op.eps);
+    }
+    if (op.v_norm) {
+      for (int64_t h = 0; h < op.n_head_kv; ++h) model::rms_norm(v + h * hd, nullptr, v + h * hd, hd, op.eps);
+    }
     model::rope(k, op.n_head_kv, hd, op.rope_dims, cs, sn, op.rope_layout);
     op.cache->write(op.kv_layer, b.slots[static_cast<size_t>(t)], k, v);
   });
@@ -133,17 +142,52 @@ void CpuBackend::end_recurrent(kv::RecurrentState& states) {
   model::end_recurrent_step(*step_, states);
 }
 
-void CpuBackend::keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) {
+void CpuBackend::keep_output_rows(std::span<const model::RowBuffer> buffers) {
   const model::Batch& b = *step_;
   int64_t m = 0;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     if (!b.need_logits[static_cast<size_t>(t)]) continue;
     if (m != t) {
-      std::memmove(x + m * dx, x + t * dx, static_cast<size_t>(dx) * sizeof(float));
-      std::memmove(attn + m * dattn, attn + t * dattn, static_cast<size_t>(dattn) * sizeof(float));
+      for (const model::RowBuffer& r : buffers) {
+        std::memmove(r.data + m * r.width, r.data + t * r.width, static_cast<size_t>(r.width) * sizeof(float));
+      }
     }
     ++m;
   }
+}
+
+void CpuBackend::scale(float* x, int64_t rows, int64_t n, float s) {
+  for_rows(*pool_, rows, n, [&](int64_t t) {
+    float* r = x + t * n;
+    for (int64_t i = 0; i < n; ++i) r[i] *= s;
+  });
+}
+
+void CpuBackend::geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) {
+  for_rows(*pool_, rows, n, [&](int64_t t) {
+    for (int64_t i = t * n; i < (t + 1) * n; ++i) out[i] = model::geglu(gate[i], up[i]);
+  });
+}
+
+void CpuBackend::per_layer_inputs(const model::PerLayerInputOp& op) {
+  const model::Batch& b = *step_;
+  const int64_t p = op.p, width = op.n_layer * p;
+  const float proj_scale = 1.0f / std::sqrt(static_cast<float>(op.n_embd));
+  const float table_scale = std::sqrt(static_cast<float>(p));
+  const float mix_scale = 1.0f / std::sqrt(2.0f);
+  for_rows(*pool_, b.n_tokens(), width, [&](int64_t t) {
+    thread_local std::vector<float> row;
+    row.resize(static_cast<size_t>(width));
+    kernels::dequantize_weight_row(*k_, *op.table, static_cast<int64_t>(b.tokens[static_cast<size_t>(t)]), row.data());
+    float* pr = op.proj + t * width;
+    for (int64_t l = 0; l < op.n_layer; ++l) {
+      float* piece = pr + l * p;
+      for (int64_t i = 0; i < p; ++i) piece[i] *= proj_scale;
+      model::rms_norm(piece, op.proj_norm, piece, p, op.eps);
+      float* out = op.out + l * op.ld_layer + t * p;
+      for (int64_t i = 0; i < p; ++i) out[i] = (piece[i] + row[static_cast<size_t>(l * p + i)] * table_scale) * mix_scale;
+    }
+  });
 }
 
 void CpuBackend::softcap(float* z, int64_t rows, int64_t n, float cap) {

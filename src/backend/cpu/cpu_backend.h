@@ -42,7 +42,10 @@ class CpuBackend final : public model::Backend {
   void gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
                        kv::RecurrentState& states, model::Workspace& ws) override;
   void end_recurrent(kv::RecurrentState& states) override;
-  void keep_output_rows(float* x, int64_t dx, float* attn, int64_t dattn) override;
+  void keep_output_rows(std::span<const model::RowBuffer> buffers) override;
+  void scale(float* x, int64_t rows, int64_t n, float s) override;
+  void geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) override;
+  void per_layer_inputs(const model::PerLayerInputOp& op) override;
   void softcap(float* z, int64_t rows, int64_t n, float cap) override;
 
  private:

@@ -5,8 +5,8 @@
 namespace ridge::model {
 
 Status bind_qk_norms(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l) {
-  RIDGE_ASSIGN_OR_RETURN(l.q_norm, b.vector(layer_tensor(il, "attn_q_norm.weight"), cfg.head_dim));
-  RIDGE_ASSIGN_OR_RETURN(l.k_norm, b.vector(layer_tensor(il, "attn_k_norm.weight"), cfg.head_dim));
+  RIDGE_ASSIGN_OR_RETURN(l.q_norm, b.vector(layer_tensor(il, "attn_q_norm.weight"), cfg.layer_head_dim(il)));
+  RIDGE_ASSIGN_OR_RETURN(l.k_norm, b.vector(layer_tensor(il, "attn_k_norm.weight"), cfg.layer_head_dim(il)));
   return ok_status();
 }
 
