@@ -67,7 +67,8 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
 
 // Mixture-of-experts keys. An MoE architecture needs them; a dense one must not carry experts.
 Status read_experts(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  const bool moe_arch = is_moe_arch(a);
+  // Gemma 4 comes dense (E2B, E4B, 31B) and as a mixture of experts (26B-A4B).
+  const bool moe_arch = is_moe_arch(a) || (a == "gemma4" && f.has(a + ".expert_count"));
   RIDGE_ASSIGN_OR_RETURN(c.n_expert, f.get_int_or(a + ".expert_count", 0));
   if (!moe_arch) {
     if (c.n_expert > 1) {

@@ -81,6 +81,12 @@ struct ModelConfig {
   // softmax over the k picked; experts with biases and the clamped SwiGLU (alpha 1.702, limit 7).
   bool moe_softmax_after_topk = false;
   bool moe_swiglu_oai = false;
+  // Gemma 4's mixture of experts (26B-A4B): beside the layer's dense FFN (ffn_norm in,
+  // post_ffw_norm_1 out), GeGLU experts fed by pre_ffw_norm_2 and routed from the RMS-normed
+  // residual times 1/sqrt(n_embd) and ffn_gate_inp.scale, each expert's output times its own
+  // scale (ffn_down_exps.scale), the sum post_ffw_norm_2-normed; both halves added, then
+  // post_ffw_norm as in every Gemma layer.
+  bool moe_gemma4 = false;
   // Sliding-window attention (gpt-oss, gemma3): layer il attends to its last n_swa positions when
   // il % swa_period < swa_period - 1 (every layer when swa_period is 0), as llama.cpp decides.
   int64_t n_swa = 0;

@@ -76,7 +76,8 @@ Status read_gemma4_layer_arrays(const gguf::File& f, ModelConfig& c) {
 
 Status read_gemma4(const gguf::File& f, ModelConfig& c) {
   const std::string a = c.arch;
-  if (c.is_moe()) return error("not supported yet: a Gemma 4 mixture of experts ('{}.expert_count')", a);
+  c.moe_gemma4 = c.is_moe();
+  c.moe_norm_topk = c.is_moe();  // the picked probabilities renormalized to sum 1
   RIDGE_ASSIGN_OR_RETURN(c.n_swa, f.get_int_or(a + ".attention.sliding_window", 0));
   if (c.n_swa < 0 || c.n_swa > (int64_t{1} << 26)) {
     return error("metadata '{}.attention.sliding_window' = {} is not a window", a, c.n_swa);

@@ -13,7 +13,7 @@
 namespace ridge::model {
 namespace {
 
-constexpr std::array<std::pair<TensorRole, std::string_view>, 34> kRoleNames = {{
+constexpr std::array<std::pair<TensorRole, std::string_view>, 39> kRoleNames = {{
     {TensorRole::kTokenEmbd, "token_embd"},   {TensorRole::kOutput, "output"},
     {TensorRole::kOutputNorm, "output_norm"}, {TensorRole::kAttnNorm, "attn_norm"},
     {TensorRole::kAttnQ, "attn_q"},           {TensorRole::kAttnK, "attn_k"},
@@ -32,6 +32,9 @@ constexpr std::array<std::pair<TensorRole, std::string_view>, 34> kRoleNames = {
     {TensorRole::kSsmConv, "ssm_conv1d"},     {TensorRole::kSsmDtBias, "ssm_dt.bias"},
     {TensorRole::kSsmA, "ssm_a"},             {TensorRole::kSsmNorm, "ssm_norm"},
     {TensorRole::kSsmOut, "ssm_out"},
+    {TensorRole::kPleTokenEmbd, "per_layer_token_embd"}, {TensorRole::kPleModelProj, "per_layer_model_proj"},
+    {TensorRole::kPleGate, "inp_gate"},       {TensorRole::kPleProj, "proj"},
+    {TensorRole::kFfnGateUpExps, "ffn_gate_up_exps"},
 }};
 
 // The GGUF name of a role's tensor after "blk.N.": "<stem>.weight", a bias as it is, ssm_a bare.
@@ -49,7 +52,9 @@ bool is_matrix(TensorRole r) {
     case TensorRole::kFfnGateExps: case TensorRole::kFfnUpExps: case TensorRole::kFfnDownExps:
     case TensorRole::kFfnGateShexp: case TensorRole::kFfnUpShexp: case TensorRole::kFfnDownShexp:
     case TensorRole::kSsmQkv: case TensorRole::kSsmGate: case TensorRole::kSsmBeta:
-    case TensorRole::kSsmAlpha: case TensorRole::kSsmOut:
+    case TensorRole::kSsmAlpha: case TensorRole::kSsmOut: case TensorRole::kPleTokenEmbd:
+    case TensorRole::kPleModelProj: case TensorRole::kPleGate: case TensorRole::kPleProj:
+    case TensorRole::kFfnGateUpExps:
       return true;
     default:
       return false;
@@ -59,7 +64,8 @@ bool is_matrix(TensorRole r) {
 // Weights multiplied with every token's activations (matrices and the f32 routers): 2 FLOPs per
 // element, f32 input and output traffic.
 bool is_applied(TensorRole r) {
-  return (is_matrix(r) && r != TensorRole::kTokenEmbd) || r == TensorRole::kFfnGateInp ||
+  return (is_matrix(r) && r != TensorRole::kTokenEmbd && r != TensorRole::kPleTokenEmbd) ||
+         r == TensorRole::kFfnGateInp ||
          r == TensorRole::kFfnGateInpShexp;
 }
 
@@ -67,11 +73,14 @@ bool is_routed_expert(TensorRole r) {
   return r == TensorRole::kFfnGateExps || r == TensorRole::kFfnUpExps || r == TensorRole::kFfnDownExps;
 }
 
-// Row length of a matrix role in the standard layout of cfg.
-int64_t cols_of(TensorRole role, const ModelConfig& cfg) {
+// Row length of a matrix role of layer `layer` (-1: outside the layers) in the layout of cfg.
+int64_t cols_of(TensorRole role, const ModelConfig& cfg, int64_t layer) {
+  const int64_t il = std::max<int64_t>(layer, 0);
   switch (role) {
-    case TensorRole::kAttnO: return cfg.q_dim();
-    case TensorRole::kFfnDown: return cfg.n_ff;
+    case TensorRole::kAttnO: return cfg.layer_q_dim(il);
+    case TensorRole::kFfnDown: return cfg.layer_n_ff(il);
+    case TensorRole::kPleTokenEmbd: return cfg.n_layer * cfg.n_embd_per_layer;
+    case TensorRole::kPleProj: return cfg.n_embd_per_layer;
     case TensorRole::kFfnDownExps: return cfg.n_ff_exp;
     case TensorRole::kFfnDownShexp: return cfg.n_ff_shexp;
     case TensorRole::kSsmOut: return cfg.ssm_value_dim();
@@ -110,14 +119,15 @@ std::vector<Shape> layer_shapes(const ModelConfig& c, int64_t il) {
                        {TensorRole::kSsmNorm, 1, c.ssm_head_dim},
                        {TensorRole::kSsmOut, c.n_embd, c.ssm_value_dim()}});
   } else {
-    const int64_t q_rows = c.attn_output_gate ? 2 * c.q_dim() : c.q_dim();
-    s.insert(s.end(), {{TensorRole::kAttnQ, q_rows, c.n_embd},
-                       {TensorRole::kAttnK, c.kv_dim(), c.n_embd},
-                       {TensorRole::kAttnV, c.kv_dim(), c.n_embd},
-                       {TensorRole::kAttnO, c.n_embd, c.q_dim()}});
+    const int64_t qd = c.layer_q_dim(il), kvd = c.layer_kv_dim(il);
+    s.insert(s.end(), {{TensorRole::kAttnQ, c.attn_output_gate ? 2 * qd : qd, c.n_embd},
+                       {TensorRole::kAttnO, c.n_embd, qd}});
+    if (c.has_own_kv(il)) {  // (gemma4 files may lack attn_v on global layers: counted anyway)
+      s.insert(s.end(), {{TensorRole::kAttnK, kvd, c.n_embd}, {TensorRole::kAttnV, kvd, c.n_embd}});
+    }
     if (c.qk_norm) {
-      s.push_back({TensorRole::kAttnQNorm, 1, c.head_dim});
-      s.push_back({TensorRole::kAttnKNorm, 1, c.head_dim});
+      s.push_back({TensorRole::kAttnQNorm, 1, c.layer_head_dim(il)});
+      if (c.has_own_kv(il)) s.push_back({TensorRole::kAttnKNorm, 1, c.layer_head_dim(il)});
     }
     if (c.qkv_bias) {
       s.push_back({TensorRole::kAttnQBias, 1, c.q_dim()});
@@ -137,10 +147,16 @@ std::vector<Shape> layer_shapes(const ModelConfig& c, int64_t il) {
       s.push_back({TensorRole::kFfnUpShexp, c.n_ff_shexp, c.n_embd});
       s.push_back({TensorRole::kFfnDownShexp, c.n_embd, c.n_ff_shexp});
     }
-  } else {
-    s.push_back({TensorRole::kFfnGate, c.n_ff, c.n_embd});
-    s.push_back({TensorRole::kFfnUp, c.n_ff, c.n_embd});
-    s.push_back({TensorRole::kFfnDown, c.n_embd, c.n_ff});
+  }
+  if (!c.is_moe() || c.moe_gemma4) {  // gemma4's MoE layers keep a dense FFN beside the experts
+    const int64_t ff = c.layer_n_ff(il);
+    s.push_back({TensorRole::kFfnGate, ff, c.n_embd});
+    s.push_back({TensorRole::kFfnUp, ff, c.n_embd});
+    s.push_back({TensorRole::kFfnDown, c.n_embd, ff});
+  }
+  if (c.n_embd_per_layer > 0) {
+    s.push_back({TensorRole::kPleGate, c.n_embd_per_layer, c.n_embd});
+    s.push_back({TensorRole::kPleProj, c.n_embd, c.n_embd_per_layer});
   }
   return s;
 }
@@ -165,7 +181,7 @@ TensorTypeFn uniform_types(GgmlType type) {
 TensorTypeFn types_by_tensor_name(TensorNameRule rule, const ModelConfig& cfg) {
   return [rule = std::move(rule), cfg](TensorRole role, int64_t layer) {
     if (!is_matrix(role)) return GgmlType::kF32;
-    const int64_t cols = cols_of(role, cfg);
+    const int64_t cols = cols_of(role, cfg, layer);
     const std::string stem(tensor_role_name(role));
     const std::string name = layer >= 0 ? fmt::format("blk.{}.{}", layer, tensor_suffix(role, stem))
                                         : tensor_suffix(role, stem);
@@ -202,6 +218,8 @@ Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file) {
     if (role == TensorRole::kFfnGate) alt = TensorRole::kFfnGateExps;
     if (role == TensorRole::kFfnUp) alt = TensorRole::kFfnUpExps;
     if (role == TensorRole::kFfnDown) alt = TensorRole::kFfnDownExps;
+    // gemma4's experts may keep gate and up in one tensor.
+    if (role == TensorRole::kFfnGateExps || role == TensorRole::kFfnUpExps) alt = TensorRole::kFfnGateUpExps;
     for (TensorRole r : {role, alt}) {
       if (auto in_layer = types.find({r, layer}); in_layer != types.end()) return in_layer->second;
       // A matrix missing from a layer is reported by the model loader; count it like layer 0.
@@ -211,9 +229,7 @@ Result<TensorTypeFn> weight_types_from_gguf(const gguf::File& file) {
   });
 }
 
-double ModelCost::attention_flops_per_position() const {
-  return 4.0 * static_cast<double>(config.n_kv_layers()) * static_cast<double>(config.q_dim());
-}
+double ModelCost::attention_flops_per_position() const { return attn_flops_full + attn_flops_window; }
 
 double ModelCost::flops_per_token(int64_t context) const {
   const double c = static_cast<double>(context);
@@ -221,28 +237,22 @@ double ModelCost::flops_per_token(int64_t context) const {
 }
 
 double ModelCost::kv_read_bytes(double past, double n_new) const {
-  const double layers = static_cast<double>(config.n_kv_layers());
-  const double per_layer = layers > 0 ? kv_bytes_per_token / layers : 0.0;
-  const double windowed = static_cast<double>(n_window_layers);
   const double all = past + n_new;
   const double in_window = window > 0 ? std::min(all, static_cast<double>(window) + n_new - 1.0) : all;
-  return per_layer * ((layers - windowed) * all + windowed * in_window);
+  return kv_read_full * all + kv_read_window * in_window;
 }
 
 double ModelCost::attention_flops(double past, double n_new) const {
-  const double layers = static_cast<double>(config.n_kv_layers());
-  const double per_layer = layers > 0 ? attention_flops_per_position() / layers : 0.0;
-  const double windowed = static_cast<double>(n_window_layers);
   // Token i (1-based) of the chunk attends past + i positions: sum = n*past + n(n+1)/2.
   const double full = n_new * past + n_new * (n_new + 1.0) / 2.0;
   double capped = full;
-  if (window > 0 && windowed > 0) {
+  if (window > 0 && attn_flops_window > 0) {
     // sum_i min(past + i, w): the tokens before the cap, then w each.
     const double w = static_cast<double>(window);
     const double below = std::clamp(w - past, 0.0, n_new);  // tokens with past + i <= w
     capped = below * past + below * (below + 1.0) / 2.0 + (n_new - below) * w;
   }
-  return per_layer * ((layers - windowed) * full + windowed * capped);
+  return attn_flops_full * full + attn_flops_window * capped;
 }
 
 double ModelCost::weight_bytes_for_experts(double experts_per_layer) const {
@@ -294,6 +304,18 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   m.n_params += embd;
   m.dense_read_bytes = head_bytes + norm_bytes;
   m.head_flops_per_row = 2.0 * vocab * embd;
+  if (cfg.n_embd_per_layer > 0) {  // gemma4: a table read one row per token, a projection
+    const int64_t width = cfg.n_layer * cfg.n_embd_per_layer;
+    const GgmlType table_t = types(TensorRole::kPleTokenEmbd, -1);
+    m.weight_file_bytes += tensor_bytes(table_t, cfg.n_vocab, width);
+    m.embd_row_bytes += tensor_bytes(table_t, 1, width);
+    m.n_params += vocab * static_cast<double>(width);
+    const double proj = tensor_bytes(types(TensorRole::kPleModelProj, -1), width, cfg.n_embd);
+    m.weight_file_bytes += proj;
+    m.dense_read_bytes += proj;
+    m.n_params += embd * static_cast<double>(width);
+    m.layer_flops_per_token += 2.0 * embd * static_cast<double>(width);
+  }
 
   const double n_used = static_cast<double>(cfg.n_expert_used);
   m.expert_bytes.assign(cfg.is_moe() ? static_cast<size_t>(cfg.n_layer) : 0, 0.0);
@@ -328,8 +350,15 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
   m.n_active_params = m.n_params - (cfg.is_moe() ? idle * m.expert_params : 0.0);
   m.active_weight_bytes = m.weight_file_bytes - (cfg.is_moe() ? idle * m.expert_bytes_all_layers : 0.0);
   m.head_activation_bytes = 4.0 * (embd + vocab);
-  m.kv_bytes_per_token = 2.0 * static_cast<double>(cfg.n_kv_layers()) *
-                         static_cast<double>(cfg.kv_dim()) * kv::kv_bytes_per_element(kv_type);
+  const double kv_elem = kv::kv_bytes_per_element(kv_type);
+  for (int64_t l = 0; l < cfg.n_layer; ++l) {
+    if (cfg.is_recurrent_layer(l)) continue;
+    const double kv_row = 2.0 * static_cast<double>(cfg.layer_kv_dim(l)) * kv_elem;
+    const double flops = 4.0 * static_cast<double>(cfg.layer_q_dim(l));
+    if (cfg.has_own_kv(l)) m.kv_bytes_per_token += kv_row;
+    (cfg.is_swa_layer(l) ? m.kv_read_window : m.kv_read_full) += kv_row;
+    (cfg.is_swa_layer(l) ? m.attn_flops_window : m.attn_flops_full) += flops;
+  }
   m.state_bytes_per_seq = 4.0 * static_cast<double>(cfg.n_recurrent_layers()) *
                           static_cast<double>(cfg.ssm_state_floats());
   m.window = cfg.n_swa;

@@ -76,6 +76,13 @@ enum class TensorRole {
   kSsmA,        // blk.N.ssm_a       [Hv] (no ".weight")
   kSsmNorm,     // blk.N.ssm_norm    [dv]
   kSsmOut,      // blk.N.ssm_out     [n_embd, Dv]
+  // Gemma 4's per-layer embeddings (p = n_embd_per_layer).
+  kPleTokenEmbd,   // per_layer_token_embd [n_vocab, n_layer * p] (one row read per token)
+  kPleModelProj,   // per_layer_model_proj [n_layer * p, n_embd]
+  kPleGate,        // blk.N.inp_gate [p, n_embd]
+  kPleProj,        // blk.N.proj     [n_embd, p]
+  kFfnGateUpExps,  // blk.N.ffn_gate_up_exps n_expert x [2 n_ff_exp, n_embd] (gemma4; stands for
+                   // gate and up where the file fuses them)
 };
 std::string_view tensor_role_name(TensorRole role);
 // The role whose type stands for the bulk of the weights (it picks the roofline's precision):
@@ -130,6 +137,10 @@ struct ModelCost {
   // Sliding-window layers (gpt-oss, gemma3) read and attend to their last `window` positions only.
   int64_t window = 0;              // cfg.n_swa (0: none)
   int64_t n_window_layers = 0;     // layers with the window
+  // K + V bytes and attention FLOPs per attended position, summed over the attention layers
+  // without / with the window (a KV-sharing layer reads another layer's rows: counted too).
+  double kv_read_full = 0, kv_read_window = 0;
+  double attn_flops_full = 0, attn_flops_window = 0;
 
   // Mixture of experts. For a dense model: active = total, dense_read_bytes = weight_read_bytes,
   // no experts.
@@ -145,7 +156,7 @@ struct ModelCost {
   bool is_moe() const { return config.n_expert > 0; }
   // FLOPs to decode one token at context c (matmuls + head + attention over c positions).
   double flops_per_token(int64_t context) const;
-  double attention_flops_per_position() const;  // 4 * attention layers * q_dim
+  double attention_flops_per_position() const;  // 4 * q_dim summed over the attention layers
   // K + V bytes a chunk of n_new tokens after `past` reads (each position once per step): every
   // position in full layers, the last window + n_new - 1 (capped) in sliding-window layers.
   double kv_read_bytes(double past, double n_new) const;

@@ -71,6 +71,7 @@ class Model {
   void attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws,
                        Backend& backend) const;
   void ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
+  void gemma4_moe_ffn(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
   // Gemma 4's per-layer embeddings: every layer's input rows of the step (once), and layer il's
   // addition to the residual stream of the first m rows.
   void per_layer_inputs(int64_t n, Workspace& ws, Backend& backend) const;

@@ -40,8 +40,20 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
              int64_t m, Workspace& ws, float* out, ThreadPool& pool) {
   const int64_t d = cfg.n_embd, n_exp = cfg.n_expert, top = cfg.n_expert_used;
   MoeWorkspace& w = ws.moe;
-  // Router: probabilities of every expert, then each token's top-k.
-  k.matmul(l.router, ws.xn.data(), d, m, w.probs.data(), n_exp, pool);  // [m, n_expert]
+  // Router: probabilities of every expert, then each token's top-k. Gemma 4 routes from the
+  // residual x: RMSNorm(x) / sqrt(n_embd) * ffn_gate_inp.scale, rounded step by step as ggml.
+  const float* router_in = ws.xn.data();
+  if (cfg.moe_gemma4) {
+    const float inv_sqrt_d = 1.0f / std::sqrt(static_cast<float>(d));
+    for_rows(pool, m, d, [&](int64_t t) {
+      float* r = w.router_in.data() + t * d;
+      rms_norm(ws.x.data() + t * d, nullptr, r, d, cfg.rms_eps);
+      for (int64_t i = 0; i < d; ++i) r[i] *= inv_sqrt_d;
+      for (int64_t i = 0; i < d; ++i) r[i] *= l.router_scale.data[i];
+    });
+    router_in = w.router_in.data();
+  }
+  k.matmul(l.router, router_in, d, m, w.probs.data(), n_exp, pool);  // [m, n_expert]
   for (int64_t t = 0; t < m; ++t) {
     float* p = w.probs.data() + t * n_exp;
     if (l.router_bias) add_inplace(p, l.router_bias.data, n_exp);
@@ -71,19 +83,37 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
     if (n_rows == 0) continue;
     ++run;
     const auto ei = static_cast<size_t>(e);
-    GatedFfn ffn{&l.exp_gate[ei], &l.exp_up[ei], &l.exp_down[ei]};
-    if (cfg.moe_swiglu_oai) {
-      ffn.gate_bias = l.exp_gate_bias.data + e * cfg.n_ff_exp;
-      ffn.up_bias = l.exp_up_bias.data + e * cfg.n_ff_exp;
-      ffn.down_bias = l.exp_down_bias.data + e * d;
-      ffn.act = FfnActivation::kSwigluOai;
+    float* y = w.y.data() + r0 * d;
+    if (!l.exp_gate_up.empty()) {  // gemma4's fused gate | up: one matmul, GeGLU of the halves
+      const int64_t ff = cfg.n_ff_exp;
+      k.matmul(l.exp_gate_up[ei], w.x.data() + r0 * d, d, n_rows, ws.gate.data(), 2 * ff, pool);
+      for_rows(pool, n_rows, ff, [&](int64_t t) {
+        const float* g = ws.gate.data() + t * 2 * ff;
+        float* u = ws.up.data() + t * ff;
+        for (int64_t i = 0; i < ff; ++i) u[i] = geglu(g[i], g[ff + i]);
+      });
+      k.matmul(l.exp_down[ei], ws.up.data(), ff, n_rows, y, d, pool);
+    } else {
+      GatedFfn ffn{&l.exp_gate[ei], &l.exp_up[ei], &l.exp_down[ei]};
+      if (cfg.moe_swiglu_oai) {
+        ffn.gate_bias = l.exp_gate_bias.data + e * cfg.n_ff_exp;
+        ffn.up_bias = l.exp_up_bias.data + e * cfg.n_ff_exp;
+        ffn.down_bias = l.exp_down_bias.data + e * d;
+        ffn.act = FfnActivation::kSwigluOai;
+      }
+      if (cfg.moe_gemma4) ffn.act = FfnActivation::kGeglu;
+      gated_ffn(k, ffn, w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(), y, d, pool);
     }
-    gated_ffn(k, ffn, w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(),
-              w.y.data() + r0 * d, d, pool);
+    if (l.exp_scale) {  // gemma4: the expert's output times its scale, before its weight
+      const float sc = l.exp_scale.data[e];
+      for_rows(pool, n_rows, d, [&](int64_t t) {
+        for (int64_t i = 0; i < d; ++i) y[t * d + i] *= sc;
+      });
+    }
   }
   w.experts_run[static_cast<size_t>(il)] = run;
   // The shared expert (qwen2moe) into x, which the routed experts no longer need.
-  const bool shared = l.w_gate.data != nullptr;
+  const bool shared = l.w_gate.data != nullptr && !cfg.moe_gemma4;  // gemma4's dense FFN is the model's
   if (shared) {
     gated_ffn(k, GatedFfn{&l.w_gate, &l.w_up, &l.w_down}, ws.xn.data(), d, m, ws.gate.data(),
               ws.up.data(), w.x.data(), d, pool);

@@ -18,7 +18,8 @@
 
 namespace ridge::model {
 
-// out[m, n_embd] = the MoE FFN (shared expert included) of xn[m, n_embd] (ws.xn), for layer l.
+// out[m, n_embd] = the MoE FFN (shared expert included) of xn[m, n_embd] (ws.xn), for layer l
+// (gemma4: routed from the residual ws.x, config.h moe_gemma4).
 // Uses ws.moe, ws.gate and ws.up; records how many experts it ran in ws.moe.experts_run[il].
 void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const kernels::Kernels& k,
              int64_t m, Workspace& ws, float* out, ThreadPool& pool);

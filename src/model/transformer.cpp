@@ -161,7 +161,9 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) co
   r.next_norm = l.ffn_norm.data;
   r.xn = ws.xn.data();
   backend.residual(r);
-  if (cfg_.is_moe()) {
+  if (cfg_.moe_gemma4) {
+    gemma4_moe_ffn(il, m, ws, backend);  // [m, n_embd] into proj
+  } else if (cfg_.is_moe()) {
     backend.moe_ffn(cfg_, l, il, m, ws, ws.proj.data());  // [m, n_embd]
   } else {
     GatedFfn ffn{&l.w_gate, &l.w_up, &l.w_down};
@@ -176,6 +178,27 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) co
   backend.residual(r);
   if (cfg_.n_embd_per_layer > 0) per_layer_block(il, m, ws, backend);
   if (l.out_scale) backend.scale(ws.x.data(), m, d, l.out_scale.data[0]);
+}
+
+// Gemma 4's MoE layer: proj = RMSNorm(dense FFN(xn)) * post_ffw_norm_1 + RMSNorm(experts(
+// RMSNorm(x) * pre_ffw_norm_2)) * post_ffw_norm_2 (xn: ffn_norm's, from the residual op).
+void Model::gemma4_moe_ffn(int64_t il, int64_t m, Workspace& ws, Backend& backend) const {
+  const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+  const int64_t d = cfg_.n_embd;
+  GatedFfn dense{&l.w_gate, &l.w_up, &l.w_down};
+  dense.act = FfnActivation::kGeglu;
+  backend.gated_ffn(dense, ws.xn.data(), d, m, ws.gate.data(), ws.up.data(), ws.proj.data(), d);
+  backend.rms_norm(ws.proj.data(), l.post_ffn_norm_1.data, ws.proj.data(), m, d, cfg_.rms_eps);
+  backend.rms_norm(ws.x.data(), l.pre_ffn_norm_2.data, ws.xn.data(), m, d, cfg_.rms_eps);
+  backend.moe_ffn(cfg_, l, il, m, ws, ws.moe.out.data());
+  ResidualOp r;  // proj += RMSNorm(experts) * post_ffw_norm_2
+  r.m = m;
+  r.d = d;
+  r.eps = cfg_.rms_eps;
+  r.proj = ws.moe.out.data();
+  r.post_norm = l.post_ffn_norm_2.data;
+  r.x = ws.proj.data();
+  backend.residual(r);
 }
 
 void Model::per_layer_inputs(int64_t n, Workspace& ws, Backend& backend) const {

@@ -191,7 +191,7 @@ Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm_tensor(cfg)), d));
     if (cfg.is_moe()) {
       RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));
-      continue;
+      if (!cfg.moe_gemma4) continue;  // gemma4 keeps a dense FFN beside its experts
     }
     const int64_t ff = cfg.layer_n_ff(il);
     RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate.weight"), ff, d));
@@ -205,8 +205,12 @@ Status bind_experts(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWe
   const int64_t d = cfg.n_embd, e = cfg.n_expert, ff = cfg.n_ff_exp;
   auto name = [il](std::string_view s) { return layer_tensor(il, s); };
   RIDGE_ASSIGN_OR_RETURN(l.router, b.matrix(name("ffn_gate_inp.weight"), e, d));
-  RIDGE_ASSIGN_OR_RETURN(l.exp_gate, b.stacked_matrices(name("ffn_gate_exps.weight"), e, ff, d));
-  RIDGE_ASSIGN_OR_RETURN(l.exp_up, b.stacked_matrices(name("ffn_up_exps.weight"), e, ff, d));
+  if (cfg.moe_gemma4 && b.has(name("ffn_gate_up_exps.weight"))) {
+    RIDGE_ASSIGN_OR_RETURN(l.exp_gate_up, b.stacked_matrices(name("ffn_gate_up_exps.weight"), e, 2 * ff, d));
+  } else {
+    RIDGE_ASSIGN_OR_RETURN(l.exp_gate, b.stacked_matrices(name("ffn_gate_exps.weight"), e, ff, d));
+    RIDGE_ASSIGN_OR_RETURN(l.exp_up, b.stacked_matrices(name("ffn_up_exps.weight"), e, ff, d));
+  }
   RIDGE_ASSIGN_OR_RETURN(l.exp_down, b.stacked_matrices(name("ffn_down_exps.weight"), e, d, ff));
   if (cfg.moe_swiglu_oai) {  // gpt-oss: biased router and experts
     RIDGE_ASSIGN_OR_RETURN(l.router_bias, b.vector(name("ffn_gate_inp.bias"), e));

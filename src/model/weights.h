@@ -55,6 +55,13 @@ struct LayerWeights {
   VectorView exp_gate_bias;  // [n_expert, n_ff_exp]
   VectorView exp_up_bias;    // [n_expert, n_ff_exp]
   VectorView exp_down_bias;  // [n_expert, n_embd]
+  // Gemma 4's experts: gate and up in one stacked tensor (ffn_gate_up_exps: each expert's gate
+  // rows, then its up rows; exp_gate/exp_up empty then), the router's input scale, each
+  // expert's output scale, and the norms around the two FFN halves.
+  std::vector<kernels::WeightView> exp_gate_up;  // n_expert x [2 n_ff_exp, n_embd]
+  VectorView router_scale;   // [n_embd] ffn_gate_inp.scale
+  VectorView exp_scale;      // [n_expert] ffn_down_exps.scale
+  VectorView pre_ffn_norm_2, post_ffn_norm_1, post_ffn_norm_2;  // [n_embd]
   // Qwen3.5's Gated DeltaNet layers (cfg.is_recurrent_layer; no wq/wk/wv there, wo is ssm_out).
   kernels::WeightView ssm_qkv;    // [conv_dim, n_embd] attn_qkv: q | k | v before the conv
   kernels::WeightView ssm_z;      // [Dv, n_embd] attn_gate: the output gate

@@ -14,7 +14,10 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   }
   // The FFN buffers hold a dense FFN's rows, or one expert's (an expert sees a token once).
   const int64_t k = cfg.is_moe() ? cfg.n_expert_used : 0;
-  const int64_t ffn_width = cfg.is_moe() ? std::max(cfg.n_ff_exp, cfg.n_ff_shexp) : cfg.max_n_ff();
+  // gemma4's MoE layers: its dense FFN, and a fused gate | up of 2 n_ff_exp per expert row.
+  const int64_t ffn_width = !cfg.is_moe()   ? cfg.max_n_ff()
+                            : cfg.moe_gemma4 ? std::max(2 * cfg.n_ff_exp, cfg.max_n_ff())
+                                             : std::max(cfg.n_ff_exp, cfg.n_ff_shexp);
   const int64_t ffn_rows = lim.max_tokens;
   const int64_t q_dim = cfg.max_q_dim(), kv_dim = cfg.max_kv_dim();
   const int64_t ple = cfg.n_embd_per_layer * (2 * cfg.n_layer + 1);
@@ -48,6 +51,10 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
     w.moe.x.resize(routed * static_cast<size_t>(cfg.n_embd));
     w.moe.y.resize(routed * static_cast<size_t>(cfg.n_embd));
     w.moe.experts_run.resize(static_cast<size_t>(cfg.n_layer));
+    if (cfg.moe_gemma4) {
+      w.moe.router_in.resize(t * static_cast<size_t>(cfg.n_embd));
+      w.moe.out.resize(t * static_cast<size_t>(cfg.n_embd));
+    }
   }
   if (cfg.n_recurrent_layers() > 0) {
     const auto key = static_cast<size_t>(cfg.ssm_key_dim()), value = static_cast<size_t>(cfg.ssm_value_dim());

@@ -29,6 +29,8 @@ struct MoeWorkspace {
   std::vector<float> x;          // [max_tokens * k, n_embd] inputs, grouped by expert
   std::vector<float> y;          // [max_tokens * k, n_embd] expert outputs, same rows
   std::vector<int64_t> experts_run;  // [n_layer] distinct experts each layer ran in the last step
+  std::vector<float> router_in;  // [max_tokens, n_embd] gemma4: the router's own input
+  std::vector<float> out;        // [max_tokens, n_embd] gemma4: the experts' half of the FFN
 };
 
 // The batch rows [begin, end) of sequence `seq` (its rows are together in a linear-attention step).

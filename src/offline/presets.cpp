@@ -201,6 +201,19 @@ std::vector<Preset> build() {
     g.n_embd_per_layer = 32;
     g.final_logit_softcap = 30.0f;
     p.push_back({"tiny-gemma4", "", g});
+    // The mixture-of-experts form (as 26B-A4B: no KV sharing, no per-layer embeddings): 5 layers,
+    // 8 experts of 32 rows (2 per token, gate and up fused) beside a dense FFN of 64.
+    ModelConfig moe = with_experts(g, 8, 2, 32);
+    moe.name = "tiny-gemma4moe";
+    moe.n_layer = 5;
+    moe.swa_layers = {1, 1, 0, 1, 0};
+    moe.n_kv_shared_layers = 0;
+    moe.n_ff = 64;
+    moe.n_ff_layers.clear();
+    moe.n_embd_per_layer = 0;
+    moe.moe_gemma4 = true;
+    moe.moe_norm_topk = true;
+    p.push_back({"tiny-gemma4moe", "", moe});
   }
   // Qwen3.5 in small: layers 0-2 and 4-6 linear (2 q/k heads, 4 v heads: v-head j reads q/k
   // head j % 2), 3 and 7 gated full attention with rope on 8 of 32 dims; the MoE form with

@@ -232,6 +232,18 @@ Status add_gemma4_layer(gguf::Writer& w, const ModelConfig& c, int64_t il, const
   RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up.weight", d, ff, linear_init(d)));
   RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down.weight", ff, d, linear_init(ff)));
   RIDGE_RETURN_IF_ERROR(add_random(w, p + "post_ffw_norm.weight", f32, d, 1, norm, opt));
+  if (c.is_moe()) {  // experts beside the dense FFN, gate and up fused as the converter writes them
+    const int64_t e = c.n_expert, fe = c.n_ff_exp;
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate_inp.weight", f32, d, e,
+                                     Init{0.0f, 2.0f / std::sqrt(static_cast<float>(d))}, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_gate_inp.scale", f32, d, 1, Init{1.0f, 0.3f}, opt));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate_up_exps.weight", d, 2 * fe, linear_init(d), e));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down_exps.weight", fe, d, linear_init(fe), e));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "ffn_down_exps.scale", f32, e, 1, Init{1.0f, 0.3f}, opt));
+    for (const char* n : {"pre_ffw_norm_2.weight", "post_ffw_norm_1.weight", "post_ffw_norm_2.weight"}) {
+      RIDGE_RETURN_IF_ERROR(add_random(w, p + n, f32, d, 1, norm, opt));
+    }
+  }
   if (pl > 0) {
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "inp_gate.weight", d, pl, linear_init(d)));
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "proj.weight", pl, d, linear_init(pl)));

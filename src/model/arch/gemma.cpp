@@ -32,6 +32,21 @@ Status bind_gemma3(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
   return ok_status();
 }
 
+// A Gemma 4 MoE layer's own tensors (the experts themselves are bind_experts'). Scales of the
+// gate/up experts (NVFP4 files) are not applied yet: refused.
+Status bind_gemma4_experts(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l) {
+  auto name = [il](std::string_view s) { return layer_tensor(il, s); };
+  for (const char* s : {"ffn_gate_exps.scale", "ffn_up_exps.scale", "ffn_gate_up_exps.scale"}) {
+    if (b.has(name(s))) return error("not supported yet: tensor '{}'", name(s));
+  }
+  RIDGE_ASSIGN_OR_RETURN(l.router_scale, b.vector(name("ffn_gate_inp.scale"), cfg.n_embd));
+  RIDGE_ASSIGN_OR_RETURN(l.exp_scale, b.optional_vector(name("ffn_down_exps.scale"), cfg.n_expert));
+  RIDGE_ASSIGN_OR_RETURN(l.pre_ffn_norm_2, b.vector(name("pre_ffw_norm_2.weight"), cfg.n_embd));
+  RIDGE_ASSIGN_OR_RETURN(l.post_ffn_norm_1, b.vector(name("post_ffw_norm_1.weight"), cfg.n_embd));
+  RIDGE_ASSIGN_OR_RETURN(l.post_ffn_norm_2, b.vector(name("post_ffw_norm_2.weight"), cfg.n_embd));
+  return ok_status();
+}
+
 Status bind_gemma4(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
   const int64_t d = cfg.n_embd, p = cfg.n_embd_per_layer;
   RIDGE_ASSIGN_OR_RETURN(w.rope_freqs, b.optional_vector("rope_freqs.weight", cfg.rope_dims / 2));
@@ -52,6 +67,7 @@ Status bind_gemma4(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     }
     RIDGE_RETURN_IF_ERROR(bind_post_norms(b, cfg, il, l));
     RIDGE_ASSIGN_OR_RETURN(l.out_scale, b.optional_vector(name("layer_output_scale.weight"), 1));
+    if (cfg.moe_gemma4) RIDGE_RETURN_IF_ERROR(bind_gemma4_experts(b, cfg, il, l));
     if (p > 0) {
       RIDGE_ASSIGN_OR_RETURN(l.ple_gate, b.matrix(name("inp_gate.weight"), p, d));
       RIDGE_ASSIGN_OR_RETURN(l.ple_proj, b.matrix(name("proj.weight"), d, p));
