@@ -111,36 +111,34 @@ std::string Value::to_display(size_t max_items) const {
   return "?";
 }
 
-Value make_string_array(const std::vector<std::string>& items) {
+namespace {
+
+// An array of one element type, each item made by `make`.
+template <typename Items, typename Make>
+Value make_array(ValueType elem_type, const Items& items, Make make) {
   ArrayValue a;
-  a.elem_type = ValueType::kString;
+  a.elem_type = elem_type;
   a.items.reserve(items.size());
-  for (const auto& s : items) a.items.push_back(make_string(s));
+  for (const auto& x : items) a.items.push_back(make(x));
   return Value{ValueStorage(std::in_place_index<9>, std::move(a))};
+}
+
+}  // namespace
+
+Value make_string_array(const std::vector<std::string>& items) {
+  return make_array(ValueType::kString, items, [](const std::string& x) { return make_string(x); });
 }
 
 Value make_f32_array(const std::vector<float>& items) {
-  ArrayValue a;
-  a.elem_type = ValueType::kFloat32;
-  a.items.reserve(items.size());
-  for (float f : items) a.items.push_back(make_f32(f));
-  return Value{ValueStorage(std::in_place_index<9>, std::move(a))};
+  return make_array(ValueType::kFloat32, items, make_f32);
 }
 
 Value make_i32_array(const std::vector<int32_t>& items) {
-  ArrayValue a;
-  a.elem_type = ValueType::kInt32;
-  a.items.reserve(items.size());
-  for (int32_t x : items) a.items.push_back(make_i32(x));
-  return Value{ValueStorage(std::in_place_index<9>, std::move(a))};
+  return make_array(ValueType::kInt32, items, make_i32);
 }
 
 Value make_bool_array(const std::vector<bool>& items) {
-  ArrayValue a;
-  a.elem_type = ValueType::kBool;
-  a.items.reserve(items.size());
-  for (bool x : items) a.items.push_back(make_bool(x));
-  return Value{ValueStorage(std::in_place_index<9>, std::move(a))};
+  return make_array(ValueType::kBool, items, [](bool x) { return make_bool(x); });
 }
 
 }  // namespace ridge::gguf
