@@ -48,7 +48,8 @@ enum class Category { kTokenEmbd, kOutput, kAttnV, kAttnK, kAttnQ, kAttnOutput, 
 
 Category category_of(std::string_view name) {
   if (name == "output.weight") return Category::kOutput;
-  if (name == "token_embd.weight") return Category::kTokenEmbd;
+  // Gemma 4's per-layer embedding table is a token embedding to llama.cpp.
+  if (name == "token_embd.weight" || name == "per_layer_token_embd.weight") return Category::kTokenEmbd;
   auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
   // attn_qkv and attn_kv_b carry the values too: llama.cpp gives them attn_v's rules.
   if (has("attn_qkv.weight") || has("attn_kv_b.weight") || has("attn_v.weight")) return Category::kAttnV;

@@ -633,5 +633,18 @@ TEST(QuantMixMoe, CostModelUsesTheRules) {
   EXPECT_EQ((*mx)(TensorRole::kAttnO, 7), T::kQ5_K);
 }
 
+// Gemma 4's per-layer embeddings as llama-quantize treats them (llama-quant.cpp: the table is in
+// the token-embedding category, so a tied model gives it the output head's q6_K; the projection
+// per_layer_model_proj is never quantized).
+TEST(QuantMix, Gemma4PerLayerEmbeddings) {
+  ModelConfig cfg = preset("tiny-gemma4");  // tied embeddings
+  const uint64_t cols = 7 * 256;
+  EXPECT_EQ(standard_tensor_type(QuantMix::kQ4_K_M, cfg, "per_layer_token_embd.weight", cols), T::kQ6_K);
+  EXPECT_EQ(standard_tensor_type(QuantMix::kQ4_K_M, cfg, "token_embd.weight", cols), T::kQ6_K);
+  EXPECT_EQ(standard_tensor_type(QuantMix::kQ4_K_M, cfg, "per_layer_model_proj.weight", 256), T::kF32);
+  cfg.tied_embeddings = false;
+  EXPECT_EQ(standard_tensor_type(QuantMix::kQ4_K_M, cfg, "per_layer_token_embd.weight", cols), T::kQ4_K);
+}
+
 }  // namespace
 }  // namespace ridge::offline
