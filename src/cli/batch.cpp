@@ -198,6 +198,9 @@ void add_flags(CLI::App& app, BatchArgs& a) {
   app.add_option("--state-cache", a.engine.state_cache,
                  "hybrid models: recurrent states kept for the prefix cache (-1: as many as --max-seqs; 0: none, prefix caching off)")
       ->check(CLI::Range(-1, 1 << 16))->capture_default_str();
+  app.add_option("--state-snapshot-interval", a.engine.state_snapshot_interval,
+                 "hybrid models: also keep the state every N prompt tokens for the prefix cache (whole blocks; 0: off)")
+      ->check(CLI::Range(0, 1 << 24))->capture_default_str();
   app.add_flag("--ignore-eos", a.ignore_eos, "generate max_tokens whatever the model says (benchmarks)");
   app.add_option("-t,--threads", a.engine.n_threads, "compute threads")->capture_default_str();
   add_engine_spec_flags(app, a.spec, a.engine);

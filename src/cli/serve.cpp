@@ -75,6 +75,9 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("--state-cache", a.engine.state_cache,
                  "hybrid models: recurrent states kept for the prefix cache (-1: as many as --max-seqs; 0: none, prefix caching off)")
       ->check(CLI::Range(-1, 1 << 16))->capture_default_str();
+  app.add_option("--state-snapshot-interval", a.engine.state_snapshot_interval,
+                 "hybrid models: also keep the state every N prompt tokens for the prefix cache (whole blocks; 0: off)")
+      ->check(CLI::Range(0, 1 << 24))->capture_default_str();
   app.add_option("-t,--threads", a.engine.n_threads, "engine compute threads")->capture_default_str();
   add_engine_spec_flags(app, a.spec, a.engine);
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");

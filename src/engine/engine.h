@@ -60,6 +60,10 @@ struct EngineOptions {
   // Hybrid models (recurrent state): states kept for the prefix cache, each as large as a
   // sequence's (engine/recurrent_slots.h); -1: as many as max_seqs; 0: prefix caching off.
   int32_t state_cache = -1;
+  // Hybrid models: also keep the state every N prompt tokens (rounded down to whole blocks; 0:
+  // only at the points docs/hybrid.md lists), so that the first prompt that shares part of an
+  // earlier one starts part way in.
+  int32_t state_snapshot_interval = 0;
   int n_threads = 1;
   // Not kNone: an embedding engine. Every request's prompt is run once and pooled into one
   // vector (RequestOutput::embedding, L2-normalised); nothing is generated. Prefix caching is

@@ -27,6 +27,13 @@ Status check_options(const EngineOptions& o) {
   if (!(o.kv_ram_fraction > 0 && o.kv_ram_fraction <= 1)) return usage_error("engine: KV memory fraction {} is outside (0, 1]", o.kv_ram_fraction);
   if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
   if (o.state_cache < -1 || o.state_cache > (1 << 16)) return usage_error("engine: state cache {} is outside -1..{}", o.state_cache, 1 << 16);
+  if (o.state_snapshot_interval < 0) {
+    return usage_error("engine: state snapshot interval {} is negative", o.state_snapshot_interval);
+  }
+  if (o.state_snapshot_interval > 0 && o.state_snapshot_interval < o.block_size) {
+    return usage_error("engine: state snapshot interval {} is below the block size {}",
+                       o.state_snapshot_interval, o.block_size);
+  }
   if (o.pooling == model::Pooling::kRank) {
     return usage_error("engine: rank pooling (rerankers) is not supported yet");
   }
@@ -120,6 +127,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
     e->budget_.n_spare_states = n_spare;
     e->budget_.n_cached_states = n_cached_states;
     e->states_ = RecurrentSlots(o.max_seqs, n_spare, n_cached_states, o.block_size);
+    e->states_.set_snapshot_interval(o.state_snapshot_interval / o.block_size * o.block_size);
     if (n_cached_states > 0) {
       e->scheduler_->set_prefix_filter([states = &e->states_](const kv::PrefixMatch& m, std::span<const int32_t> prompt) {
         return states->usable_blocks(m, prompt);

@@ -105,6 +105,11 @@ void RecurrentSlots::plan_snapshots(const ScheduledChunk& c, int32_t idx, model:
   // The prompt's last block boundary that a prompt of the same tokens can start at.
   const int32_t prompt_end = (seq.n_prompt - 1) / bs * bs;
   if (prompt_end != shared && crossed(prompt_end)) take(seq, prompt_end, idx, false, batch);
+  // Every interval_ positions of the prompt before that (the oldest are evicted first).
+  for (int32_t n = interval_ > 0 ? (begin / interval_ + 1) * interval_ : end + 1; n < prompt_end && n <= end;
+       n += interval_) {
+    if (n != shared) take(seq, n, idx, false, batch);
+  }
   // While it generates: its latest block boundary.
   const int32_t latest = end / bs * bs;
   if (begin >= seq.n_prompt && crossed(latest)) take(seq, latest, idx, true, batch);

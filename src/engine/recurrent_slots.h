@@ -34,6 +34,9 @@ class RecurrentSlots {
   RecurrentSlots() = default;  // a model without recurrent state
   // Slots [0, n_seqs + n_spare) are live or spare, the next n_cached the prefix cache's.
   RecurrentSlots(int32_t n_seqs, int32_t n_spare, int32_t n_cached, int32_t block_size);
+  // Also keep the state every `tokens` prompt positions (a multiple of the block size; 0: off),
+  // so that a prompt sharing a prefix with an earlier one starts part way in even the first time.
+  void set_snapshot_interval(int32_t tokens) { interval_ = tokens; }
 
   bool enabled() const { return !owner_.empty(); }
   int32_t n_live() const { return static_cast<int32_t>(owner_.size()); }
@@ -73,6 +76,7 @@ class RecurrentSlots {
   void set_generating(Sequence& seq, int32_t slot, kv::BlockHash hash);
 
   int32_t block_size_ = 16;
+  int32_t interval_ = 0;
   int32_t n_spare_ = 0;
   std::vector<RequestId> owner_;  // [n_live] the sequence that last took each live slot
   std::vector<uint8_t> held_;     // [n_live] held by a running sequence this step

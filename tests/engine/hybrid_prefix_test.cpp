@@ -20,7 +20,7 @@ struct Result1 {
 
 class Runs {
  public:
-  explicit Runs(int32_t state_cache) {
+  explicit Runs(int32_t state_cache, int32_t snapshot_interval = 0) {
     const testing::TinyModel& tm = testing::tiny_model("tiny-qwen35", "f32");
     EngineOptions o;
     o.max_model_len = 160;
@@ -29,6 +29,7 @@ class Runs {
     o.max_seqs = 2;
     o.n_threads = 2;
     o.state_cache = state_cache;
+    o.state_snapshot_interval = snapshot_interval;
     o.kv_bytes = 40 * kv::kv_block_bytes(tm.model->kv_config(1, kv::KvType::kF16, 16));
     auto e = Engine::create(*tm.model, tm.tokenizer.get(), o);
     EXPECT_TRUE(e.ok()) << e.status().message();
@@ -102,6 +103,33 @@ TEST(HybridPrefixCache, HitsGiveTheLogprobsOfAMiss) {
   EXPECT_EQ(s.n_state_hits, 3);
   EXPECT_GT(s.n_state_snapshots, 3);
   EXPECT_EQ(fresh.engine().stats().n_state_snapshots, 0);
+}
+
+// With a snapshot every 32 prompt tokens, the first prompt that shares 40 tokens with an earlier
+// one starts at 32 (without: at 0, HitsGiveTheLogprobsOfAMiss), with a miss's log-probabilities.
+TEST(HybridPrefixCache, IntervalSnapshotsServeTheFirstSharedPrompt) {
+  Runs cached(4, 32), fresh(0);
+  const std::vector<int32_t> p = tokens_of(70, 3);
+  const std::vector<int32_t> other = concat(std::vector<int32_t>(p.begin(), p.begin() + 40), tokens_of(30, 5));
+  for (const auto& [prompt, expect_cached] : {std::pair{p, 0}, std::pair{other, 32}}) {
+    const Result1 a = cached.run(prompt, 12), b = fresh.run(prompt, 12);
+    EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_EQ(a.logprobs, b.logprobs);
+    EXPECT_EQ(a.n_cached, expect_cached);
+  }
+  EXPECT_EQ(cached.engine().stats().n_state_hits, 1);
+}
+
+TEST(HybridPrefixCache, SnapshotIntervalBelowABlockIsRefused) {
+  const testing::TinyModel& tm = testing::tiny_model("tiny-qwen35", "f32");
+  EngineOptions o;
+  o.max_model_len = 64;
+  o.block_size = 16;
+  o.state_snapshot_interval = 8;
+  o.kv_bytes = 40 * kv::kv_block_bytes(tm.model->kv_config(1, kv::KvType::kF16, 16));
+  auto e = Engine::create(*tm.model, tm.tokenizer.get(), o);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(), "engine: state snapshot interval 8 is below the block size 16");
 }
 
 // Two sequences at once, sharing a prefix, sent three times, and one cached state: snapshots
