@@ -143,6 +143,12 @@ json build_report(const gguf::File& f, std::string* cost_error) {
     r["config"]["ssm_conv_kernel"] = c.ssm_conv_kernel;
     if (c.n_nextn_layers > 0) r["config"]["mtp_layers_skipped"] = c.n_nextn_layers;
   }
+  if (c.head_dim_swa > 0 || c.n_head_kv_swa > 0) {  // gemma4: windowed layers of their own shape
+    r["config"]["head_dim_swa"] = c.head_dim_swa > 0 ? c.head_dim_swa : c.head_dim;
+    r["config"]["n_head_kv_swa"] = c.n_head_kv_swa > 0 ? c.n_head_kv_swa : c.n_head_kv;
+  }
+  if (c.n_kv_shared_layers > 0) r["config"]["kv_shared_layers"] = c.n_kv_shared_layers;
+  if (c.n_embd_per_layer > 0) r["config"]["embd_per_layer"] = c.n_embd_per_layer;
   if (c.attn_softcap > 0.0f) r["config"]["attn_logit_softcap"] = c.attn_softcap;
   if (c.final_logit_softcap > 0.0f) r["config"]["final_logit_softcap"] = c.final_logit_softcap;
   auto types = model::weight_types_from_gguf(f);
@@ -174,9 +180,16 @@ void print_text(const json& r, const std::string& cost_error) {
                c["rms_eps"].get<double>(), c["tied_embeddings"].get<bool>(), c["qkv_bias"].get<bool>(),
                c["qk_norm"].get<bool>());
     if (c.contains("sliding_window")) {
-      fmt::print("              sliding window {} on {} of {} layers (rope base {})\n",
+      fmt::print("              sliding window {} on {} of {} layers (rope base {}{})\n",
                  c["sliding_window"].get<int64_t>(), c["sliding_window_layers"].get<int64_t>(),
-                 c["n_layer"].get<int64_t>(), c["rope_theta_swa"].get<double>());
+                 c["n_layer"].get<int64_t>(), c["rope_theta_swa"].get<double>(),
+                 c.contains("head_dim_swa") ? fmt::format(", kv {}, dim {}", c["n_head_kv_swa"].get<int64_t>(),
+                                                          c["head_dim_swa"].get<int64_t>())
+                                            : "");
+    }
+    if (c.contains("kv_shared_layers") || c.contains("embd_per_layer")) {
+      fmt::print("              the last {} layers read earlier layers' KV; per-layer embeddings of {}\n",
+                 c.value("kv_shared_layers", int64_t{0}), c.value("embd_per_layer", int64_t{0}));
     }
     if (c.contains("linear_attention_layers")) {
       fmt::print("              Gated DeltaNet on {} of {} layers (full attention every {}th): {} q/k and {} v "

@@ -187,6 +187,27 @@ TEST_F(SynthInspect, InspectAndRooflineOfAHybridModel) {
   EXPECT_NE(roof.out.find("weights + KV + state fit"), std::string::npos) << roof.out;
 }
 
+// A Gemma 4 file: the windowed layers' own KV heads and head size, the KV-sharing layers and the
+// per-layer embeddings; KV per token counts the five layers that keep KV, each in its own shape
+// (windowed 0, 1, 3: 2 heads of 32; global 2, 4: 1 head of 64; K and V, 2 bytes).
+TEST_F(SynthInspect, InspectShowsGemma4sPerLayerShapes) {
+  ASSERT_EQ(run("synth --preset tiny-gemma4 --type f16 -o " + path("g4.gguf")).code, 0);
+  CmdResult r = run("inspect --json " + path("g4.gguf") + " 2>/dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["head_dim_swa"], 32);
+  EXPECT_EQ(j["config"]["n_head_kv_swa"], 2);
+  EXPECT_EQ(j["config"]["kv_shared_layers"], 2);
+  EXPECT_EQ(j["config"]["embd_per_layer"], 32);
+  EXPECT_DOUBLE_EQ(j["cost"]["kv_bytes_per_token"]["f16"].get<double>(), (3.0 * 2 * 32 + 2.0 * 1 * 64) * 2 * 2);
+  CmdResult text = run("inspect " + path("g4.gguf"));
+  ASSERT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("sliding window 8 on 4 of 7 layers (rope base 10000, kv 2, dim 32)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("the last 2 layers read earlier layers' KV; per-layer embeddings of 32"),
+            std::string::npos) << text.out;
+}
+
 TEST_F(SynthInspect, RooflineOfAnMoePreset) {
   CmdResult r = run("roofline --preset qwen3-30b-a3b --type q4_k_m --hw h100 --batch 1,8,32");
   ASSERT_EQ(r.code, 0) << r.out;
