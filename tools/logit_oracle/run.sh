@@ -9,7 +9,8 @@
 # and of this tree (build-oracle/, Release), the oracle (oracle.cpp) against each, writes the
 # synthetic models with this tree's `ridge synth`, runs both oracles and diffs their hashes.
 # Exit 0: identical. --quick: the avx512 ISA (or the best one) and f16/q8_0 KV only.
-# BASE_REV must have this oracle's API (engine::Session, kv::KvType, Backend&): 25350d5 or later.
+# BASE_REV must have this oracle's API (engine::Session, kv::KvType, Backend&) and read Gemma 4
+# (tiny-gemma4, tiny-gemma4moe): ceaa629 or later.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 BASE_REV [--quick]" >&2; exit 2; }
 base_rev=$1
@@ -59,7 +60,7 @@ synth() {  # preset type [extra args]
   echo "$f" >> "$list"
 }
 for p in tiny-llama tiny-llama3 tiny-qwen2 tiny-qwen3 tiny-qwen3-yarn tiny-qwen2moe tiny-qwen3moe \
-         tiny-gpt-oss tiny-gemma2 tiny-gemma3 tiny-qwen35 tiny-qwen35moe; do
+         tiny-gpt-oss tiny-gemma2 tiny-gemma3 tiny-gemma4 tiny-gemma4moe tiny-qwen35 tiny-qwen35moe; do
   synth "$p" f32
   synth "$p" q8_0
 done
