@@ -76,6 +76,8 @@ class Model {
   // addition to the residual stream of the first m rows.
   void per_layer_inputs(int64_t n, Workspace& ws, Backend& backend) const;
   void per_layer_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
+  // x += RMSNorm(proj) * post_norm over m rows of n_embd (a residual op without bias or next norm).
+  ResidualOp post_normed_add(float* proj, const float* post_norm, float* x, int64_t m) const;
 
   std::shared_ptr<const gguf::File> file_;
   ModelConfig cfg_;

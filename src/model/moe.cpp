@@ -113,7 +113,7 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
   }
   w.experts_run[static_cast<size_t>(il)] = run;
   // The shared expert (qwen2moe) into x, which the routed experts no longer need.
-  const bool shared = l.w_gate.data != nullptr && !cfg.moe_gemma4;  // gemma4's dense FFN is the model's
+  const bool shared = cfg.n_ff_shexp > 0;
   if (shared) {
     gated_ffn(k, GatedFfn{&l.w_gate, &l.w_up, &l.w_down}, ws.xn.data(), d, m, ws.gate.data(),
               ws.up.data(), w.x.data(), d, pool);

@@ -150,14 +150,9 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) co
   const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
   const int64_t d = cfg_.n_embd;
   backend.matmul(l.wo, ws.attn.data(), l.wo.cols, m, ws.proj.data(), l.wo.rows);  // [m, n_embd]
-  ResidualOp r;
-  r.m = m;
-  r.d = d;
-  r.eps = cfg_.rms_eps;
-  r.proj = ws.proj.data();
+  ResidualOp r = post_normed_add(ws.proj.data(), l.attn_post_norm ? l.attn_post_norm.data : nullptr,
+                                 ws.x.data(), m);
   r.bias = l.bo ? l.bo.data : nullptr;
-  r.post_norm = l.attn_post_norm ? l.attn_post_norm.data : nullptr;
-  r.x = ws.x.data();
   r.next_norm = l.ffn_norm.data;
   r.xn = ws.xn.data();
   backend.residual(r);
@@ -171,11 +166,8 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) co
     backend.gated_ffn(ffn, ws.xn.data(), d, m, ws.gate.data(), ws.up.data(), ws.proj.data(),
                       d);  // [m, n_embd]
   }
-  r.bias = nullptr;
-  r.post_norm = l.ffn_post_norm ? l.ffn_post_norm.data : nullptr;
-  r.next_norm = nullptr;
-  r.xn = nullptr;
-  backend.residual(r);
+  backend.residual(post_normed_add(ws.proj.data(), l.ffn_post_norm ? l.ffn_post_norm.data : nullptr,
+                                   ws.x.data(), m));
   if (cfg_.n_embd_per_layer > 0) per_layer_block(il, m, ws, backend);
   if (l.out_scale) backend.scale(ws.x.data(), m, d, l.out_scale.data[0]);
 }
@@ -191,14 +183,7 @@ void Model::gemma4_moe_ffn(int64_t il, int64_t m, Workspace& ws, Backend& backen
   backend.rms_norm(ws.proj.data(), l.post_ffn_norm_1.data, ws.proj.data(), m, d, cfg_.rms_eps);
   backend.rms_norm(ws.x.data(), l.pre_ffn_norm_2.data, ws.xn.data(), m, d, cfg_.rms_eps);
   backend.moe_ffn(cfg_, l, il, m, ws, ws.moe.out.data());
-  ResidualOp r;  // proj += RMSNorm(experts) * post_ffw_norm_2
-  r.m = m;
-  r.d = d;
-  r.eps = cfg_.rms_eps;
-  r.proj = ws.moe.out.data();
-  r.post_norm = l.post_ffn_norm_2.data;
-  r.x = ws.proj.data();
-  backend.residual(r);
+  backend.residual(post_normed_add(ws.moe.out.data(), l.post_ffn_norm_2.data, ws.proj.data(), m));
 }
 
 void Model::per_layer_inputs(int64_t n, Workspace& ws, Backend& backend) const {
@@ -213,26 +198,30 @@ void Model::per_layer_inputs(int64_t n, Workspace& ws, Backend& backend) const {
   op.p = p;
   op.n_embd = cfg_.n_embd;
   op.eps = cfg_.rms_eps;
-  op.out = ws.ple.data();
-  op.ld_layer = ws.limits().max_tokens * p;
+  op.out = ws.ple_rows(0, p);
+  op.ld_layer = ws.ple_rows(1, p) - op.out;
   backend.per_layer_inputs(op);
 }
 
 void Model::per_layer_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const {
   const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
   const int64_t d = cfg_.n_embd, p = cfg_.n_embd_per_layer;
-  const float* input = ws.ple.data() + il * ws.limits().max_tokens * p;  // [m, p]
+  const float* input = ws.ple_rows(il, p);  // [m, p]
   backend.matmul(l.ple_gate, ws.x.data(), d, m, ws.ple_gate.data(), p);  // [m, p]
   backend.geglu(ws.ple_gate.data(), input, ws.ple_gate.data(), m, p);
   backend.matmul(l.ple_proj, ws.ple_gate.data(), p, m, ws.proj.data(), d);  // [m, n_embd]
+  backend.residual(post_normed_add(ws.proj.data(), l.ple_post_norm.data, ws.x.data(), m));
+}
+
+ResidualOp Model::post_normed_add(float* proj, const float* post_norm, float* x, int64_t m) const {
   ResidualOp r;
   r.m = m;
-  r.d = d;
+  r.d = cfg_.n_embd;
   r.eps = cfg_.rms_eps;
-  r.proj = ws.proj.data();
-  r.post_norm = l.ple_post_norm.data;
-  r.x = ws.x.data();
-  backend.residual(r);
+  r.proj = proj;
+  r.post_norm = post_norm;
+  r.x = x;
+  return r;
 }
 
 Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& kv, Workspace& ws,
@@ -264,7 +253,7 @@ std::span<const float> Model::run_layers(const Batch& batch, kv::KvCache& kv, Wo
       const int64_t qd = cfg_.is_recurrent_layer(il) ? cfg_.ssm_value_dim() : cfg_.layer_q_dim(il);
       const int64_t p = cfg_.n_embd_per_layer;
       const RowBuffer rows[] = {{ws.x.data(), d}, {ws.attn.data(), qd},
-                                {p > 0 ? ws.ple.data() + il * ws.limits().max_tokens * p : nullptr, p}};
+                                {p > 0 ? ws.ple_rows(il, p) : nullptr, p}};
       backend.keep_output_rows(std::span(rows, p > 0 ? 3 : 2));
       m = n_out;
     }

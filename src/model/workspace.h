@@ -83,6 +83,8 @@ class Workspace {
   std::vector<float> rope_sin_swa;
   // Gemma 4's per-layer embeddings (n_embd_per_layer = p > 0), else empty.
   std::vector<float> ple;       // [n_layer, max_tokens, p] every layer's input rows
+  // Layer il's rows of ple ([max_tokens, p]).
+  float* ple_rows(int64_t il, int64_t p) { return ple.data() + il * limits_.max_tokens * p; }
   std::vector<float> ple_proj;  // [max_tokens, n_layer * p]
   std::vector<float> ple_gate;  // [max_tokens, p]
   std::vector<float> logits;    // [max_outputs, n_vocab]

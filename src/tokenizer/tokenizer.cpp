@@ -22,6 +22,20 @@ struct Tokenizer::Impl {
 
 namespace {
 
+constexpr const char* kSpaceMark = "\xE2\x96\x81";  // "▁", SentencePiece's space
+
+// Appends `text` with every space as "▁" (SPM and Gemma 4's normalizer).
+void append_space_marked(std::string_view text, std::string* out) {
+  out->reserve(out->size() + text.size() + 8);
+  for (char c : text) {
+    if (c == ' ') {
+      *out += kSpaceMark;
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
 struct Fragment {
   size_t begin, len;
   TokenId token;  // -1: raw text [begin, begin+len)
@@ -178,14 +192,8 @@ std::vector<TokenId> Tokenizer::encode_impl(std::string_view text, bool add_spec
         continue;
       }
       buf.clear();
-      if (v.add_space_prefix && prev_special) buf = "\xE2\x96\x81";
-      for (char c : text.substr(f.begin, f.len)) {
-        if (c == ' ') {
-          buf += "\xE2\x96\x81";
-        } else {
-          buf.push_back(c);
-        }
-      }
+      if (v.add_space_prefix && prev_special) buf = kSpaceMark;
+      append_space_marked(text.substr(f.begin, f.len), &buf);
       spm_encode(v, buf, &out);
       prev_special = false;
     }
@@ -200,14 +208,7 @@ std::vector<TokenId> Tokenizer::encode_impl(std::string_view text, bool add_spec
       std::string_view piece = text.substr(f.begin, f.len);
       if (v.raw_utf8_bpe) {  // Gemma 4's normalizer: every space becomes "▁" before splitting
         std::string& escaped = keep.emplace_back();
-        escaped.reserve(piece.size() + 8);
-        for (char c : piece) {
-          if (c == ' ') {
-            escaped += "\xE2\x96\x81";
-          } else {
-            escaped.push_back(c);
-          }
-        }
+        append_space_marked(piece, &escaped);
         piece = escaped;
       }
       encode_bpe_text(*impl_->pre, piece, &session, &keep, &out);
