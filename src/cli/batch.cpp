@@ -195,6 +195,8 @@ void add_flags(CLI::App& app, BatchArgs& a) {
   app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_option("--block-size", a.engine.block_size, "KV block size in tokens")->capture_default_str();
   app.add_flag("--no-prefix-caching", [&a](int64_t) { a.engine.prefix_caching = false; }, "disable prefix caching");
+  app.add_flag("--swa-full", a.engine.swa_full,
+               "keep every position's K/V in the sliding-window layers too (default: only their window)");
   app.add_option("--state-cache", a.engine.state_cache,
                  "hybrid models: recurrent states kept for the prefix cache (-1: as many as --max-seqs; 0: none, prefix caching off)")
       ->check(CLI::Range(-1, 1 << 16))->capture_default_str();

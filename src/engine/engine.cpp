@@ -28,7 +28,8 @@ Engine::Engine(std::unique_ptr<Runner> runner, const tokenizer::Tokenizer* token
     : opts_(opts), runner_(std::move(runner)), tokenizer_(tokenizer), inbox_(std::make_unique<Inbox>()) {
   scheduler_ = std::make_unique<Scheduler>(
       SchedulerOptions{opts_.max_batched_tokens, opts_.max_seqs, opts_.max_prefill_with_decodes},
-      kv::BlockManager(runner_->n_blocks(), runner_->block_size(), opts_.prefix_caching));
+      kv::BlockManager(runner_->n_blocks(), runner_->block_size(), opts_.prefix_caching,
+                       {runner_->n_window_blocks(), runner_->kv_window()}));
 }
 
 Engine::~Engine() = default;
@@ -204,6 +205,10 @@ void Engine::publish_stats() {
     stats_.n_draft_steps = drafter_->n_steps();
   }
   stats_.kv_blocks_free = pool.n_free();
+  if (const kv::BlockPool* w = scheduler_->blocks().window_pool()) {
+    stats_.kv_window_blocks_total = w->n_blocks();
+    stats_.kv_window_blocks_used = w->n_used();
+  }
   stats_.prefix_cache_hit_rate = pool.stats().hit_rate();
   stats_.n_cached_tokens = pool.stats().n_hit_tokens;
   stats_.n_preemptions = scheduler_->n_preemptions();

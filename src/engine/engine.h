@@ -60,6 +60,11 @@ struct EngineOptions {
   // Hybrid models (recurrent state): states kept for the prefix cache, each as large as a
   // sequence's (engine/recurrent_slots.h); -1: as many as max_seqs; 0: prefix caching off.
   int32_t state_cache = -1;
+  // Models with sliding-window and global layers: false keeps the windowed layers' K/V in a pool
+  // of their own, sized for max_seqs windows and one step, whose blocks go back once out of
+  // every window (a cached prefix is then usable up to where its window's blocks are still
+  // cached); true keeps every position's K/V in every layer, as for a dense model (--swa-full).
+  bool swa_full = false;
   // Hybrid models: also keep the state every N prompt tokens (rounded down to whole blocks; 0:
   // only at the points docs/hybrid.md lists), so that the first prompt that shares part of an
   // earlier one starts part way in.
@@ -101,8 +106,13 @@ inline constexpr int32_t kMaxDraftRowsPerStep = 64;
 struct MemoryBudget {
   uint64_t weight_bytes = 0;
   uint64_t kv_bytes = 0;          // whole pool
-  uint64_t kv_block_bytes = 0;    // one block, all layers, K and V
+  uint64_t kv_block_bytes = 0;    // one block, all layers (with a window space: the global ones), K and V
   int32_t n_blocks = 0;
+  // A window space (the sliding-window layers' K/V apart, kept only for their window): its
+  // blocks, one block's bytes, and the window in positions; 0 without one.
+  int32_t n_window_blocks = 0;
+  uint64_t kv_window_block_bytes = 0;
+  int32_t kv_window = 0;
   int32_t block_size = 0;
   int32_t max_model_len = 0;
   int32_t n_full_seqs = 0;        // sequences of max_model_len that fit at once
@@ -127,6 +137,8 @@ struct EngineStats {
   int32_t kv_blocks_total = 0;
   int32_t kv_blocks_used = 0;
   int32_t kv_blocks_free = 0;    // includes cached blocks that may be evicted
+  int32_t kv_window_blocks_total = 0;  // the window space's (0: none)
+  int32_t kv_window_blocks_used = 0;
   double prefix_cache_hit_rate = 0;  // hit tokens / looked-up prompt tokens
   int64_t n_steps = 0;
   int64_t n_preemptions = 0;

@@ -46,15 +46,40 @@ Status check_options(const EngineOptions& o) {
   return ok_status();
 }
 
+// The KV pools for a budget: main blocks (every layer, or with a window space the global
+// layers) and window blocks (the sliding-window layers'). The window pool gets what max_seqs
+// windows and one step's tokens hold at once, no more than it pairs with main blocks.
+struct KvPools {
+  int64_t n_main = 0;
+  int64_t n_window = 0;
+};
+
+KvPools split_kv_budget(uint64_t budget, uint64_t main_bytes, uint64_t window_bytes,
+                        int64_t window_cap, int64_t main_cap) {
+  KvPools p;
+  if (window_bytes == 0) {
+    p.n_main = std::min<int64_t>(static_cast<int64_t>(budget / main_bytes), main_cap);
+    return p;
+  }
+  p.n_window = std::min<int64_t>(window_cap, static_cast<int64_t>(budget / (main_bytes + window_bytes)));
+  p.n_main = std::min<int64_t>(main_cap, static_cast<int64_t>((budget - p.n_window * window_bytes) / main_bytes));
+  p.n_window = std::min(p.n_window, p.n_main);
+  return p;
+}
+
 }  // namespace
 
 std::string format_budget(const MemoryBudget& b) {
   constexpr double kMiB = 1024.0 * 1024.0;
   std::string s = fmt::format("memory: weights {:.1f} MiB · KV pool {:.1f} MiB ({}, {:.1f} KiB per block): {} blocks "
-                     "of {} tokens = {} tokens · {} sequences of max-model-len {} fit at once",
-                     b.weight_bytes / kMiB, b.kv_bytes / kMiB, b.kv_type, b.kv_block_bytes / 1024.0,
-                     b.n_blocks, b.block_size, int64_t{b.n_blocks} * b.block_size, b.n_full_seqs,
-                     b.max_model_len);
+                     "of {} tokens = {} tokens", b.weight_bytes / kMiB, b.kv_bytes / kMiB, b.kv_type,
+                     b.kv_block_bytes / 1024.0, b.n_blocks, b.block_size, int64_t{b.n_blocks} * b.block_size);
+  if (b.n_window_blocks > 0) {
+    s += fmt::format(" in the global layers + {} blocks ({:.1f} KiB each) = {} tokens in the sliding-window "
+                     "layers, which keep their last {} positions", b.n_window_blocks, b.kv_window_block_bytes / 1024.0,
+                     int64_t{b.n_window_blocks} * b.block_size, b.kv_window);
+  }
+  s += fmt::format(" · {} sequences of max-model-len {} fit at once", b.n_full_seqs, b.max_model_len);
   if (b.n_state_slots > 0) {
     const double each = static_cast<double>(b.state_bytes) / (b.n_state_slots + b.n_spare_states + b.n_cached_states) / kMiB;
     std::string spare = b.n_spare_states > 0 ? fmt::format(" + {} for draft tokens", b.n_spare_states) : "";
@@ -148,26 +173,39 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   EngineOptions o = opts;
   const model::ModelConfig& cfg = model.config();
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(cfg.n_ctx_train > 0 ? cfg.n_ctx_train : 4096, 4096));
-  RIDGE_RETURN_IF_ERROR(kv::kv_check_config(model.kv_config(1, o.kv_type, o.block_size)).with_prefix("engine"));
-  const uint64_t block_bytes = kv::kv_block_bytes(model.kv_config(1, o.kv_type, o.block_size));
+  const bool window_space = !o.swa_full && model.has_window_space();
+  const kv::KvCacheConfig one = model.kv_config(1, o.kv_type, o.block_size, 1, window_space ? 1 : 0);
+  RIDGE_RETURN_IF_ERROR(kv::kv_check_config(one).with_prefix("engine"));
+  const uint64_t block_bytes = kv::kv_block_bytes(one, kv::KvSpace::kMain);
+  const uint64_t window_block_bytes = kv::kv_block_bytes(one, kv::KvSpace::kWindow);
   if (block_bytes == 0) return usage_error("engine: KV type {} is not supported", kv::kv_type_name(o.kv_type));
   const int64_t per_seq = (int64_t{o.max_model_len} + o.block_size - 1) / o.block_size;
-  int64_t n_blocks = 0;
+  // A window space: each sequence holds the blocks of its window and the one being written, a
+  // step's tokens one more block each; one sequence alone at most its window and a whole step.
+  const int64_t step_blocks = (int64_t{o.max_batched_tokens} + o.block_size - 1) / o.block_size;
+  const int64_t window_per_seq = (cfg.n_swa - 1 + o.block_size - 1) / o.block_size + 2;
+  const int64_t window_cap = int64_t{o.max_seqs} * window_per_seq + step_blocks;
+  const int64_t window_alone = std::min(per_seq, (cfg.n_swa - 1 + o.max_batched_tokens + o.block_size - 1) / o.block_size + 1);
+  KvPools pools;
   if (o.kv_bytes > 0) {
-    n_blocks = static_cast<int64_t>(o.kv_bytes / block_bytes);
+    pools = split_kv_budget(o.kv_bytes, block_bytes, window_block_bytes, window_cap, int64_t{1} << 40);
   } else {
     const uint64_t avail = meminfo_bytes("MemAvailable");
-    n_blocks = std::min<int64_t>(static_cast<int64_t>(o.kv_ram_fraction * static_cast<double>(avail) / static_cast<double>(block_bytes)),
-                                 per_seq * o.max_seqs);
+    pools = split_kv_budget(static_cast<uint64_t>(o.kv_ram_fraction * static_cast<double>(avail)), block_bytes,
+                            window_block_bytes, window_cap, per_seq * o.max_seqs);
   }
-  if (n_blocks < per_seq) {
-    return usage_error("engine: a KV pool of {:.1f} MiB holds {} tokens, less than max-model-len {}; "
-                       "raise --kv-size or lower --max-model-len", static_cast<double>(n_blocks * block_bytes) / (1 << 20),
-                       n_blocks * o.block_size, o.max_model_len);
+  const int64_t n_blocks = pools.n_main;
+  if (n_blocks < per_seq || (window_space && pools.n_window < window_alone)) {
+    const uint64_t bytes = n_blocks * block_bytes + pools.n_window * window_block_bytes;
+    return usage_error("engine: a KV pool of {:.1f} MiB holds {} tokens, less than max-model-len {}{}; "
+                       "raise --kv-size or lower --max-model-len", static_cast<double>(bytes) / (1 << 20),
+                       n_blocks * o.block_size, o.max_model_len,
+                       window_space ? fmt::format(" with its sliding windows of {} positions", cfg.n_swa) : "");
   }
   if (n_blocks > (int64_t{1} << 30)) return usage_error("engine: {} KV blocks is too many", n_blocks);
   ModelRunnerOptions ro;
   ro.n_blocks = n_blocks;
+  ro.n_window_blocks = pools.n_window;
   ro.block_size = o.block_size;
   ro.kv_type = o.kv_type;
   ro.max_tokens = o.max_batched_tokens;
@@ -190,6 +228,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
     // As many tokens as the target's pool, one row per sequence and step.
     ModelRunnerOptions dro = ro;
     dro.max_outputs = o.max_seqs;
+    dro.n_window_blocks = 0;
     RIDGE_RETURN_IF_ERROR(kv::kv_check_config(o.draft_model->kv_config(1, o.kv_type, o.block_size)).with_prefix("engine: draft model"));
     RIDGE_ASSIGN_OR_RETURN(draft_runner, ModelRunner::create(*o.draft_model, dro, runner->pool()));
   }
@@ -202,6 +241,11 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   e->budget_.weight_bytes = model.file().file_size();
   e->budget_.kv_bytes = kv_total;
   e->budget_.kv_block_bytes = block_bytes;
+  if (window_space) {
+    e->budget_.n_window_blocks = static_cast<int32_t>(pools.n_window);
+    e->budget_.kv_window_block_bytes = window_block_bytes;
+    e->budget_.kv_window = static_cast<int32_t>(cfg.n_swa);
+  }
   e->budget_.state_bytes = state_total;
   if (o.draft_model) {
     e->budget_.draft_weight_bytes = o.draft_model->file().file_size();

@@ -194,7 +194,8 @@ bool Engine::step() {
   }
   for (const ScheduledChunk& c : out.chunks) {
     const Sequence& s = *c.seq;
-    const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new, states_.enabled() ? s.state_slot : -1);
+    const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new, states_.enabled() ? s.state_slot : -1,
+                                       s.table.window_blocks);
     if (states_.enabled()) states_.plan_snapshots(c, idx, batch_);
     for (int32_t j = 0; j < c.n_new; ++j) {
       const int32_t pos = c.start + j;

@@ -18,7 +18,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
   if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
                          kv::KvCache::create(model.kv_config(o.n_blocks, o.kv_type, o.block_size,
-                                                             o.n_state_slots)));
+                                                             o.n_state_slots, o.n_window_blocks)));
   model::WorkspaceLimits lim;
   lim.max_tokens = o.max_tokens;
   lim.max_outputs = std::min(o.max_outputs, o.max_tokens);

@@ -27,6 +27,9 @@ class Runner {
   virtual int32_t n_vocab() const = 0;
   virtual int32_t n_blocks() const = 0;     // KV blocks of the cache
   virtual int32_t block_size() const = 0;
+  // A window space (kv/kv_cache.h): its KV blocks and the sliding window in positions; 0 if none.
+  virtual int32_t n_window_blocks() const { return 0; }
+  virtual int32_t kv_window() const { return 0; }
   // Width of a hidden-state row (Batch::output_hidden); 0 when the runner cannot return them.
   virtual int32_t n_embd() const { return 0; }
   // Models with linear-attention layers: how many sequences can hold a recurrent state at once
@@ -40,6 +43,7 @@ class Runner {
 
 struct ModelRunnerOptions {
   int64_t n_blocks = 0;
+  int64_t n_window_blocks = 0;  // > 0: the sliding-window layers' K/V in a window space of these
   int64_t block_size = 16;
   kv::KvType kv_type = kv::KvType::kF16;
   int64_t max_tokens = 512;   // tokens per step
@@ -64,6 +68,10 @@ class ModelRunner final : public Runner {
   int32_t n_vocab() const override { return static_cast<int32_t>(model_->config().n_vocab); }
   int32_t n_blocks() const override { return static_cast<int32_t>(kv_.n_blocks()); }
   int32_t block_size() const override { return static_cast<int32_t>(kv_.block_size()); }
+  int32_t n_window_blocks() const override { return static_cast<int32_t>(kv_.n_blocks_window()); }
+  int32_t kv_window() const override {
+    return kv_.n_blocks_window() > 0 ? static_cast<int32_t>(model_->config().n_swa) : 0;
+  }
   int32_t n_embd() const override { return static_cast<int32_t>(model_->config().n_embd); }
   std::span<const int64_t> experts_run() const override { return ws_.moe.experts_run; }
   int32_t n_state_slots() const override { return static_cast<int32_t>(kv_.states().n_slots()); }

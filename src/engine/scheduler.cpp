@@ -48,7 +48,13 @@ std::vector<RequestId> Scheduler::ids() const {
 
 bool Scheduler::fits_alone(int32_t n_tokens) const {
   const int32_t bs = blocks_.block_size();
-  return (int64_t{n_tokens} + bs - 1) / bs <= blocks_.pool().n_blocks();
+  const int64_t n_blocks = (int64_t{n_tokens} + bs - 1) / bs;
+  if (const kv::BlockPool* w = blocks_.window_pool()) {
+    // At most its window and one step's tokens at once.
+    const int64_t n_window = (int64_t{blocks_.window()} - 1 + opts_.max_batched_tokens + bs - 1) / bs + 1;
+    if (std::min(n_blocks, n_window) > w->n_blocks()) return false;
+  }
+  return n_blocks <= blocks_.pool().n_blocks();
 }
 
 std::unique_ptr<Sequence> Scheduler::remove(RequestId id) {
@@ -109,6 +115,7 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
     if (seq->state != SeqState::kRunning) continue;  // preempted by an earlier one
     const int32_t n_new = std::min(seq->n_uncomputed(), budget);
     RIDGE_CHECK(n_new > 0);
+    blocks_.release_out_of_window(seq->table, seq->n_computed);
     const int32_t n_more = std::max(0, seq->n_computed + n_new - seq->table.n_tokens);
     bool preempted_self = false;
     while (!blocks_.can_allocate(seq->table, n_more)) {
@@ -133,12 +140,7 @@ void Scheduler::schedule_waiting(SchedulerOutput& out, int32_t& budget) {
     Sequence* seq = waiting_.front();
     kv::PrefixMatch match = blocks_.find_cached_prefix(seq->tokens);
     seq->kv_prefix_tokens = match.n_tokens;
-    if (prefix_filter_) {
-      const size_t n = std::min(match.blocks.size(), prefix_filter_(match, seq->tokens));
-      match.blocks.resize(n);
-      match.hashes.resize(n);
-      match.n_tokens = static_cast<int32_t>(n) * blocks_.block_size();
-    }
+    if (prefix_filter_) blocks_.shorten(match, prefix_filter_(match, seq->tokens));
     const int32_t n_new = std::min(seq->n_tokens() - match.n_tokens, budget);
     if (!blocks_.can_allocate(seq->table, n_new, match)) break;
     RIDGE_CHECK(blocks_.allocate(seq->table, n_new, match).ok());
@@ -185,6 +187,7 @@ void Scheduler::on_verified(const ScheduledChunk& chunk, int32_t n_kept) {
   s.n_computed += n_kept;
   blocks_.truncate(s.table, s.n_computed);
   blocks_.cache_computed(s.table, s.tokens, s.n_computed);
+  blocks_.release_out_of_window(s.table, s.n_computed);
 }
 
 void Scheduler::on_computed(const SchedulerOutput& out) {
@@ -194,6 +197,7 @@ void Scheduler::on_computed(const SchedulerOutput& out) {
     RIDGE_CHECK(s.n_computed == c.start);
     s.n_computed += c.n_new;
     blocks_.cache_computed(s.table, s.tokens, s.n_computed);
+    blocks_.release_out_of_window(s.table, s.n_computed);
   }
 }
 

@@ -18,11 +18,10 @@
 
 #include "base/status.h"
 #include "kv/block_hash.h"
+#include "kv/kv_space.h"
 
 namespace ridge::kv {
 
-using BlockId = int32_t;
-inline constexpr BlockId kNoBlock = -1;
 
 struct PrefixCacheStats {
   int64_t n_query_tokens = 0;  // prompt tokens looked up in the cache

@@ -16,7 +16,7 @@ constexpr uint64_t kAlignment = 64;
 // Rows (token x head) of layer l's K (or V); 0 on overflow or a non-positive factor.
 uint64_t layer_rows(const KvCacheConfig& cfg, int64_t l) {
   uint64_t n = 1;
-  for (int64_t f : {cfg.n_blocks, cfg.layer(l).n_head_kv, cfg.block_size}) {
+  for (int64_t f : {cfg.n_blocks_of(cfg.space_of(l)), cfg.layer(l).n_head_kv, cfg.block_size}) {
     if (f <= 0) return 0;
     if (n > UINT64_MAX / static_cast<uint64_t>(f)) return 0;
     n *= static_cast<uint64_t>(f);
@@ -66,6 +66,11 @@ Status kv_check_config(const KvCacheConfig& cfg) {
   if (!cfg.layer_shapes.empty() && static_cast<int64_t>(cfg.layer_shapes.size()) != cfg.n_layer) {
     return error("kv cache: {} layer shapes for {} layers", cfg.layer_shapes.size(), cfg.n_layer);
   }
+  if (cfg.n_blocks_window < 0 ||
+      (cfg.n_blocks_window > 0 && static_cast<int64_t>(cfg.window_layers.size()) != cfg.n_layer)) {
+    return error("kv cache: a window space of {} blocks with {} layer marks for {} layers",
+                 cfg.n_blocks_window, cfg.window_layers.size(), cfg.n_layer);
+  }
   for (const KvLayerShape& l : cfg.layer_shapes) {
     if (l.n_head_kv <= 0 || l.head_dim <= 0) {
       return error("kv cache: invalid layer shape (kv heads {}, head dim {})", l.n_head_kv, l.head_dim);
@@ -84,12 +89,18 @@ Status kv_check_config(const KvCacheConfig& cfg) {
   return ok_status();
 }
 
-uint64_t kv_block_bytes(const KvCacheConfig& cfg) {
+namespace {
+
+// One block's bytes over the layers for which `in` holds (K and V); 0 if the config is invalid.
+template <typename Pred>
+uint64_t block_bytes_where(const KvCacheConfig& cfg, Pred in) {
   KvCacheConfig one = cfg;
   one.n_blocks = 1;
+  if (one.n_blocks_window > 0) one.n_blocks_window = 1;
   if (!kv_check_config(one).ok()) return 0;
   uint64_t total = 0;
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
+    if (!in(l)) continue;
     const uint64_t rows = layer_rows(one, l);
     const uint64_t rb = kv_row_bytes(cfg.type, cfg.layer(l).head_dim);
     if (rows == 0 || rows > UINT64_MAX / rb / 2) return 0;
@@ -98,6 +109,16 @@ uint64_t kv_block_bytes(const KvCacheConfig& cfg) {
     total += layer_bytes;
   }
   return total;
+}
+
+}  // namespace
+
+uint64_t kv_block_bytes(const KvCacheConfig& cfg) {
+  return block_bytes_where(cfg, [](int64_t) { return true; });
+}
+
+uint64_t kv_block_bytes(const KvCacheConfig& cfg, KvSpace space) {
+  return block_bytes_where(cfg, [&](int64_t l) { return cfg.space_of(l) == space; });
 }
 
 int64_t kv_blocks_for_budget(const KvCacheConfig& cfg, uint64_t budget_bytes) {
@@ -165,7 +186,8 @@ Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
     }
     total += 2 * bytes;
     array_bytes.push_back(bytes);
-    cache.layers_.push_back(Layer{nullptr, nullptr, shape.n_head_kv, shape.head_dim, rb});
+    cache.layers_.push_back(Layer{nullptr, nullptr, shape.n_head_kv, shape.head_dim,
+                                  cfg.n_blocks_of(cfg.space_of(l)), rb});
   }
   cache.storage_ = alloc_huge(total);
   if (!cache.storage_) {
@@ -185,11 +207,12 @@ Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
 }
 
 uint64_t KvCache::total_bytes() const {
-  return kv_block_bytes(cfg_) * static_cast<uint64_t>(cfg_.n_blocks);
+  return kv_block_bytes(cfg_, KvSpace::kMain) * static_cast<uint64_t>(cfg_.n_blocks) +
+         kv_block_bytes(cfg_, KvSpace::kWindow) * static_cast<uint64_t>(cfg_.n_blocks_window);
 }
 
 uint64_t KvCache::block_offset_bytes(const Layer& l, int64_t block, int64_t head) const {
-  RIDGE_CHECK(block >= 0 && block < cfg_.n_blocks && head >= 0 && head < l.n_head_kv);
+  RIDGE_CHECK(block >= 0 && block < l.n_blocks && head >= 0 && head < l.n_head_kv);
   const uint64_t row = static_cast<uint64_t>(block * l.n_head_kv + head);
   return row * static_cast<uint64_t>(cfg_.block_size) * l.row_bytes;
 }
@@ -211,8 +234,9 @@ const void* KvCache::v_block(int64_t layer, int64_t block, int64_t head) const {
 }
 
 void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
-  RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
+  RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0);
   const Layer& l = layers_[static_cast<size_t>(layer)];
+  RIDGE_CHECK(slot < l.n_blocks * cfg_.block_size);
   const int64_t hd = l.head_dim;
   for (int64_t h = 0; h < l.n_head_kv; ++h) {
     const uint64_t off = slot_offset_bytes(l, slot, h);
@@ -222,8 +246,9 @@ void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v)
 }
 
 void KvCache::read(int64_t layer, int64_t slot, float* k, float* v) const {
-  RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0 && slot < n_slots());
+  RIDGE_CHECK(layer >= 0 && layer < cfg_.n_layer && slot >= 0);
   const Layer& l = layers_[static_cast<size_t>(layer)];
+  RIDGE_CHECK(slot < l.n_blocks * cfg_.block_size);
   const int64_t hd = l.head_dim;
   for (int64_t h = 0; h < l.n_head_kv; ++h) {
     const uint64_t off = slot_offset_bytes(l, slot, h);

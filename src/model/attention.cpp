@@ -75,7 +75,7 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   const auto t0 = static_cast<size_t>(tile.t0);
   const int64_t p0 = b.positions[t0];
   const int64_t n_ctx = p0 + tile.n_tok;  // of the tile's last token: causal by position
-  const std::span<const int32_t> table = b.block_table(b.seq_index[t0]);
+  const std::span<const int32_t> table = b.block_table(b.seq_index[t0], cache.space_of(a.layer));
   const int64_t n_blocks = (n_ctx + bs - 1) / bs;
   const int64_t ld = n_blocks * bs;  // scores of head h: [n_q, ld] at scratch + h * n_q * ld
   const uint64_t block_bytes = static_cast<uint64_t>(bs) * cache.row_bytes(a.layer);

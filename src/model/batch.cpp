@@ -1,5 +1,7 @@
 #include "model/batch.h"
 
+#include <algorithm>
+
 namespace ridge::model {
 
 int64_t Batch::n_outputs() const {
@@ -17,14 +19,23 @@ void Batch::clear() {
   block_ids.clear();
   block_offsets.assign(1, 0);
   context_lens.clear();
+  window_block_ids.clear();
+  window_slots.clear();
   state_slots.clear();
   state_snapshots.clear();
   output_hidden = false;
 }
 
 int32_t Batch::add_seq(const std::vector<int32_t>& table, int32_t context_len,
-                       int32_t state_slot) {
+                       int32_t state_slot, const std::vector<int32_t>& window_table) {
   const auto idx = static_cast<size_t>(context_lens.size());
+  RIDGE_CHECK(window_table.empty() || window_table.size() == table.size());
+  if (!window_table.empty()) {
+    window_block_ids.resize(block_ids.size(), kv::kNoBlock);  // earlier sequences had none
+    window_block_ids.insert(window_block_ids.end(), window_table.begin(), window_table.end());
+  } else if (!window_block_ids.empty()) {
+    window_block_ids.resize(block_ids.size() + table.size(), kv::kNoBlock);
+  }
   block_ids.insert(block_ids.end(), table.begin(), table.end());
   block_offsets.push_back(static_cast<int32_t>(block_ids.size()));
   context_lens.push_back(context_len);
@@ -32,22 +43,39 @@ int32_t Batch::add_seq(const std::vector<int32_t>& table, int32_t context_len,
   return static_cast<int32_t>(idx);
 }
 
-void Batch::add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int64_t block_size) {
-  const std::span<const int32_t> table = block_table(seq);
+namespace {
+
+// The slot of position pos through `table`; -1 where the table has no block there.
+int64_t slot_in(std::span<const int32_t> table, int32_t pos, int64_t block_size) {
   const auto blk = static_cast<size_t>(pos / block_size);
-  const int64_t slot = blk < table.size() ? table[blk] * block_size + pos % block_size : -1;
+  return blk < table.size() && table[blk] >= 0 ? table[blk] * block_size + pos % block_size : -1;
+}
+
+}  // namespace
+
+void Batch::add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int64_t block_size) {
   tokens.push_back(token);
   positions.push_back(pos);
   seq_index.push_back(seq);
-  slots.push_back(slot);
+  slots.push_back(slot_in(block_table(seq), pos, block_size));
+  if (!window_block_ids.empty()) {
+    window_slots.resize(slots.size() - 1, -1);
+    window_slots.push_back(slot_in(block_table(seq, kv::KvSpace::kWindow), pos, block_size));
+  }
   need_logits.push_back(logits ? 1 : 0);
 }
 
-Status Batch::validate(int64_t n_vocab, int64_t n_blocks, int64_t block_size) const {
+Status Batch::validate(const Limits& lim) const {
+  const int64_t n_vocab = lim.n_vocab, n_blocks = lim.n_blocks, block_size = lim.block_size;
   const size_t n = tokens.size();
   if (positions.size() != n || seq_index.size() != n || slots.size() != n ||
       need_logits.size() != n) {
     return error("batch: arrays of different lengths ({} tokens)", n);
+  }
+  if (lim.n_blocks_window > 0) {
+    RIDGE_RETURN_IF_ERROR(validate_window(lim));
+  } else if (!window_block_ids.empty() || !window_slots.empty()) {
+    return error("batch: window-block tables for a cache without a window space");
   }
   if (block_offsets.size() != context_lens.size() + 1 || block_offsets.front() != 0 ||
       block_offsets.back() != static_cast<int64_t>(block_ids.size())) {
@@ -87,6 +115,39 @@ Status Batch::validate(int64_t n_vocab, int64_t n_blocks, int64_t block_size) co
     if (slots[i] != expect) {
       return error("batch: row {} slot {} does not match its block table (expected {})", i,
                    slots[i], expect);
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace ridge::model
+
+namespace ridge::model {
+
+Status Batch::validate_window(const Limits& lim) const {
+  const int64_t bs = lim.block_size;
+  if (window_block_ids.size() != block_ids.size() || window_slots.size() != tokens.size()) {
+    return error("batch: {} window block ids for {} block ids, {} window slots for {} tokens",
+                 window_block_ids.size(), block_ids.size(), window_slots.size(), tokens.size());
+  }
+  for (int32_t b : window_block_ids) {
+    if (b < kv::kNoBlock || b >= lim.n_blocks_window) return error("batch: window block id {} out of range", b);
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const int32_t s = seq_index[i], pos = positions[i];
+    if (s < 0 || static_cast<size_t>(s) >= context_lens.size() || pos < 0 ||
+        pos >= context_lens[static_cast<size_t>(s)]) {
+      continue;  // validate()'s own checks report it
+    }
+    const std::span<const int32_t> table = block_table(s, kv::KvSpace::kWindow);
+    const int64_t first = std::max<int64_t>(0, pos - lim.window + 1) / bs;
+    for (int64_t b = first; b <= pos / bs; ++b) {
+      if (static_cast<size_t>(b) >= table.size() || table[static_cast<size_t>(b)] < 0) {
+        return error("batch: row {} (position {}) has no window block {} of its window", i, pos, b);
+      }
+    }
+    if (window_slots[i] != slot_in(table, pos, bs)) {
+      return error("batch: row {} window slot {} does not match its window-block table", i, window_slots[i]);
     }
   }
   return ok_status();

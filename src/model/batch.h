@@ -7,6 +7,11 @@
 // position p attends to positions 0..p of its sequence (causal by position), which must all be
 // in the cache once this batch's own K/V are written. context_lens[s] is the number of positions
 // of sequence s in the cache after this step (max position + 1).
+//
+// A cache with a window space (kv_cache.h) keeps its sliding-window layers' K/V in blocks of
+// their own: every sequence then also has a window-block table (the same length as its main
+// one, kv::kNoBlock where a block is out of every window of this step's tokens) and every token a
+// window slot; a layer reads and writes through the table and slots of its space.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kv/kv_space.h"
 
 namespace ridge::model {
 
@@ -28,6 +34,9 @@ struct Batch {
   std::vector<int32_t> block_ids;
   std::vector<int32_t> block_offsets = {0};
   std::vector<int32_t> context_lens;  // [n_seqs] positions in the cache after this step
+  // The window space's tables (same offsets as block_ids) and slots; empty without one.
+  std::vector<int32_t> window_block_ids;
+  std::vector<int64_t> window_slots;  // [n_tokens]
   // [n_seqs] the recurrent-state slot of each sequence (models with linear-attention layers,
   // kv::RecurrentState; -1 otherwise). Such a model also needs each sequence's rows together, in
   // position order, continuing where its state stopped (or at position 0, which resets it).
@@ -50,25 +59,44 @@ struct Batch {
   int64_t n_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t n_seqs() const { return static_cast<int64_t>(context_lens.size()); }
   int64_t n_outputs() const;
-  std::span<const int32_t> block_table(int32_t seq) const {
+  std::span<const int32_t> block_table(int32_t seq, kv::KvSpace space = kv::KvSpace::kMain) const {
     const auto s = static_cast<size_t>(seq);
-    return std::span<const int32_t>(block_ids).subspan(
-        static_cast<size_t>(block_offsets[s]),
-        static_cast<size_t>(block_offsets[s + 1] - block_offsets[s]));
+    return std::span<const int32_t>(space == kv::KvSpace::kWindow ? window_block_ids : block_ids)
+        .subspan(static_cast<size_t>(block_offsets[s]),
+                 static_cast<size_t>(block_offsets[s + 1] - block_offsets[s]));
+  }
+  const std::vector<int64_t>& slots_of(kv::KvSpace space) const {
+    return space == kv::KvSpace::kWindow ? window_slots : slots;
   }
 
   // Empties the batch, keeping capacity.
   void clear();
-  // Adds a sequence with its block table (and recurrent-state slot); returns its index.
+  // Adds a sequence with its block table (and recurrent-state slot, and window-block table with
+  // a window space); returns its index.
   int32_t add_seq(const std::vector<int32_t>& table, int32_t context_len,
-                  int32_t state_slot = -1);
-  // Adds one token of sequence `seq`; its slot is derived from the sequence's block table.
+                  int32_t state_slot = -1, const std::vector<int32_t>& window_table = {});
+  // Adds one token of sequence `seq`; its slots are derived from the sequence's block tables.
   void add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int64_t block_size);
 
+  // The cache sizes a batch is checked against.
+  struct Limits {
+    int64_t n_vocab = 0;
+    int64_t n_blocks = 0;
+    int64_t block_size = 0;
+    int64_t n_blocks_window = 0;  // > 0: the cache has a window space
+    int64_t window = 0;           // positions a windowed layer attends to (its n_swa)
+  };
   // Checks every index against the model and cache sizes (the batch may come from a request):
   // token ids, positions, sequence indices, slots, block ids, and that each token's position is
-  // inside its sequence's context and its slot matches its block table.
-  Status validate(int64_t n_vocab, int64_t n_blocks, int64_t block_size) const;
+  // inside its sequence's context and its slots match its block tables (with a window space,
+  // that every block of a token's window is there).
+  Status validate(const Limits& lim) const;
+  Status validate(int64_t n_vocab, int64_t n_blocks, int64_t block_size) const {
+    return validate(Limits{n_vocab, n_blocks, block_size, 0, 0});
+  }
+
+ private:
+  Status validate_window(const Limits& lim) const;
 };
 
 }  // namespace ridge::model

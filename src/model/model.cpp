@@ -45,8 +45,17 @@ Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels:
   return m;
 }
 
+bool Model::has_window_space() const {
+  bool window = false, global = false;
+  for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+    if (!cfg_.has_own_kv(il)) continue;
+    (cfg_.is_swa_layer(il) ? window : global) = true;
+  }
+  return window && global;
+}
+
 kv::KvCacheConfig Model::kv_config(int64_t n_blocks, kv::KvType type, int64_t block_size,
-                                   int64_t n_seqs) const {
+                                   int64_t n_seqs, int64_t n_blocks_window) const {
   kv::KvCacheConfig c;
   c.n_layer = cfg_.n_kv_layers();
   c.n_head_kv = cfg_.n_head_kv;
@@ -62,6 +71,12 @@ kv::KvCacheConfig Model::kv_config(int64_t n_blocks, kv::KvType type, int64_t bl
   c.block_size = block_size;
   c.n_blocks = n_blocks;
   c.type = type;
+  if (n_blocks_window > 0 && has_window_space()) {
+    c.n_blocks_window = n_blocks_window;
+    for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+      if (cfg_.has_own_kv(il)) c.window_layers.push_back(cfg_.is_swa_layer(il) ? 1 : 0);
+    }
+  }
   if (cfg_.n_recurrent_layers() > 0) {
     c.state.n_layer = cfg_.n_recurrent_layers();
     c.state.floats_per_layer = cfg_.ssm_state_floats();

@@ -45,9 +45,14 @@ class Model {
   const Architecture& architecture() const { return *arch_; }
 
   // A KV cache config matching this model: K/V for its attention layers, and for models with
-  // linear-attention layers recurrent state for n_seqs sequences at once.
+  // linear-attention layers recurrent state for n_seqs sequences at once. n_blocks_window > 0
+  // puts the sliding-window layers' K/V in a space of that many blocks of their own
+  // (kv_cache.h), where the model has both windowed and global KV layers (has_window_space).
   kv::KvCacheConfig kv_config(int64_t n_blocks, kv::KvType type = kv::KvType::kF16,
-                              int64_t block_size = 16, int64_t n_seqs = 1) const;
+                              int64_t block_size = 16, int64_t n_seqs = 1,
+                              int64_t n_blocks_window = 0) const;
+  // Whether the sliding-window layers' K/V can live apart: some KV layers are windowed, some not.
+  bool has_window_space() const;
 
   // Runs one step: writes the K/V of every batch token into `kv` and returns the logits of the
   // rows with need_logits, in row order: [n_outputs, n_vocab] (with batch.output_hidden their

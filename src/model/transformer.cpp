@@ -55,7 +55,7 @@ Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Worksp
       return error("forward: context {} exceeds the workspace's {}", ctx, lim.max_context);
     }
   }
-  return batch.validate(cfg_.n_vocab, kv.n_blocks(), kv.block_size());
+  return batch.validate({cfg_.n_vocab, kv.n_blocks(), kv.block_size(), kv.n_blocks_window(), cfg_.n_swa});
 }
 
 void Model::embed(Workspace& ws, Backend& backend) const {

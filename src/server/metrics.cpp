@@ -114,6 +114,12 @@ std::string Metrics::render(const EngineSnapshot& e, bool ready) const {
   scalar(out, "ridge_kv_blocks_used", "gauge", "KV blocks referenced by live sequences",
          e.kv_blocks_used);
   scalar(out, "ridge_kv_blocks_free", "gauge", "KV blocks free or evictable", e.kv_blocks_free);
+  if (e.kv_window_blocks_total > 0) {
+    scalar(out, "ridge_kv_window_blocks_total", "gauge",
+           "KV blocks of the sliding-window layers (kept only for their window)", e.kv_window_blocks_total);
+    scalar(out, "ridge_kv_window_blocks_used", "gauge",
+           "window KV blocks referenced by live sequences", e.kv_window_blocks_used);
+  }
   scalar(out, "ridge_prefix_cache_hit_rate", "gauge",
          "prompt tokens served from the prefix cache / prompt tokens looked up",
          e.prefix_cache_hit_rate);

@@ -41,6 +41,8 @@ struct EngineSnapshot {
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_free = 0;   // free or evictable (cached, refcount 0)
   int64_t kv_blocks_used = 0;   // referenced by a live sequence
+  int64_t kv_window_blocks_total = 0;  // the sliding-window layers' own pool (0: none)
+  int64_t kv_window_blocks_used = 0;
   double prefix_cache_hit_rate = 0;  // prompt tokens served from cache / prompt tokens looked up
   int64_t preemptions = 0;
   int64_t draft_tokens = 0;     // speculative decoding: draft tokens verified

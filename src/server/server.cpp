@@ -130,6 +130,8 @@ EngineSnapshot Server::snapshot() const {
   s.kv_blocks_total = e.kv_blocks_total;
   s.kv_blocks_free = e.kv_blocks_free;
   s.kv_blocks_used = e.kv_blocks_used;
+  s.kv_window_blocks_total = e.kv_window_blocks_total;
+  s.kv_window_blocks_used = e.kv_window_blocks_used;
   s.prefix_cache_hit_rate = e.prefix_cache_hit_rate;
   s.preemptions = e.n_preemptions;
   s.draft_tokens = e.n_draft_tokens;

@@ -121,7 +121,7 @@ void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
     }
     model::rope(k, op.n_head_kv, hd, op.rope_dims, op.cos + t * half, op.sin + t * half,
                 op.rope_layout);
-    op.cache->write(op.kv_layer, b.slots[static_cast<size_t>(t)], k, v);
+    op.cache->write(op.kv_layer, b.slots_of(op.cache->space_of(op.kv_layer))[static_cast<size_t>(t)], k, v);
   }
 }
 
@@ -138,7 +138,7 @@ void ScalarBackend::attention(const model::AttentionArgs& a, const float* q_gate
     return static_cast<const uint8_t*>(block) + off * row_bytes;
   };
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
-    const auto table = b.block_table(b.seq_index[static_cast<size_t>(t)]);
+    const auto table = b.block_table(b.seq_index[static_cast<size_t>(t)], cache.space_of(a.layer));
     const int64_t pos = b.positions[static_cast<size_t>(t)];
     const int64_t first = a.window > 0 ? std::max<int64_t>(0, pos - a.window + 1) : 0;
     std::vector<float> p(static_cast<size_t>(pos + 1 - first));

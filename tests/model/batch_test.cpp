@@ -146,5 +146,28 @@ TEST(BatchValidation, FlatBlockTables) {
   EXPECT_EQ(b.block_offsets, std::vector<int32_t>{0});
 }
 
+// With a window space every sequence has a window-block table; a token needs every block of its
+// window there, and only those (the ones before may be kv::kNoBlock: given back).
+TEST(BatchValidation, WindowTablesCoverEachTokensWindow) {
+  Batch b;
+  b.add_seq({0, 1, 2}, 40, -1, {kv::kNoBlock, 5, 6});  // window 8: position 39 reads 32..39
+  b.add_token(7, 39, 0, true, 16);
+  const Batch::Limits lim{512, 4, 16, 8, 8};
+  EXPECT_TRUE(b.validate(lim).ok());
+  EXPECT_EQ(b.window_slots[0], 6 * 16 + 7);
+  Batch wide = b;
+  wide.add_token(7, 20, 0, false, 16);                 // reads 13..20: block 0 is gone
+  const Status s = wide.validate(lim);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "batch: row 1 (position 20) has no window block 0 of its window");
+  Batch slot = b;
+  slot.window_slots[0] = 5 * 16 + 7;
+  EXPECT_FALSE(slot.validate(lim).ok());
+  Batch range = b;
+  range.window_block_ids[2] = 8;                       // outside an 8-block window space
+  EXPECT_FALSE(range.validate(lim).ok());
+  EXPECT_FALSE(b.validate(512, 4, 16).ok());           // window tables for a cache without a window space
+}
+
 }  // namespace
 }  // namespace ridge::model

@@ -87,7 +87,7 @@ void CpuBackend::attention_input(const model::AttentionInputOp& op) {
       for (int64_t h = 0; h < op.n_head_kv; ++h) model::rms_norm(v + h * hd, nullptr, v + h * hd, hd, op.eps);
     }
     model::rope(k, op.n_head_kv, hd, op.rope_dims, cs, sn, op.rope_layout);
-    op.cache->write(op.kv_layer, b.slots[static_cast<size_t>(t)], k, v);
+    op.cache->write(op.kv_layer, b.slots_of(op.cache->space_of(op.kv_layer))[static_cast<size_t>(t)], k, v);
   });
 }
 
