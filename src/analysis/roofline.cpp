@@ -117,7 +117,11 @@ Result<RooflineResult> analyze(const RooflineQuery& q) {
   r.weight_file_bytes = m.weight_file_bytes;
   r.weight_read_bytes = m.weight_read_bytes;
   r.kv_bytes_per_token = m.kv_bytes_per_token;
-  r.kv_bytes_at_context = m.kv_bytes_per_token * static_cast<double>(q.context);
+  r.kv_bytes_at_context = m.kv_bytes_kept(q.context);
+  r.kv_bytes_full_at_context = m.kv_bytes_per_token * static_cast<double>(q.context);
+  r.kv_window_bytes_per_token = m.kv_store_window;
+  r.window = m.window;
+  r.n_window_layers = m.n_window_layers;
   r.state_bytes_per_seq = m.state_bytes_per_seq;
   r.flops_per_token = m.flops_per_token(q.context);
   r.attention_flops_per_token = m.attention_flops(static_cast<double>(std::max<int64_t>(q.context - 1, 0)), 1.0);

@@ -79,7 +79,11 @@ struct RooflineResult {
   double weight_file_bytes = 0;
   double weight_read_bytes = 0;     // per decode step
   double kv_bytes_per_token = 0;
-  double kv_bytes_at_context = 0;   // one sequence
+  double kv_bytes_at_context = 0;   // one sequence (sliding-window layers: their window only)
+  double kv_bytes_full_at_context = 0;  // the same with every position in every layer (--swa-full)
+  double kv_window_bytes_per_token = 0;  // of kv_bytes_per_token, the sliding-window layers'
+  int64_t window = 0;
+  int64_t n_window_layers = 0;
   double state_bytes_per_seq = 0;   // recurrent state of one sequence (hybrid models), any context
   double flops_per_token = 0;       // at `context`, attention included
   double attention_flops_per_token = 0;

@@ -83,8 +83,15 @@ std::string format_roofline(const RooflineResult& r) {
                      bytes_str(m.active_weight_bytes), bytes_str(r.weight_file_bytes),
                      bytes_str(m.expert_bytes_all_layers));
   }
-  s += fmt::format("  KV {} per token · {} per sequence at ctx {}\n", bytes_str(r.kv_bytes_per_token),
-                   bytes_str(r.kv_bytes_at_context), r.context);
+  if (r.kv_window_bytes_per_token > 0 && r.kv_window_bytes_per_token < r.kv_bytes_per_token) {
+    s += fmt::format("  KV {} per token ({} in the {} sliding-window layers, which keep their last {}) · {} per "
+                     "sequence at ctx {} ({} keeping every position: --swa-full)\n",
+                     bytes_str(r.kv_bytes_per_token), bytes_str(r.kv_window_bytes_per_token), r.n_window_layers,
+                     r.window, bytes_str(r.kv_bytes_at_context), r.context, bytes_str(r.kv_bytes_full_at_context));
+  } else {
+    s += fmt::format("  KV {} per token · {} per sequence at ctx {}\n", bytes_str(r.kv_bytes_per_token),
+                     bytes_str(r.kv_bytes_at_context), r.context);
+  }
   if (r.state_bytes_per_seq > 0) {
     s += fmt::format("  recurrent state {} per sequence (linear-attention layers, any context; read and "
                      "written every step)\n", bytes_str(r.state_bytes_per_seq));
@@ -171,6 +178,7 @@ nlohmann::json roofline_to_json(const std::vector<RooflineResult>& results) {
         {"kv_bytes_per_token", r.kv_bytes_per_token},
         {"state_bytes_per_sequence", r.state_bytes_per_seq},
         {"kv_bytes_at_context", r.kv_bytes_at_context},
+        {"kv_bytes_full_at_context", r.kv_bytes_full_at_context},
         {"flops_per_token", r.flops_per_token},
         {"attention_flops_per_token", r.attention_flops_per_token},
         {"peak_flops_per_s", r.peak_flops},

@@ -355,7 +355,10 @@ Result<ModelCost> model_cost(const ModelConfig& cfg, const TensorTypeFn& types, 
     if (cfg.is_recurrent_layer(l)) continue;
     const double kv_row = 2.0 * static_cast<double>(cfg.layer_kv_dim(l)) * kv_elem;
     const double flops = 4.0 * static_cast<double>(cfg.layer_q_dim(l));
-    if (cfg.has_own_kv(l)) m.kv_bytes_per_token += kv_row;
+    if (cfg.has_own_kv(l)) {
+      m.kv_bytes_per_token += kv_row;
+      (cfg.is_swa_layer(l) ? m.kv_store_window : m.kv_store_full) += kv_row;
+    }
     (cfg.is_swa_layer(l) ? m.kv_read_window : m.kv_read_full) += kv_row;
     (cfg.is_swa_layer(l) ? m.attn_flops_window : m.attn_flops_full) += flops;
   }

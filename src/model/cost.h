@@ -19,6 +19,7 @@
 //   the rank-1 update, S q) and the conv's taps. Attention FLOPs and KV count the other layers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -141,6 +142,16 @@ struct ModelCost {
   // without / with the window (a KV-sharing layer reads another layer's rows: counted too).
   double kv_read_full = 0, kv_read_window = 0;
   double attn_flops_full = 0, attn_flops_window = 0;
+  // K + V bytes per token stored by the layers that keep their own, global / sliding-window.
+  double kv_store_full = 0, kv_store_window = 0;
+  // What one sequence of `context` positions keeps when the windowed layers keep only their
+  // window (the engine's window space, unless --swa-full; only beside global layers):
+  // min(context, window) positions there.
+  double kv_bytes_kept(int64_t context) const {
+    const double c = static_cast<double>(context);
+    const bool apart = window > 0 && kv_store_full > 0 && kv_store_window > 0;
+    return kv_store_full * c + kv_store_window * (apart ? std::min(c, static_cast<double>(window)) : c);
+  }
 
   // Mixture of experts. For a dense model: active = total, dense_read_bytes = weight_read_bytes,
   // no experts.

@@ -58,6 +58,26 @@ TEST(RooflineTest, MemoryFit) {
   EXPECT_EQ(big.max_sequences, 0);
 }
 
+// Gemma 3 27B keeps a window of 1024 in 52 of its 62 layers (the engine's window space): at 32k a
+// sequence keeps 10 layers x 32768 + 52 x 1024 positions of 2 x 16 KV heads x 128 x 2 bytes.
+TEST(RooflineTest, SlidingWindowLayersKeepOnlyTheirWindow) {
+  RooflineQuery q{cost_of("gemma-3-27b", "bf16"), "bf16", GgmlType::kBF16, hw("h100"), std::nullopt, 32768,
+                  {1}, 0};
+  RooflineResult r = *analyze(q);
+  const double row = 2.0 * 16 * 128 * 2;
+  EXPECT_DOUBLE_EQ(r.kv_bytes_per_token, 62 * row);
+  EXPECT_DOUBLE_EQ(r.kv_window_bytes_per_token, 52 * row);
+  EXPECT_DOUBLE_EQ(r.kv_bytes_full_at_context, 62 * row * 32768);
+  EXPECT_DOUBLE_EQ(r.kv_bytes_at_context, 10 * row * 32768 + 52 * row * 1024);
+  // 80 GB - 54 GB of weights: 8 sequences of 3.1 GB (1 of 16.6 GB keeping every position).
+  EXPECT_EQ(r.max_sequences, 8);
+  // A model whose every layer is windowed keeps every position (no global layers to pair with).
+  model::ModelCost all = cost_of("gemma-3-27b", "bf16");
+  all.kv_store_window += all.kv_store_full;
+  all.kv_store_full = 0;
+  EXPECT_DOUBLE_EQ(all.kv_bytes_kept(32768), 62 * row * 32768);
+}
+
 TEST(RooflineTest, PrecisionChoice) {
   Hardware cpu;
   cpu.name = "local";
