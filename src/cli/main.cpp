@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"bench", ridge::cli::cmd_bench, "prompt/decode speed, TTFT, latency over batch and context, judged against the roof"},
     {"perplexity", ridge::cli::cmd_perplexity, "a model's perplexity over a text file (llama.cpp's method), KL divergence"},
     {"quality", ridge::cli::cmd_quality, "quality per byte: each quantization's KL divergence, bytes and speed"},
+    {"imatrix", ridge::cli::cmd_imatrix, "an importance matrix over a text (llama-imatrix's GGUF file) for quantizing"},
 };
 
 void print_usage(std::FILE* out) {

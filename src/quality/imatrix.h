@@ -1,0 +1,59 @@
+// Importance matrices (llama.cpp's tools/imatrix, its GGUF file): for every matrix multiplication
+// of a `blk.*` weight (and `output.weight` when asked) whose input has at least 16 rows, the sum
+// over input rows x of x_j^2 per input column j, and the number of rows. The text is run in
+// chunks of n_ctx as for perplexity (quality/perplexity.h: BOS at each chunk's start). The
+// quantizer weighs each column's rounding error by these sums (K and IQ formats).
+//
+// File (GGUF): general.type "imatrix", imatrix.datasets (the text files), imatrix.chunk_count and
+// imatrix.chunk_size (u32); per weight, sorted by name, "<weight>.in_sum2" (f32, [cols, n_mat]:
+// n_mat the experts of a 3-D weight, else 1) and "<weight>.counts" (f32, [1, n_mat]).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "kv/kv_type.h"
+#include "model/model.h"
+
+namespace ridge::quality {
+
+struct ImatrixEntry {
+  int64_t n_cols = 0;
+  std::vector<float> in_sum2;   // [n_mat][n_cols]
+  std::vector<int64_t> counts;  // [n_mat] input rows summed
+};
+
+struct Imatrix {
+  std::map<std::string, ImatrixEntry> entries;  // by weight name
+  std::vector<std::string> datasets;
+  int64_t chunk_count = 0;
+  int64_t chunk_size = 0;
+};
+
+Status write_imatrix(const Imatrix& im, const std::string& path);
+// A GGUF imatrix file (ridge's or llama-imatrix's); one-line errors for anything else.
+Result<Imatrix> read_imatrix(const std::string& path);
+
+struct ImatrixOptions {
+  int64_t n_ctx = 512;     // tokens per chunk
+  int64_t n_batch = 512;   // tokens per forward step (<= n_ctx)
+  int64_t n_chunks = -1;   // -1: every whole chunk of the text
+  bool process_output = false;  // also output.weight (llama-imatrix --process-output)
+  int32_t bos = -1;        // the first token of every chunk becomes this (-1: left as it is)
+  kv::KvType kv_type = kv::KvType::kF16;
+};
+
+// Runs the chunks of `tokens` through the model and collects the sums. Models whose layers run
+// as whole ops (mixture of experts, Gated DeltaNet) are refused in one line. on_chunk(i) after
+// each chunk.
+Result<Imatrix> collect_imatrix(const model::Model& m, std::span<const int32_t> tokens,
+                                const ImatrixOptions& o, ThreadPool& pool,
+                                const std::function<void(int64_t)>& on_chunk = {});
+
+}  // namespace ridge::quality

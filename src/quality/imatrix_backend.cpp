@@ -1,0 +1,82 @@
+#include "quality/imatrix_backend.h"
+
+#include <cmath>
+
+#include "gguf/reader.h"
+
+namespace ridge::quality {
+
+WeightNames::WeightNames(const model::Model& m, bool process_output) {
+  for (const gguf::TensorInfo& t : m.file().tensors()) {
+    if (t.name.rfind("blk.", 0) == 0 || (process_output && t.name == "output.weight")) {
+      names_.emplace(t.data, t.name);
+    }
+  }
+}
+
+const std::string* WeightNames::find(const void* data) const {
+  const auto it = names_.find(data);
+  return it == names_.end() ? nullptr : &it->second;
+}
+
+void RecordingBackend::record(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m) {
+  if (m < kMinRows) return;
+  const std::string* name = names_->find(w.data);
+  if (name == nullptr) return;
+  ImatrixEntry& e = out_->entries[*name];
+  if (e.in_sum2.empty()) {
+    e.n_cols = w.cols;
+    e.in_sum2.assign(static_cast<size_t>(w.cols), 0.0f);
+    e.counts.assign(1, 0);
+  }
+  RIDGE_CHECK(e.n_cols == w.cols);
+  float* acc = e.in_sum2.data();
+  for (int64_t r = 0; r < m; ++r) {
+    const float* row = x + r * ldx;
+    for (int64_t j = 0; j < w.cols; ++j) acc[j] += row[j] * row[j];
+  }
+  e.counts[0] += m;
+}
+
+void RecordingBackend::matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m,
+                              float* y, int64_t ldy) {
+  record(w, x, ldx, m);
+  inner_->matmul(w, x, ldx, m, y, ldy);
+}
+
+void RecordingBackend::matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x,
+                                    int64_t ldx, int64_t m) {
+  for (const kernels::MatmulTarget& t : targets) record(*t.w, x, ldx, m);
+  inner_->matmul_group(targets, x, ldx, m);
+}
+
+void RecordingBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m,
+                                 float* gate_buf, float* up_buf, float* out, int64_t ldo) {
+  record(*w.gate, x, ldx, m);
+  record(*w.up, x, ldx, m);
+  if (m >= kMinRows && names_->find(w.down->data) != nullptr) {
+    // The down projection's input: act(gate · x + bias, up · x + bias), recomputed here.
+    const int64_t ff = w.gate->rows;
+    gate_.resize(static_cast<size_t>(m * ff));
+    up_.resize(static_cast<size_t>(m * ff));
+    const kernels::MatmulTarget gate_up[] = {{w.gate, gate_.data(), ff}, {w.up, up_.data(), ff}};
+    inner_->matmul_group(std::span(gate_up), x, ldx, m);
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < ff; ++j) {
+        float& g = gate_[static_cast<size_t>(r * ff + j)];
+        float u = up_[static_cast<size_t>(r * ff + j)];
+        if (w.gate_bias != nullptr) g += w.gate_bias[j];
+        if (w.up_bias != nullptr) u += w.up_bias[j];
+        switch (w.act) {
+          case model::FfnActivation::kSwiglu: g = g / (1.0f + std::exp(-g)) * u; break;
+          case model::FfnActivation::kGeglu: g = model::geglu(g, u); break;
+          case model::FfnActivation::kSwigluOai: g = model::swiglu_oai(g, u); break;
+        }
+      }
+    }
+    record(*w.down, gate_.data(), ff, m);
+  }
+  inner_->gated_ffn(w, x, ldx, m, gate_buf, up_buf, out, ldo);
+}
+
+}  // namespace ridge::quality
