@@ -1,6 +1,7 @@
 // ridge quantize: F32/F16/BF16 GGUF -> any writable type or llama.cpp mixture (q4_k_m, ...).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -13,6 +14,7 @@
 #include "cli/common.h"
 #include "gguf/reader.h"
 #include "offline/quantize.h"
+#include "quality/imatrix.h"
 
 namespace ridge::cli {
 namespace {
@@ -93,6 +95,39 @@ Status write_output(const gguf::File& in, const offline::QuantizePlan& plan, int
   return ok_status();
 }
 
+// An importance matrix as the quantizers' weights: per matrix in_sum2 / count, normalised to mean
+// 1, floored at 1e-3 so that a column the text never excited still counts a little.
+offline::ImportanceMap importance_of(const quality::Imatrix& im) {
+  offline::ImportanceMap out;
+  for (const auto& [name, e] : im.entries) {
+    offline::ColumnImportance& c = out[name];
+    c.n_cols = e.n_cols;
+    for (size_t m = 0; m < e.counts.size(); ++m) {
+      std::vector<float>& w = c.matrices.emplace_back();
+      if (e.counts[m] == 0) continue;
+      const float* sum = e.in_sum2.data() + m * static_cast<size_t>(e.n_cols);
+      double mean = 0;
+      for (int64_t j = 0; j < e.n_cols; ++j) mean += sum[j];
+      mean /= static_cast<double>(e.n_cols);
+      if (!(mean > 0)) continue;
+      w.resize(static_cast<size_t>(e.n_cols));
+      for (int64_t j = 0; j < e.n_cols; ++j) w[static_cast<size_t>(j)] = std::max(static_cast<float>(sum[j] / mean), 1e-3f);
+    }
+  }
+  return out;
+}
+
+void print_importance(const offline::QuantizePlan& plan, const std::string& path) {
+  fmt::print("imatrix {}: {} tensors quantized with its weights", path, plan.n_weighted);
+  if (plan.unweighted.empty()) {
+    fmt::print("\n");
+    return;
+  }
+  fmt::print(", {} without an entry (plain squared error): {}{}\n", plan.unweighted.size(),
+             fmt::join(plan.unweighted.begin(), plan.unweighted.begin() + std::min<size_t>(plan.unweighted.size(), 6), ", "),
+             plan.unweighted.size() > 6 ? ", ..." : "");
+}
+
 }  // namespace
 
 int cmd_quantize(int argc, char** argv) {
@@ -102,6 +137,7 @@ int cmd_quantize(int argc, char** argv) {
   std::vector<std::string> positional;
   std::vector<std::string> overrides;
   bool dry_run = false, pure = false;
+  std::string imatrix_path;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("args", positional, "IN.gguf OUT.gguf TYPE")->required();
   app.add_option("--tensor-type", overrides,
@@ -111,6 +147,9 @@ int cmd_quantize(int argc, char** argv) {
   app.add_flag("--dry-run", dry_run, "print every tensor's type and the sizes; write nothing");
   app.add_flag("--pure", pure, "no per-tensor rules: every quantizable weight in the base type");
   app.add_option("-t,--threads", threads, "threads")->capture_default_str();
+  app.add_option("--imatrix", imatrix_path,
+                 "importance matrix (ridge imatrix or llama-imatrix, GGUF): the scale searches minimise each "
+                 "column's error weighted by its mean squared activation");
   if (auto rc = parse(app, argc, argv)) return *rc;
 
   if (positional.size() != 3 && !(dry_run && positional.size() == 2)) {
@@ -136,6 +175,13 @@ int cmd_quantize(int argc, char** argv) {
     return report(usage_error("quantize: the output {} is the input file", out_path));
   }
 
+  offline::ImportanceMap importance;
+  if (!imatrix_path.empty()) {
+    auto im = quality::read_imatrix(imatrix_path);
+    if (!im.ok()) return report(im.status().with_prefix("quantize"));
+    importance = importance_of(*im);
+    opt.importance = &importance;
+  }
   auto in = gguf::File::open(in_path);
   if (!in.ok()) return report(in.status());
   auto plan = offline::plan_quantization(*in, opt);
@@ -143,12 +189,14 @@ int cmd_quantize(int argc, char** argv) {
   if (dry_run) {
     print_plan(*plan);
     print_summary(*plan);
+    if (opt.importance != nullptr) print_importance(*plan, imatrix_path);
     return 0;
   }
   Stopwatch sw;
   Status s = write_output(*in, *plan, threads, out_path);
   if (!s.ok()) return report(s);
   print_summary(*plan);
+  if (opt.importance != nullptr) print_importance(*plan, imatrix_path);
   fmt::print("wrote {} in {:.2f} s ({} threads)\n", out_path, sw.seconds(), threads);
   return 0;
 }

@@ -46,9 +46,17 @@ Result<MixModel> mix_model_from_gguf(const gguf::File& in) {
 
 // Converts the rows of one tensor in parallel: rows are handed out in chunks from a shared
 // counter, and each row's bytes depend only on that row, so the output ignores the thread count.
-Status convert_tensor(const gguf::TensorInfo& src, GgmlType to, std::span<uint8_t> dst, ThreadPool& pool) {
+Status convert_tensor(const gguf::TensorInfo& src, GgmlType to, std::span<uint8_t> dst, ThreadPool& pool,
+                      const ColumnImportance* importance) {
   const int64_t cols = static_cast<int64_t>(src.cols());
   const int64_t rows = static_cast<int64_t>(src.rows());
+  // Row r of a 3-D tensor belongs to matrix r / rows_per_matrix.
+  const int64_t rows_per_matrix = src.shape.size() > 1 ? static_cast<int64_t>(src.shape[1]) : 1;
+  const auto weights_of = [&](int64_t r) -> const float* {
+    if (importance == nullptr) return nullptr;
+    const auto& v = importance->matrices[static_cast<size_t>(r / rows_per_matrix)];
+    return v.empty() ? nullptr : v.data();
+  };
   const uint64_t in_row = src.n_bytes / static_cast<uint64_t>(std::max<int64_t>(rows, 1));
   const uint64_t out_row = *ggml_row_bytes(to, static_cast<uint64_t>(cols));
   RIDGE_CHECK(out_row * static_cast<uint64_t>(rows) == dst.size());
@@ -61,7 +69,12 @@ Status convert_tensor(const gguf::TensorInfo& src, GgmlType to, std::span<uint8_
       if (r0 >= rows) break;
       for (int64_t r = r0; r < std::min(rows, r0 + chunk); ++r) {
         decode_float_row(src.type, src.data + static_cast<uint64_t>(r) * in_row, buf.data(), cols);
-        encode_row(to, buf.data(), dst.data() + static_cast<uint64_t>(r) * out_row, cols);
+        uint8_t* out = dst.data() + static_cast<uint64_t>(r) * out_row;
+        if (const float* w = weights_of(r)) {
+          kernels::quantize_row_weighted(to, buf.data(), out, cols, w);
+        } else {
+          encode_row(to, buf.data(), out, cols);
+        }
       }
     }
   });
@@ -125,6 +138,20 @@ Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptio
       if (!row) return error("{}: tensor '{}': {} columns do not fit {}", in.path(), t.name, t.cols(), ggml_type_name(c.type));
       p.bytes_out = *row * t.rows();
     }
+    if (c.convert && opt.importance != nullptr && kernels::can_quantize(c.type)) {
+      const auto it = opt.importance->find(t.name);
+      if (it == opt.importance->end()) {
+        plan.unweighted.push_back(t.name);
+      } else {
+        const uint64_t n_mat = t.shape.size() > 2 ? t.shape[2] : 1;
+        if (static_cast<uint64_t>(it->second.n_cols) != t.cols() || it->second.matrices.size() != n_mat) {
+          return usage_error("{}: the importance matrix has {} columns x {} matrices for '{}', the tensor {} x {}",
+                             in.path(), it->second.n_cols, it->second.matrices.size(), t.name, t.cols(), n_mat);
+        }
+        p.importance = &it->second;
+        plan.n_weighted += 1;
+      }
+    }
     plan.bytes_in += p.bytes_in;
     plan.bytes_out += p.bytes_out;
     plan.n_elements += t.n_elements;
@@ -156,8 +183,8 @@ Status add_quantized_model(const gguf::File& in, const QuantizePlan& plan, int n
       }));
       continue;
     }
-    RIDGE_RETURN_IF_ERROR(w.add_tensor(p.name, to, p.shape, [src, to, pool](std::span<uint8_t> dst) {
-      return convert_tensor(*src, to, dst, *pool);
+    RIDGE_RETURN_IF_ERROR(w.add_tensor(p.name, to, p.shape, [src, to, pool, imp = p.importance](std::span<uint8_t> dst) {
+      return convert_tensor(*src, to, dst, *pool, imp);
     }));
   }
   return ok_status();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,20 @@ namespace ridge::offline {
 
 using model::ModelConfig;
 
+// Per-column importance of a weight's input (an importance matrix's in_sum2 / count, normalised
+// to mean 1 with a small floor), one vector per matrix of a 3-D weight (empty: that matrix has
+// none, e.g. an expert the calibration text never routed to). By tensor name.
+struct ColumnImportance {
+  int64_t n_cols = 0;
+  std::vector<std::vector<float>> matrices;
+};
+using ImportanceMap = std::map<std::string, ColumnImportance>;
+
 struct QuantizeOptions {
   MixOptions mix;
   int n_threads = 1;
+  // Weights for the quantizers' scale searches (kernels::quantize_row_weighted); null: none.
+  const ImportanceMap* importance = nullptr;
 };
 
 struct TensorPlan {
@@ -34,6 +46,7 @@ struct TensorPlan {
   TensorChoice choice;          // choice.type is what is written
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
+  const ColumnImportance* importance = nullptr;  // weights its rows are quantized with
 };
 
 struct QuantizePlan {
@@ -44,6 +57,8 @@ struct QuantizePlan {
   uint64_t n_elements = 0;          // all tensors
   int64_t n_fallback = 0;           // tensors whose row length forced another type
   int64_t n_overridden = 0;
+  int64_t n_weighted = 0;           // tensors quantized with importance weights
+  std::vector<std::string> unweighted;  // quantized tensors the importance map has no entry for
 
   double bits_per_weight_out() const {
     return n_elements ? 8.0 * static_cast<double>(bytes_out) / static_cast<double>(n_elements) : 0.0;
@@ -53,7 +68,8 @@ struct QuantizePlan {
 // The type and size of every tensor. A 3-D tensor (a stack of experts [cols, rows, n_expert]) is
 // converted row by row like a matrix of shape[1] * shape[2] rows. Errors: an input that is already
 // quantized, a tensor type that cannot be converted, a split file, a bad override pattern, an FFN
-// tensor of a mixture-of-experts model without a valid layer number (llama.cpp stops there too).
+// tensor of a mixture-of-experts model without a valid layer number (llama.cpp stops there too),
+// importance whose columns or matrices do not match its tensor's.
 Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptions& opt);
 
 // Fills `w` with the input's metadata (general.file_type, general.quantization_version updated)

@@ -46,16 +46,28 @@ inline V4 round_clamp_v(V4 v, V4 lo, V4 hi) {
   return (v + magic) - magic;
 }
 
-template <int kN>
-SymSums sym_sums(const float* x, float iscale, float lo, float hi) {
+// kW: every term times its weight w[i] (an all-one w gives the unweighted bits: w * t == t).
+template <int kN, bool kW>
+SymSums sym_sums(const float* x, const float* w, float iscale, float lo, float hi) {
   V4 sxq{}, sqq{};
   for (int i = 0; i < kN; i += 4) {
     const V4 xv = load4(x + i);
     const V4 q = round_clamp_v(xv * splat(iscale), splat(lo), splat(hi));
-    sxq += xv * q;
-    sqq += q * q;
+    if constexpr (kW) {
+      const V4 wv = load4(w + i);
+      sxq += wv * (xv * q);
+      sqq += wv * (q * q);
+    } else {
+      sxq += xv * q;
+      sqq += q * q;
+    }
   }
   return SymSums{hsum(sxq), hsum(sqq)};
+}
+
+SymSums sym_sums(int n, const float* x, const float* w, float iscale, float lo, float hi) {
+  if (w != nullptr) return n == 16 ? sym_sums<16, true>(x, w, iscale, lo, hi) : sym_sums<32, true>(x, w, iscale, lo, hi);
+  return n == 16 ? sym_sums<16, false>(x, w, iscale, lo, hi) : sym_sums<32, false>(x, w, iscale, lo, hi);
 }
 
 struct AffSums {
@@ -64,17 +76,29 @@ struct AffSums {
   float sxq = 0.0f;
 };
 
-template <int kN>
-AffSums aff_sums(const float* x, float iscale, float origin, float q_max) {
+template <int kN, bool kW>
+AffSums aff_sums(const float* x, const float* w, float iscale, float origin, float q_max) {
   V4 sq{}, sqq{}, sxq{};
   for (int i = 0; i < kN; i += 4) {
     const V4 xv = load4(x + i);
     const V4 q = round_clamp_v((xv - splat(origin)) * splat(iscale), splat(0.0f), splat(q_max));
-    sq += q;
-    sqq += q * q;
-    sxq += xv * q;
+    if constexpr (kW) {
+      const V4 wv = load4(w + i);
+      sq += wv * q;
+      sqq += wv * (q * q);
+      sxq += wv * (xv * q);
+    } else {
+      sq += q;
+      sqq += q * q;
+      sxq += xv * q;
+    }
   }
   return AffSums{hsum(sq), hsum(sqq), hsum(sxq)};
+}
+
+AffSums aff_sums(int n, const float* x, const float* w, float iscale, float origin, float q_max) {
+  if (w != nullptr) return n == 16 ? aff_sums<16, true>(x, w, iscale, origin, q_max) : aff_sums<32, true>(x, w, iscale, origin, q_max);
+  return n == 16 ? aff_sums<16, false>(x, w, iscale, origin, q_max) : aff_sums<32, false>(x, w, iscale, origin, q_max);
 }
 
 // Least-squares (scale, offset) for given sums, and its squared error minus sum(x^2).
@@ -100,7 +124,7 @@ Affine solve_affine(const AffSums& s, float n, float sx, bool offset_le_zero, fl
 
 }  // namespace
 
-float fit_symmetric(const float* x, int n, int n_neg, int n_pos) {
+float fit_symmetric(const float* x, int n, int n_neg, int n_pos, const float* w) {
   RIDGE_CHECK(n == 16 || n == 32);
   float amax = 0.0f;
   float vmax = 0.0f;
@@ -119,7 +143,7 @@ float fit_symmetric(const float* x, int n, int n_neg, int n_pos) {
   float best_den = 1.0f;
   float best_scale = 0.0f;
   auto consider = [&](float iscale) {
-    const SymSums s = n == 16 ? sym_sums<16>(x, iscale, lo, hi) : sym_sums<32>(x, iscale, lo, hi);
+    const SymSums s = sym_sums(n, x, w, iscale, lo, hi);
     if (s.sqq > 0.0f && s.sxq * s.sxq * best_den > best_num * s.sqq) {
       best_num = s.sxq * s.sxq;
       best_den = s.sqq;
@@ -134,26 +158,27 @@ float fit_symmetric(const float* x, int n, int n_neg, int n_pos) {
   return best_scale;
 }
 
-Affine fit_affine(const float* x, int n, int q_max, bool offset_le_zero) {
+Affine fit_affine(const float* x, int n, int q_max, bool offset_le_zero, const float* w) {
   RIDGE_CHECK(n == 16 || n == 32);
   float mn = x[0];
   float mx = x[0];
-  float sx = 0.0f;
+  float sx = 0.0f;  // with weights: sum w x
+  float sw = 0.0f;
   for (int i = 0; i < n; ++i) {
     mn = x[i] < mn ? x[i] : mn;
     mx = x[i] > mx ? x[i] : mx;
-    sx += x[i];
+    sx += w != nullptr ? w[i] * x[i] : x[i];
+    sw += w != nullptr ? w[i] : 0.0f;
   }
   if (offset_le_zero && mn > 0.0f) mn = 0.0f;
-  const float fn = static_cast<float>(n);
+  const float fn = w != nullptr ? sw : static_cast<float>(n);
   if (!(mx - mn > kTiny)) return Affine{0.0f, mn};  // constant group
   const float qm = static_cast<float>(q_max);
   Affine best{(mx - mn) / qm, mn};
   float best_err = INFINITY;
   auto consider = [&](float iscale, float origin) {
     float err;
-    const AffSums sums = n == 16 ? aff_sums<16>(x, iscale, origin, qm)
-                                  : aff_sums<32>(x, iscale, origin, qm);
+    const AffSums sums = aff_sums(n, x, w, iscale, origin, qm);
     const Affine a = solve_affine(sums, fn, sx, offset_le_zero, &err);
     if (err < best_err) {
       best_err = err;

@@ -4,8 +4,10 @@
 // with integer q in a fixed range. The search tries a handful of candidate inverse scales around
 // "the extreme value maps to the end of the range", rounds x with each, solves the least-squares
 // (s, o) for those q in closed form, keeps the candidate with the smallest squared error, and
-// refines the winner by re-rounding once. Plain (unweighted) squared error: this directly
-// minimizes the RMSE that docs/quantization.md reports.
+// refines the winner by re-rounding once. Plain squared error (it directly minimizes the RMSE
+// that docs/quantization.md reports), or with weights w (an importance matrix's per-column mean
+// squared activation: the expected squared error of the layer's output) sum w_i (x_i - x^_i)^2.
+// w == nullptr is the plain search, bit for bit; all-one weights give the same bits too.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,7 @@ inline int round_clamp(float v, int lo, int hi) {
 
 // Group sizes n are 16 or 32 (all the formats use; CHECKed).
 // x[i] ~ scale * q[i] with q in [-n_neg, n_pos]. Returns the scale (0 for an all-zero group).
-float fit_symmetric(const float* x, int n, int n_neg, int n_pos);
+float fit_symmetric(const float* x, int n, int n_neg, int n_pos, const float* w = nullptr);
 
 struct Affine {
   float scale;
@@ -29,7 +31,7 @@ struct Affine {
 };
 // x[i] ~ scale * q[i] + offset with q in [0, q_max]; with `offset_le_zero` the offset is
 // constrained to <= 0 (K formats store it as a subtracted unsigned min). scale >= 0.
-Affine fit_affine(const float* x, int n, int q_max, bool offset_le_zero);
+Affine fit_affine(const float* x, int n, int q_max, bool offset_le_zero, const float* w = nullptr);
 
 // Rounds with a fixed (already stored) scale: q[i] = round(x[i] / scale) clamped.
 void quantize_symmetric(const float* x, int n, float scale, int n_neg, int n_pos, int8_t* q);

@@ -1,22 +1,23 @@
 // Per-format quantizers behind quantize_row (internal to kernels/quant). Each writes nb blocks
-// from nb * block_elems floats.
+// from nb * block_elems floats; w (null: none) weighs each element's squared error in the scale
+// searches (quant_search.h). The Q8 formats and MXFP4 have no search and ignore it.
 #pragma once
 
 #include <cstdint>
 
 namespace ridge::kernels {
 
-void quantize_q4_0(const float* x, void* dst, int64_t nb);
-void quantize_q4_1(const float* x, void* dst, int64_t nb);
-void quantize_q5_0(const float* x, void* dst, int64_t nb);
-void quantize_q5_1(const float* x, void* dst, int64_t nb);
+void quantize_q4_0(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+void quantize_q4_1(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+void quantize_q5_0(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+void quantize_q5_1(const float* x, void* dst, int64_t nb, const float* w = nullptr);
 void quantize_q8_0(const float* x, void* dst, int64_t nb);
 void quantize_q8_1(const float* x, void* dst, int64_t nb);
-void quantize_q2_k(const float* x, void* dst, int64_t nb);
-void quantize_q3_k(const float* x, void* dst, int64_t nb);
-void quantize_q4_k(const float* x, void* dst, int64_t nb);
-void quantize_q5_k(const float* x, void* dst, int64_t nb);
-void quantize_q6_k(const float* x, void* dst, int64_t nb);
+void quantize_q2_k(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+void quantize_q3_k(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+void quantize_q4_k(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+void quantize_q5_k(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+void quantize_q6_k(const float* x, void* dst, int64_t nb, const float* w = nullptr);
 void quantize_q8_k(const float* x, void* dst, int64_t nb);
 void quantize_mxfp4(const float* x, void* dst, int64_t nb);  // quantize_mxfp4.cpp: ggml's bytes
 

@@ -45,13 +45,13 @@ float quantize_signed_scales(const float* v, int n_neg, uint16_t* d16, int* code
 // Shared by Q2_K (16 x 16, 2-bit q, 4-bit codes) and Q4_K/Q5_K (8 x 32, 4/5-bit q, 6-bit codes):
 // fills q[256] and the (sc, mn) codes; returns through d16/dmin16.
 template <int kSub, int kQMax, int kCodeMax>
-void quantize_affine_superblock(const float* x, uint16_t* d16, uint16_t* dmin16, uint8_t* sc,
-                                uint8_t* mn, uint8_t* q) {
+void quantize_affine_superblock(const float* x, const float* w, uint16_t* d16, uint16_t* dmin16,
+                                uint8_t* sc, uint8_t* mn, uint8_t* q) {
   constexpr int kN = kQkK / kSub;
   float scale[kSub];
   float min[kSub];
   for (int i = 0; i < kSub; ++i) {
-    const qsearch::Affine a = qsearch::fit_affine(x + kN * i, kN, kQMax, true);
+    const qsearch::Affine a = qsearch::fit_affine(x + kN * i, kN, kQMax, true, w != nullptr ? w + kN * i : nullptr);
     scale[i] = a.scale;
     min[i] = -a.offset;
   }
@@ -66,9 +66,11 @@ void quantize_affine_superblock(const float* x, uint16_t* d16, uint16_t* dmin16,
 
 // Q3_K and Q6_K: 16 x 16 symmetric sub-blocks with signed scale codes; q biased to unsigned.
 template <int kQNeg, int kCodeNeg>
-void quantize_symmetric_superblock(const float* x, uint16_t* d16, int* code, uint8_t* u) {
+void quantize_symmetric_superblock(const float* x, const float* w, uint16_t* d16, int* code, uint8_t* u) {
   float scale[16];
-  for (int i = 0; i < 16; ++i) scale[i] = qsearch::fit_symmetric(x + 16 * i, 16, kQNeg, kQNeg - 1);
+  for (int i = 0; i < 16; ++i) {
+    scale[i] = qsearch::fit_symmetric(x + 16 * i, 16, kQNeg, kQNeg - 1, w != nullptr ? w + 16 * i : nullptr);
+  }
   const float d = quantize_signed_scales(scale, kCodeNeg, d16, code);
   for (int i = 0; i < 16; ++i) {
     int8_t q[16];
@@ -78,13 +80,16 @@ void quantize_symmetric_superblock(const float* x, uint16_t* d16, int* code, uin
   }
 }
 
+// The weights of super-block i (null without).
+const float* block_weights(const float* w, int64_t i) { return w != nullptr ? w + i * kQkK : nullptr; }
+
 }  // namespace
 
-void quantize_q2_k(const float* x, void* dst, int64_t nb) {
+void quantize_q2_k(const float* x, void* dst, int64_t nb, const float* w) {
   auto* b = static_cast<BlockQ2_K*>(dst);
   for (int64_t i = 0; i < nb; ++i, x += kQkK) {
     uint8_t sc[16], mn[16], q[kQkK];
-    quantize_affine_superblock<16, 3, 15>(x, &b[i].d, &b[i].dmin, sc, mn, q);
+    quantize_affine_superblock<16, 3, 15>(x, block_weights(w, i), &b[i].d, &b[i].dmin, sc, mn, q);
     for (int k = 0; k < 16; ++k) b[i].scales[k] = static_cast<uint8_t>(sc[k] | (mn[k] << 4));
     // element 128 h + 32 j + l' (l' < 32) -> bits 2j of qs[32 h + l']
     for (int h = 0; h < 2; ++h) {
@@ -96,12 +101,12 @@ void quantize_q2_k(const float* x, void* dst, int64_t nb) {
   }
 }
 
-void quantize_q3_k(const float* x, void* dst, int64_t nb) {
+void quantize_q3_k(const float* x, void* dst, int64_t nb, const float* w) {
   auto* b = static_cast<BlockQ3_K*>(dst);
   for (int64_t i = 0; i < nb; ++i, x += kQkK) {
     int code[16];
     uint8_t u[kQkK];
-    quantize_symmetric_superblock<4, 32>(x, &b[i].d, code, u);
+    quantize_symmetric_superblock<4, 32>(x, block_weights(w, i), &b[i].d, code, u);
     uint8_t biased[16];
     for (int k = 0; k < 16; ++k) biased[k] = static_cast<uint8_t>(code[k] + 32);
     pack_scales_q3_k(biased, b[i].scales);
@@ -121,10 +126,10 @@ void quantize_q3_k(const float* x, void* dst, int64_t nb) {
 }
 
 template <bool kFiveBit, typename Block>
-void quantize_q45_k(const float* x, Block* b, int64_t nb) {
+void quantize_q45_k(const float* x, Block* b, int64_t nb, const float* w) {
   for (int64_t i = 0; i < nb; ++i, x += kQkK) {
     uint8_t sc[8], mn[8], q[kQkK];
-    quantize_affine_superblock<8, kFiveBit ? 31 : 15, 63>(x, &b[i].d, &b[i].dmin, sc, mn, q);
+    quantize_affine_superblock<8, kFiveBit ? 31 : 15, 63>(x, block_weights(w, i), &b[i].d, &b[i].dmin, sc, mn, q);
     pack_scale_min_k4(sc, mn, b[i].scales);
     if constexpr (kFiveBit) {
       for (int l = 0; l < 32; ++l) b[i].qh[l] = 0;
@@ -143,20 +148,20 @@ void quantize_q45_k(const float* x, Block* b, int64_t nb) {
   }
 }
 
-void quantize_q4_k(const float* x, void* dst, int64_t nb) {
-  quantize_q45_k<false>(x, static_cast<BlockQ4_K*>(dst), nb);
+void quantize_q4_k(const float* x, void* dst, int64_t nb, const float* w) {
+  quantize_q45_k<false>(x, static_cast<BlockQ4_K*>(dst), nb, w);
 }
 
-void quantize_q5_k(const float* x, void* dst, int64_t nb) {
-  quantize_q45_k<true>(x, static_cast<BlockQ5_K*>(dst), nb);
+void quantize_q5_k(const float* x, void* dst, int64_t nb, const float* w) {
+  quantize_q45_k<true>(x, static_cast<BlockQ5_K*>(dst), nb, w);
 }
 
-void quantize_q6_k(const float* x, void* dst, int64_t nb) {
+void quantize_q6_k(const float* x, void* dst, int64_t nb, const float* w) {
   auto* b = static_cast<BlockQ6_K*>(dst);
   for (int64_t i = 0; i < nb; ++i, x += kQkK) {
     int code[16];
     uint8_t u[kQkK];
-    quantize_symmetric_superblock<32, 128>(x, &b[i].d, code, u);
+    quantize_symmetric_superblock<32, 128>(x, block_weights(w, i), &b[i].d, code, u);
     for (int k = 0; k < 16; ++k) b[i].scales[k] = static_cast<int8_t>(code[k]);
     for (int h = 0; h < 2; ++h) {
       for (int l = 0; l < 32; ++l) {

@@ -37,15 +37,15 @@ void pack_qh(const uint8_t* q, uint8_t* qh_bytes) {
 }
 
 // Symmetric with an offset-binary store: q in [-n_neg, n_pos] is written as q + n_neg.
-void quantize_symmetric_biased(const float* x, int n_neg, int n_pos, uint16_t* d, uint8_t* q) {
-  const float scale = store_fp16(fit_symmetric(x, kQk, n_neg, n_pos), d);
+void quantize_symmetric_biased(const float* x, const float* w, int n_neg, int n_pos, uint16_t* d, uint8_t* q) {
+  const float scale = store_fp16(fit_symmetric(x, kQk, n_neg, n_pos, w), d);
   int8_t qi[kQk];
   quantize_symmetric(x, kQk, scale, n_neg, n_pos, qi);
   for (int j = 0; j < kQk; ++j) q[j] = static_cast<uint8_t>(qi[j] + n_neg);
 }
 
-void quantize_affine_block(const float* x, int q_max, uint16_t* d, uint16_t* m, uint8_t* q) {
-  const qsearch::Affine a = fit_affine(x, kQk, q_max, false);
+void quantize_affine_block(const float* x, const float* w, int q_max, uint16_t* d, uint16_t* m, uint8_t* q) {
+  const qsearch::Affine a = fit_affine(x, kQk, q_max, false, w);
   const float scale = store_fp16(a.scale, d);
   const float offset = store_fp16(a.offset, m);
   quantize_affine(x, kQk, scale, offset, q_max, q);
@@ -63,39 +63,43 @@ float q8_block(const float* x, uint16_t* d, int8_t* qs) {
 
 }  // namespace
 
-void quantize_q4_0(const float* x, void* dst, int64_t nb) {
+void quantize_q4_0(const float* x, void* dst, int64_t nb, const float* w) {
   auto* b = static_cast<BlockQ4_0*>(dst);
   for (int64_t i = 0; i < nb; ++i, x += kQk) {
     uint8_t q[kQk];
-    quantize_symmetric_biased(x, 8, 7, &b[i].d, q);
+    const float* wb = w != nullptr ? w + i * kQk : nullptr;
+    quantize_symmetric_biased(x, wb, 8, 7, &b[i].d, q);
     pack_nibbles(q, b[i].qs);
   }
 }
 
-void quantize_q5_0(const float* x, void* dst, int64_t nb) {
+void quantize_q5_0(const float* x, void* dst, int64_t nb, const float* w) {
   auto* b = static_cast<BlockQ5_0*>(dst);
   for (int64_t i = 0; i < nb; ++i, x += kQk) {
     uint8_t q[kQk];
-    quantize_symmetric_biased(x, 16, 15, &b[i].d, q);
+    const float* wb = w != nullptr ? w + i * kQk : nullptr;
+    quantize_symmetric_biased(x, wb, 16, 15, &b[i].d, q);
     pack_nibbles(q, b[i].qs);
     pack_qh(q, b[i].qh);
   }
 }
 
-void quantize_q4_1(const float* x, void* dst, int64_t nb) {
+void quantize_q4_1(const float* x, void* dst, int64_t nb, const float* w) {
   auto* b = static_cast<BlockQ4_1*>(dst);
   for (int64_t i = 0; i < nb; ++i, x += kQk) {
     uint8_t q[kQk];
-    quantize_affine_block(x, 15, &b[i].d, &b[i].m, q);
+    const float* wb = w != nullptr ? w + i * kQk : nullptr;
+    quantize_affine_block(x, wb, 15, &b[i].d, &b[i].m, q);
     pack_nibbles(q, b[i].qs);
   }
 }
 
-void quantize_q5_1(const float* x, void* dst, int64_t nb) {
+void quantize_q5_1(const float* x, void* dst, int64_t nb, const float* w) {
   auto* b = static_cast<BlockQ5_1*>(dst);
   for (int64_t i = 0; i < nb; ++i, x += kQk) {
     uint8_t q[kQk];
-    quantize_affine_block(x, 31, &b[i].d, &b[i].m, q);
+    const float* wb = w != nullptr ? w + i * kQk : nullptr;
+    quantize_affine_block(x, wb, 31, &b[i].d, &b[i].m, q);
     pack_nibbles(q, b[i].qs);
     pack_qh(q, b[i].qh);
   }

@@ -23,6 +23,11 @@ bool can_quantize(GgmlType type);
 // blocks at dst. Deterministic: the same input always gives the same bytes, on every ISA.
 // Non-finite input yields unspecified (but well-formed, memory-safe) blocks.
 void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
+// The same with a weight per element (n of them, > 0: an importance matrix's per-column mean
+// squared activation), minimizing sum w_i (x_i - x^_i)^2 in the scale searches instead of the
+// plain squared error (docs/quantization.md). w == nullptr, or all ones, gives quantize_row's
+// bytes. The Q8 formats and MXFP4 have no search: their bytes do not depend on w.
+void quantize_row_weighted(GgmlType type, const float* src, void* dst, int64_t n, const float* w);
 
 // Decodes n elements (a multiple of the block size) of blocks at src into dst.
 void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n);
