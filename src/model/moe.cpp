@@ -36,6 +36,19 @@ void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, fl
   }
 }
 
+GatedFfn routed_expert_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t e) {
+  const auto ei = static_cast<size_t>(e);
+  GatedFfn ffn{&l.exp_gate[ei], &l.exp_up[ei], &l.exp_down[ei]};
+  if (cfg.moe_swiglu_oai) {
+    ffn.gate_bias = l.exp_gate_bias.data + e * cfg.n_ff_exp;
+    ffn.up_bias = l.exp_up_bias.data + e * cfg.n_ff_exp;
+    ffn.down_bias = l.exp_down_bias.data + e * cfg.n_embd;
+    ffn.act = FfnActivation::kSwigluOai;
+  }
+  if (cfg.moe_gemma4) ffn.act = FfnActivation::kGeglu;
+  return ffn;
+}
+
 void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const kernels::Kernels& k,
              int64_t m, Workspace& ws, float* out, ThreadPool& pool) {
   const int64_t d = cfg.n_embd, n_exp = cfg.n_expert, top = cfg.n_expert_used;
@@ -94,15 +107,8 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
       });
       k.matmul(l.exp_down[ei], ws.up.data(), ff, n_rows, y, d, pool);
     } else {
-      GatedFfn ffn{&l.exp_gate[ei], &l.exp_up[ei], &l.exp_down[ei]};
-      if (cfg.moe_swiglu_oai) {
-        ffn.gate_bias = l.exp_gate_bias.data + e * cfg.n_ff_exp;
-        ffn.up_bias = l.exp_up_bias.data + e * cfg.n_ff_exp;
-        ffn.down_bias = l.exp_down_bias.data + e * d;
-        ffn.act = FfnActivation::kSwigluOai;
-      }
-      if (cfg.moe_gemma4) ffn.act = FfnActivation::kGeglu;
-      gated_ffn(k, ffn, w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(), y, d, pool);
+      gated_ffn(k, routed_expert_ffn(cfg, l, e), w.x.data() + r0 * d, d, n_rows, ws.gate.data(), ws.up.data(), y, d,
+                pool);
     }
     if (l.exp_scale) {  // gemma4: the expert's output times its scale, before its weight
       const float sc = l.exp_scale.data[e];

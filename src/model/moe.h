@@ -13,6 +13,7 @@
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "model/config.h"
+#include "model/ffn.h"
 #include "model/weights.h"
 #include "model/workspace.h"
 
@@ -23,6 +24,10 @@ namespace ridge::model {
 // Uses ws.moe, ws.gate and ws.up; records how many experts it ran in ws.moe.experts_run[il].
 void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const kernels::Kernels& k,
              int64_t m, Workspace& ws, float* out, ThreadPool& pool);
+
+// Routed expert e's FFN as moe_ffn runs it (not gemma4's fused gate|up, l.exp_gate_up): its
+// gate/up/down slices, gpt-oss's biases and clamped SwiGLU, gemma4's GeGLU.
+GatedFfn routed_expert_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t e);
 
 // Routing of one token: picks the k largest of probs (n_expert softmax probabilities, or raw
 // logits with cfg.moe_softmax_after_topk) in descending order (ties: lower expert id first)

@@ -40,11 +40,8 @@ Status check_options(const ImatrixOptions& o) {
   return ok_status();
 }
 
-// What the recorder cannot see: weights used inside whole ops.
+// What the recorder cannot see: the weights inside Gated DeltaNet's whole op.
 Status check_model(const model::ModelConfig& cfg) {
-  if (cfg.is_moe() || cfg.moe_gemma4) {
-    return usage_error("{}: mixture-of-experts layers are not collected yet", cfg.arch);
-  }
   if (cfg.n_recurrent_layers() > 0) {
     return usage_error("{}: linear-attention (Gated DeltaNet) layers are not collected yet", cfg.arch);
   }

@@ -19,23 +19,49 @@ const std::string* WeightNames::find(const void* data) const {
   return it == names_.end() ? nullptr : &it->second;
 }
 
-void RecordingBackend::record(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m) {
-  if (m < kMinRows) return;
-  const std::string* name = names_->find(w.data);
-  if (name == nullptr) return;
+void RecordingBackend::record_rows(const void* data, int64_t cols, const float* x, int64_t ldx, int64_t m,
+                                   int64_t mat, int64_t n_mat) {
+  const std::string* name = names_->find(data);
+  if (name == nullptr || m <= 0) return;
   ImatrixEntry& e = out_->entries[*name];
   if (e.in_sum2.empty()) {
-    e.n_cols = w.cols;
-    e.in_sum2.assign(static_cast<size_t>(w.cols), 0.0f);
-    e.counts.assign(1, 0);
+    e.n_cols = cols;
+    e.in_sum2.assign(static_cast<size_t>(cols * n_mat), 0.0f);
+    e.counts.assign(static_cast<size_t>(n_mat), 0);
   }
-  RIDGE_CHECK(e.n_cols == w.cols);
-  float* acc = e.in_sum2.data();
+  RIDGE_CHECK(e.n_cols == cols && static_cast<int64_t>(e.counts.size()) == n_mat && mat < n_mat);
+  float* acc = e.in_sum2.data() + mat * cols;
   for (int64_t r = 0; r < m; ++r) {
     const float* row = x + r * ldx;
-    for (int64_t j = 0; j < w.cols; ++j) acc[j] += row[j] * row[j];
+    for (int64_t j = 0; j < cols; ++j) acc[j] += row[j] * row[j];
   }
-  e.counts[0] += m;
+  e.counts[static_cast<size_t>(mat)] += m;
+}
+
+void RecordingBackend::record(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m) {
+  if (m >= kMinRows) record_rows(w.data, w.cols, x, ldx, m, 0, 1);
+}
+
+const float* RecordingBackend::down_input(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m) {
+  const int64_t ff = w.gate->rows;
+  gate_.resize(static_cast<size_t>(m * ff));
+  up_.resize(static_cast<size_t>(m * ff));
+  const kernels::MatmulTarget gate_up[] = {{w.gate, gate_.data(), ff}, {w.up, up_.data(), ff}};
+  inner_->matmul_group(std::span(gate_up), x, ldx, m);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < ff; ++j) {
+      float& g = gate_[static_cast<size_t>(r * ff + j)];
+      float u = up_[static_cast<size_t>(r * ff + j)];
+      if (w.gate_bias != nullptr) g += w.gate_bias[j];
+      if (w.up_bias != nullptr) u += w.up_bias[j];
+      switch (w.act) {
+        case model::FfnActivation::kSwiglu: g = g / (1.0f + std::exp(-g)) * u; break;
+        case model::FfnActivation::kGeglu: g = model::geglu(g, u); break;
+        case model::FfnActivation::kSwigluOai: g = model::swiglu_oai(g, u); break;
+      }
+    }
+  }
+  return gate_.data();
 }
 
 void RecordingBackend::matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m,
@@ -55,26 +81,7 @@ void RecordingBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64
   record(*w.gate, x, ldx, m);
   record(*w.up, x, ldx, m);
   if (m >= kMinRows && names_->find(w.down->data) != nullptr) {
-    // The down projection's input: act(gate · x + bias, up · x + bias), recomputed here.
-    const int64_t ff = w.gate->rows;
-    gate_.resize(static_cast<size_t>(m * ff));
-    up_.resize(static_cast<size_t>(m * ff));
-    const kernels::MatmulTarget gate_up[] = {{w.gate, gate_.data(), ff}, {w.up, up_.data(), ff}};
-    inner_->matmul_group(std::span(gate_up), x, ldx, m);
-    for (int64_t r = 0; r < m; ++r) {
-      for (int64_t j = 0; j < ff; ++j) {
-        float& g = gate_[static_cast<size_t>(r * ff + j)];
-        float u = up_[static_cast<size_t>(r * ff + j)];
-        if (w.gate_bias != nullptr) g += w.gate_bias[j];
-        if (w.up_bias != nullptr) u += w.up_bias[j];
-        switch (w.act) {
-          case model::FfnActivation::kSwiglu: g = g / (1.0f + std::exp(-g)) * u; break;
-          case model::FfnActivation::kGeglu: g = model::geglu(g, u); break;
-          case model::FfnActivation::kSwigluOai: g = model::swiglu_oai(g, u); break;
-        }
-      }
-    }
-    record(*w.down, gate_.data(), ff, m);
+    record(*w.down, down_input(w, x, ldx, m), w.gate->rows, m);  // recomputed: the op keeps it inside
   }
   inner_->gated_ffn(w, x, ldx, m, gate_buf, up_buf, out, ldo);
 }

@@ -50,10 +50,11 @@ class RecordingBackend final : public model::Backend {
   void residual(const model::ResidualOp& op) override { inner_->residual(op); }
   void gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m, float* gate_buf,
                  float* up_buf, float* out, int64_t ldo) override;
+  // Records the router's input, each routed (token, slot) row under its expert (every step, as
+  // llama-imatrix does for indirect matmuls), the experts' recomputed down inputs, and a shared
+  // expert's (imatrix_moe.cpp).
   void moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il, int64_t m,
-               model::Workspace& ws, float* out) override {
-    inner_->moe_ffn(cfg, l, il, m, ws, out);
-  }
+               model::Workspace& ws, float* out) override;
   void begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) override { inner_->begin_recurrent(states, ws); }
   void gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
                        kv::RecurrentState& states, model::Workspace& ws) override {
@@ -69,13 +70,22 @@ class RecordingBackend final : public model::Backend {
   void per_layer_inputs(const model::PerLayerInputOp& op) override { inner_->per_layer_inputs(op); }
 
  private:
-  // Adds x's m rows (of w.cols, leading dimension ldx) to w's entry, if w is recorded.
+  // Adds x's m rows (of w.cols, leading dimension ldx) to w's entry, if w is recorded and m is at
+  // least kMinRows.
   void record(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m);
+  // Adds m rows of `cols` to matrix `mat` of n_mat of the weight whose data starts at `data`.
+  void record_rows(const void* data, int64_t cols, const float* x, int64_t ldx, int64_t m, int64_t mat,
+                   int64_t n_mat);
+  // act(gate · x + bias, up · x + bias) of f's m rows ([m, f.gate->rows], valid until the next call).
+  const float* down_input(const model::GatedFfn& f, const float* x, int64_t ldx, int64_t m);
+  // One expert's rows (gathered into rows_) under their 3-D weights' entries.
+  void record_expert(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t e, int64_t n);
 
   model::Backend* inner_;
   const WeightNames* names_;
   Imatrix* out_;
   std::vector<float> gate_, up_;  // the gated FFN's recomputed activations
+  std::vector<float> rows_;       // one expert's routed rows
 };
 
 }  // namespace ridge::quality
