@@ -40,14 +40,6 @@ Status check_options(const ImatrixOptions& o) {
   return ok_status();
 }
 
-// What the recorder cannot see: the weights inside Gated DeltaNet's whole op.
-Status check_model(const model::ModelConfig& cfg) {
-  if (cfg.n_recurrent_layers() > 0) {
-    return usage_error("{}: linear-attention (Gated DeltaNet) layers are not collected yet", cfg.arch);
-  }
-  return ok_status();
-}
-
 }  // namespace
 
 Status write_imatrix(const Imatrix& im, const std::string& path) {
@@ -113,7 +105,6 @@ Result<Imatrix> collect_imatrix(const model::Model& m, std::span<const int32_t> 
                                 const std::function<void(int64_t)>& on_chunk) {
   RIDGE_RETURN_IF_ERROR(check_options(o).with_prefix("imatrix"));
   const model::ModelConfig& cfg = m.config();
-  RIDGE_RETURN_IF_ERROR(check_model(cfg).with_prefix("imatrix"));
   const auto n_tokens = static_cast<int64_t>(tokens.size());
   if (n_tokens < 2 * o.n_ctx) {
     return usage_error("imatrix: the text has {} tokens; a context of {} needs at least {}", n_tokens, o.n_ctx, 2 * o.n_ctx);
@@ -146,7 +137,8 @@ Result<Imatrix> collect_imatrix(const model::Model& m, std::span<const int32_t> 
       const int64_t n = std::min(n_batch, o.n_ctx - start);
       batch.clear();
       batch.output_hidden = !o.process_output;
-      const int32_t s = batch.add_seq(table, static_cast<int32_t>(start + n));
+      // A hybrid model's one recurrent-state slot restarts at each chunk's position 0.
+      const int32_t s = batch.add_seq(table, static_cast<int32_t>(start + n), cfg.n_recurrent_layers() > 0 ? 0 : -1);
       for (int64_t i = start; i < start + n; ++i) {
         int32_t t = tokens[static_cast<size_t>(c * o.n_ctx + i)];
         if (i == 0 && o.bos >= 0) t = o.bos;

@@ -50,8 +50,7 @@ struct ImatrixOptions {
 };
 
 // Runs the chunks of `tokens` through the model and collects the sums (a mixture of experts' per
-// expert, its rows those routed to it). Models with Gated DeltaNet layers (whose projections run
-// inside one op) are refused in one line. on_chunk(i) after each chunk.
+// expert, its rows those routed to it). on_chunk(i) after each chunk.
 Result<Imatrix> collect_imatrix(const model::Model& m, std::span<const int32_t> tokens,
                                 const ImatrixOptions& o, ThreadPool& pool,
                                 const std::function<void(int64_t)>& on_chunk = {});

@@ -86,4 +86,12 @@ void RecordingBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64
   inner_->gated_ffn(w, x, ldx, m, gate_buf, up_buf, out, ldo);
 }
 
+void RecordingBackend::gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
+                                       kv::RecurrentState& states, model::Workspace& ws) {
+  for (const kernels::WeightView* w : {&l.ssm_qkv, &l.ssm_z, &l.ssm_beta, &l.ssm_alpha}) {
+    record(*w, ws.xn.data(), cfg.n_embd, n_rows_);
+  }
+  inner_->gated_delta_net(cfg, l, il, states, ws);
+}
+
 }  // namespace ridge::quality

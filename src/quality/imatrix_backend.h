@@ -35,7 +35,10 @@ class RecordingBackend final : public model::Backend {
 
   std::string_view name() const override { return "imatrix"; }
   int n_threads() const override { return inner_->n_threads(); }
-  void begin_step(const model::Batch& batch) override { inner_->begin_step(batch); }
+  void begin_step(const model::Batch& batch) override {
+    n_rows_ = batch.n_tokens();
+    inner_->begin_step(batch);
+  }
   void end_step() override { inner_->end_step(); }
   void embed(const model::EmbedOp& op) override { inner_->embed(op); }
   void rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps) override {
@@ -56,10 +59,10 @@ class RecordingBackend final : public model::Backend {
   void moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il, int64_t m,
                model::Workspace& ws, float* out) override;
   void begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) override { inner_->begin_recurrent(states, ws); }
+  // Records the in-projections' input (ws.xn, every row of the step); the output projection is
+  // a matmul of its own.
   void gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
-                       kv::RecurrentState& states, model::Workspace& ws) override {
-    inner_->gated_delta_net(cfg, l, il, states, ws);
-  }
+                       kv::RecurrentState& states, model::Workspace& ws) override;
   void end_recurrent(kv::RecurrentState& states) override { inner_->end_recurrent(states); }
   void keep_output_rows(std::span<const model::RowBuffer> buffers) override { inner_->keep_output_rows(buffers); }
   void softcap(float* z, int64_t rows, int64_t n, float cap) override { inner_->softcap(z, rows, n, cap); }
@@ -86,6 +89,7 @@ class RecordingBackend final : public model::Backend {
   Imatrix* out_;
   std::vector<float> gate_, up_;  // the gated FFN's recomputed activations
   std::vector<float> rows_;       // one expert's routed rows
+  int64_t n_rows_ = 0;            // the step's
 };
 
 }  // namespace ridge::quality

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regenerates imatrix_reference.gguf and imatrix_reference-PRESET.gguf: llama.cpp's llama-imatrix
 # on story.txt (this folder) for the synthetic models `ridge synth --preset P --type f32 --seed 7`
-# writes (tiny-qwen3; the mixtures of experts tiny-qwen3moe and tiny-gpt-oss), chunks of 64.
+# writes (tiny-qwen3; the mixtures of experts tiny-qwen3moe and tiny-gpt-oss; the hybrid
+# tiny-qwen35), chunks of 64.
 # llama-imatrix is not in the prebuilt peer: build it from the source the peer ships
 # (../shared/peer/README.md; node-llama-cpp's llama/gitRelease.bundle):
 #   cmake -S src -B build -G Ninja -DGGML_NATIVE=ON -DLLAMA_CURL=OFF && cmake --build build --target llama-imatrix
@@ -14,7 +15,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Run from this folder so the file records the dataset as "story.txt".
 cd "$here"
-for p in tiny-qwen3 tiny-qwen3moe tiny-gpt-oss; do
+for p in tiny-qwen3 tiny-qwen3moe tiny-gpt-oss tiny-qwen35; do
   "$ridge" synth --preset $p --type f32 --seed 7 -t 1 -o "$tmp/$p.gguf" > /dev/null
   out=imatrix_reference-$p.gguf
   [ $p = tiny-qwen3 ] && out=imatrix_reference.gguf
