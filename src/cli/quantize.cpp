@@ -15,6 +15,9 @@
 #include "gguf/reader.h"
 #include "offline/quantize.h"
 #include "quality/imatrix.h"
+#include "kernels/quant/quants.h"
+#include "quality/mix_search.h"
+#include "tokenizer/tokenizer.h"
 
 namespace ridge::cli {
 namespace {
@@ -128,6 +131,51 @@ void print_importance(const offline::QuantizePlan& plan, const std::string& path
              plan.unweighted.size() > 6 ? ", ..." : "");
 }
 
+struct TargetArgs {
+  double kld = 0;
+  std::string text_path;
+  std::vector<std::string> ladder;
+  quality::PerplexityOptions o;
+};
+
+// --target-kld: the base model's distributions on the text, then the search; the plan it chose.
+Result<offline::QuantizePlan> search_for_target(const gguf::File& in, const std::string& in_path,
+                                                const offline::QuantizeOptions& opt, TargetArgs& t, int threads) {
+  quality::MixSearchOptions so;
+  so.target_kld = t.kld;
+  so.importance = opt.importance;
+  so.n_threads = threads;
+  if (!t.ladder.empty()) {
+    so.ladder.clear();
+    for (const std::string& name : t.ladder) {
+      const auto type = ggml_type_from_name(name);
+      if (!type || !kernels::can_quantize(*type)) return usage_error("quantize: --ladder: '{}' is not a type ridge quantizes to", name);
+      so.ladder.push_back(*type);
+    }
+  }
+  RIDGE_ASSIGN_OR_RETURN(std::string text, read_text_file(t.text_path, "quantize", "-f"));
+  const kernels::Kernels& k = kernels::kernels_for(kernels::best_isa());
+  RIDGE_ASSIGN_OR_RETURN(model::Model base, model::Model::load(in_path, k, gguf::Backing::kMapped));
+  RIDGE_ASSIGN_OR_RETURN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::from_gguf(base.file()));
+  auto tokens_or = quality::text_tokens(tok, text, t.o);
+  if (!tokens_or.ok()) return tokens_or.status().with_prefix("quantize");
+  const std::vector<int32_t> tokens = std::move(tokens_or).value();
+  t.o.bos = quality::chunk_bos(tok);
+  ThreadPool pool(threads);
+  RIDGE_ASSIGN_OR_RETURN(quality::BaseDistributions b, quality::base_distributions(base, tokens, t.o, pool));
+  const Stopwatch sw;
+  auto found = quality::search_mixture(in, k, b, tokens, t.o, opt.mix.mix, so, pool,
+                                      [](const std::string& line) { fmt::print(stderr, "target-kld: {}\n", line); });
+  if (!found.ok()) return found.status().with_prefix("quantize");
+  quality::MixSearchResult& r = *found;
+  fmt::print("target-kld {}: measured KLD {:.6f} (predicted {:.6f}) at {:.3f} bits/weight; {} alone: KLD {:.6f} at "
+             "{:.3f} bits/weight ({} groups, {} copies measured in {:.1f} s on {} chunks of {} tokens of {})\n",
+             t.kld, r.kld_measured, r.kld_predicted, r.plan.bits_per_weight_out(),
+             offline::quant_mix_info(opt.mix.mix).name, r.kld_named, r.bpw_named, r.n_groups, r.n_evaluations,
+             sw.seconds(), quality::chunk_count(static_cast<int64_t>(tokens.size()), t.o), t.o.n_ctx, t.text_path);
+  return std::move(r.plan);
+}
+
 }  // namespace
 
 int cmd_quantize(int argc, char** argv) {
@@ -138,6 +186,9 @@ int cmd_quantize(int argc, char** argv) {
   std::vector<std::string> overrides;
   bool dry_run = false, pure = false;
   std::string imatrix_path;
+  TargetArgs target;
+  target.o.n_ctx = 128;
+  target.o.n_chunks = 8;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("args", positional, "IN.gguf OUT.gguf TYPE")->required();
   app.add_option("--tensor-type", overrides,
@@ -150,6 +201,14 @@ int cmd_quantize(int argc, char** argv) {
   app.add_option("--imatrix", imatrix_path,
                  "importance matrix (ridge imatrix or llama-imatrix, GGUF): the scale searches minimise each "
                  "column's error weighted by its mean squared activation");
+  app.add_option("--target-kld", target.kld,
+                 "choose each tensor's type for this mean KL divergence from the input on -f's text: the cheapest "
+                 "mixture found whose measured KLD is at most this (TYPE's rules place the rest)");
+  app.add_option("-f,--file", target.text_path, "--target-kld: the text the KL divergence is measured on");
+  app.add_option("-c,--ctx-size", target.o.n_ctx, "--target-kld: tokens per chunk")->capture_default_str();
+  app.add_option("--chunks", target.o.n_chunks, "--target-kld: chunks measured (-1: all)")->capture_default_str();
+  app.add_option("--ladder", target.ladder, "--target-kld: the types to choose from, cheapest first (default "
+                 "q2_K,q3_K,q4_K,q5_K,q6_K,q8_0)")->delimiter(',');
   if (auto rc = parse(app, argc, argv)) return *rc;
 
   if (positional.size() != 3 && !(dry_run && positional.size() == 2)) {
@@ -184,7 +243,10 @@ int cmd_quantize(int argc, char** argv) {
   }
   auto in = gguf::File::open(in_path);
   if (!in.ok()) return report(in.status());
-  auto plan = offline::plan_quantization(*in, opt);
+  if ((target.kld != 0) != !target.text_path.empty()) {
+    return report(usage_error("quantize: --target-kld and -f go together (the KL divergence is measured on that text)"));
+  }
+  auto plan = target.kld != 0 ? search_for_target(*in, in_path, opt, target, threads) : offline::plan_quantization(*in, opt);
   if (!plan.ok()) return report(plan.status());
   if (dry_run) {
     print_plan(*plan);
