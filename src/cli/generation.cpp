@@ -24,6 +24,7 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("-n,--n-predict", o.n_predict, "most tokens to generate")->capture_default_str();
   app.add_option("--isa", o.isa, "kernel ISA: ref, avx2, avx512 (default: best for this CPU; avx512 prefill uses AMX-INT8 where present, RIDGE_AMX=0 turns it off)");
   app.add_option("--kv-type", o.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
+  app.add_flag("--swa-full", o.swa_full, "keep every position's K/V in the sliding-window layers too (default: only their window)");
   app.add_option("--temp", s.temperature, "temperature (0: greedy)")->capture_default_str();
   app.add_option("--top-k", s.top_k, "top-k (0: off)")->capture_default_str();
   app.add_option("--top-p", s.top_p, "top-p (1: off)")->capture_default_str();
@@ -87,6 +88,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   l.pool = std::make_shared<ThreadPool>(n_threads);
   engine::SessionOptions so;
   so.n_ctx = o.n_ctx;
+  so.swa_full = o.swa_full;
   so.kv_type = l.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
   so.max_batch = o.n_batch;
   so.n_threads = n_threads;

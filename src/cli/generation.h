@@ -40,6 +40,7 @@ struct GenerationOptions {
   int spec_max = 8;             // draft tokens per verification step at most
   int spec_ngram = 3;           // longest suffix the n-gram proposer looks up
   std::string spec_rule = "auto";  // how drafts are verified: auto, match, rejection
+  bool swa_full = false;        // sliding-window layers keep every position (engine/session.h)
 };
 
 // Adds -m, -t, -c, -b, -n, --isa, --kv-type, --mmap, --spec* and the sampling flags to `app`.

@@ -31,6 +31,12 @@ Result<Session> Session::create(const model::Model& model, const SessionOptions&
   ro.n_threads = o.n_threads;
   ro.n_state_slots = 2 + max_rows;
   ro.backend = o.backend;
+  // The window ring: a window, a step and the truncation slack, and 2 blocks for the partial ends.
+  const bool ring = !o.swa_full && model.has_window_space();
+  if (ring) {
+    const int64_t span = cfg.n_swa - 1 + ro.max_tokens + kTruncateSlack;
+    ro.n_window_blocks = std::min(n_blocks, (span + o.block_size - 1) / o.block_size + 2);
+  }
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner,
                          ModelRunner::create(model, ro, std::move(pool)));
   Session s(model, std::move(runner));
@@ -40,11 +46,37 @@ Result<Session> Session::create(const model::Model& model, const SessionOptions&
   s.max_rows_ = max_rows;
   s.table_.resize(static_cast<size_t>(n_blocks));
   for (int64_t i = 0; i < n_blocks; ++i) s.table_[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  if (ring) {
+    s.n_window_blocks_ = ro.n_window_blocks;
+    s.window_ = cfg.n_swa;
+    s.window_table_.resize(s.table_.size());
+  }
   return s;
+}
+
+const std::vector<int32_t>& Session::window_table(int64_t from) {
+  const int64_t bs = runner_->block_size();
+  const int64_t first = std::max<int64_t>(0, from - window_ + 1) / bs;
+  for (size_t b = 0; b < window_table_.size(); ++b) {
+    const auto bi = static_cast<int64_t>(b);
+    window_table_[b] = bi < first ? kv::kNoBlock : static_cast<int32_t>(bi % n_window_blocks_);
+  }
+  return window_table_;
+}
+
+bool Session::ring_holds(int64_t n) const {
+  if (n_window_blocks_ == 0 || n_written_ == 0) return true;
+  const int64_t bs = runner_->block_size();
+  const int64_t first = std::max<int64_t>(0, n - window_ + 1) / bs;
+  return (n_written_ - 1) / bs - first < n_window_blocks_;
 }
 
 int64_t Session::truncate(int64_t n) {
   if (n >= n_past_) return n_past_;
+  if (!ring_holds(n)) {
+    reset();
+    return 0;
+  }
   if (model_->config().n_recurrent_layers() == 0) {
     n_past_ = std::max<int64_t>(n, 0);
     return n_past_;
@@ -83,7 +115,11 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, bo
     const int64_t m = std::min(chunk, n - i);
     batch_.clear();
     const auto ctx = static_cast<int32_t>(n_past_ + m);
-    batch_.add_seq(table_, ctx, 0);
+    if (n_window_blocks_ > 0) {
+      batch_.add_seq(table_, ctx, 0, window_table(n_past_));
+    } else {
+      batch_.add_seq(table_, ctx, 0);
+    }
     for (int64_t j = 0; j < m; ++j) {
       const bool out = all_logits || i + j == n - 1;
       batch_.add_token(tokens[static_cast<size_t>(i + j)], static_cast<int32_t>(n_past_ + j), 0,
@@ -101,6 +137,7 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, bo
     logits = *r;
     if (all_logits) std::copy(logits.begin(), logits.end(), all_.begin() + i * n_vocab);
     n_past_ += m;
+    n_written_ = std::max(n_written_, n_past_);
   }
   if (keep_rows) {
     rows_from_ = start;

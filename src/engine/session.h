@@ -3,6 +3,12 @@
 // decode is a batch of one token. Blocks are the cache's blocks 0..n-1 in order (one sequence
 // owns them all). The runner owns the KV cache, the workspace and the backend; the session keeps
 // the sequence.
+//
+// Models with sliding-window and global layers keep the windowed layers' K/V in a ring of window
+// blocks (kv/kv_cache.h's window space; swa_full keeps every position instead): block b of the
+// sequence lives in window block b % n, n enough for a window, a step and kTruncateSlack more
+// positions, so a truncation by up to that many keeps its positions (one further back, into
+// blocks the ring has overwritten, starts over at 0).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +38,7 @@ struct SessionOptions {
   bool keep_row_states = false;
   int n_threads = 1;
   std::string backend = "cpu";  // backend/registry.h
+  bool swa_full = false;  // sliding-window layers keep every position (no ring; see above)
 };
 
 // A pool the caller keeps alive longer than the session, lent to it (not owned).
@@ -59,6 +66,7 @@ class Session {
   void reset() {
     n_past_ = 0;
     checkpoint_ = 0;
+    n_written_ = 0;
   }
   // Keeps only the first n positions (n <= n_past) and returns how many it kept: n. A model with
   // recurrent state (linear-attention layers) cannot roll back a state; it keeps
@@ -66,8 +74,14 @@ class Session {
   //     speculative verification: up to max_outputs rows), so a truncation into them keeps n;
   //   - its checkpoint, the state after the last eval of several tokens without all_logits (a
   //     chat's prompt), when that is not past n;
-  // and otherwise starts over (0).
+  // and otherwise starts over (0). With a window ring, a truncation into blocks the ring has
+  // overwritten starts over too.
   int64_t truncate(int64_t n);
+  // The window ring's blocks (0: none).
+  int64_t n_window_blocks() const { return n_window_blocks_; }
+
+  // Positions a truncation may go back while the window ring still holds what it needs.
+  static constexpr int64_t kTruncateSlack = 256;
 
  private:
   Session(const model::Model& model, std::unique_ptr<ModelRunner> runner)
@@ -75,7 +89,16 @@ class Session {
   const model::Model* model_;
   std::unique_ptr<ModelRunner> runner_;
   model::Batch batch_;
+  // The window ring's table for a step starting at position `from` (block b: b % n, kNoBlock
+  // before the window of `from`).
+  const std::vector<int32_t>& window_table(int64_t from);
+  // Whether the ring still holds the blocks a step from position n reads.
+  bool ring_holds(int64_t n) const;
+
   std::vector<int32_t> table_;  // block ids 0..n_blocks-1
+  std::vector<int32_t> window_table_;
+  int64_t n_window_blocks_ = 0, window_ = 0;
+  int64_t n_written_ = 0;  // positions written since reset (the ring's newest block)
   std::vector<float> all_;      // [n_tokens, n_vocab] for all_logits
   int64_t n_ctx_ = 0;
   int64_t max_tokens_ = 0;      // tokens per step
