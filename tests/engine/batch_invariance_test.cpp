@@ -155,10 +155,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::tuple{"tiny-gemma4", "f32", kv::KvType::kQ8_0},
                       std::tuple{"tiny-gemma4moe", "q8_0", kv::KvType::kF16}),
     [](const auto& p) {
-      std::string name = std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param) + "_kv_" +
-                         std::string(kv::kv_type_name(std::get<2>(p.param)));
-      for (char& c : name) c = c == '-' ? '_' : c;
-      return name;
+      return testing::test_name(std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param) + "_kv_" +
+                                std::string(kv::kv_type_name(std::get<2>(p.param))));
     });
 
 }  // namespace

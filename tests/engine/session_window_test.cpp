@@ -9,6 +9,7 @@
 
 #include "engine/session.h"
 #include "model/test_util.h"
+#include "tiny_model.h"
 
 namespace ridge::engine {
 namespace {
@@ -66,11 +67,7 @@ TEST_P(SessionWindow, RingGivesTheLogitsOfKeepingEveryPosition) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, SessionWindow, ::testing::Values("tiny-gemma3", "tiny-gpt-oss", "tiny-gemma4"),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param;
-                           for (char& c : n) c = c == '-' ? '_' : c;
-                           return n;
-                         });
+                         testing::PresetName());
 
 }  // namespace
 }  // namespace ridge::engine

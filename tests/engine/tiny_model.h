@@ -52,4 +52,18 @@ inline const TinyModel& tiny_model(const std::string& preset, const std::string&
   return cache.emplace(key, std::move(t)).first->second;
 }
 
+// A test name for a preset ("tiny-gemma3" -> "tiny_gemma3"): gtest names take no '-'.
+inline std::string test_name(std::string preset) {
+  for (char& c : preset) c = c == '-' ? '_' : c;
+  return preset;
+}
+
+// INSTANTIATE_TEST_SUITE_P's name generator for suites parameterised by a preset name.
+struct PresetName {
+  template <typename Info>
+  std::string operator()(const Info& info) const {
+    return test_name(info.param);
+  }
+};
+
 }  // namespace ridge::engine::testing

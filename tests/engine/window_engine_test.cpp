@@ -119,13 +119,8 @@ TEST_P(WindowEngine, PrefixHitsGiveTheLogprobsOfAMiss) {
   EXPECT_GT(windowed->stats().n_cached_tokens, 2 * 48);  // both later prompts hit most of the first
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, WindowEngine,
-                         ::testing::Values("tiny-gemma3", "tiny-gpt-oss", "tiny-gemma4"),
-                         [](const auto& param_info) {
-                           std::string n = param_info.param;
-                           for (char& c : n) c = c == '-' ? '_' : c;
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Presets, WindowEngine, ::testing::Values("tiny-gemma3", "tiny-gpt-oss", "tiny-gemma4"),
+                         testing::PresetName());
 
 }  // namespace
 }  // namespace ridge::engine
