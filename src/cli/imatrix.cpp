@@ -69,8 +69,9 @@ int cmd_imatrix(int argc, char** argv) {
   if (!a.show_path.empty()) {
     auto im = quality::read_imatrix(a.show_path);
     if (!im.ok()) return report(im.status().with_prefix("imatrix"));
-    fmt::print("{}: {} entries, {} chunks of {} tokens{}\n", a.show_path, im->entries.size(), im->chunk_count,
-               im->chunk_size, im->datasets.empty() ? "" : fmt::format(" from {}", fmt::join(im->datasets, ", ")));
+    fmt::print("{}: {} entries, {} chunks{}{}\n", a.show_path, im->entries.size(), im->chunk_count,
+               im->chunk_size > 0 ? fmt::format(" of {} tokens", im->chunk_size) : " (a legacy file: rows are chunks)",
+               im->datasets.empty() ? "" : fmt::format(" from {}", fmt::join(im->datasets, ", ")));
     print_entries(*im);
     return 0;
   }

@@ -99,8 +99,15 @@ Status write_output(const gguf::File& in, const offline::QuantizePlan& plan, int
 }
 
 // An importance matrix as the quantizers' weights: per matrix in_sum2 / count, normalised to mean
-// 1, floored at 1e-3 so that a column the text never excited still counts a little.
-offline::ImportanceMap importance_of(const quality::Imatrix& im) {
+// 1, floored at 1e-3 so that a column the text never excited still counts a little. A legacy
+// entry of a 3-D weight (its experts in one row) is cut to the tensor's matrices.
+offline::ImportanceMap importance_of(quality::Imatrix im, const gguf::File& in) {
+  for (auto& [name, e] : im.entries) {
+    const gguf::TensorInfo* t = in.find_tensor(name);
+    if (t != nullptr && t->shape.size() > 2) {
+      (void)quality::split_matrices(e, static_cast<int64_t>(t->cols()), static_cast<int64_t>(t->shape[2]));
+    }
+  }
   offline::ImportanceMap out;
   for (const auto& [name, e] : im.entries) {
     offline::ColumnImportance& c = out[name];
@@ -234,15 +241,15 @@ int cmd_quantize(int argc, char** argv) {
     return report(usage_error("quantize: the output {} is the input file", out_path));
   }
 
+  auto in = gguf::File::open(in_path);
+  if (!in.ok()) return report(in.status());
   offline::ImportanceMap importance;
   if (!imatrix_path.empty()) {
     auto im = quality::read_imatrix(imatrix_path);
     if (!im.ok()) return report(im.status().with_prefix("quantize"));
-    importance = importance_of(*im);
+    importance = importance_of(std::move(im).value(), *in);
     opt.importance = &importance;
   }
-  auto in = gguf::File::open(in_path);
-  if (!in.ok()) return report(in.status());
   if ((target.kld != 0) != !target.text_path.empty()) {
     return report(usage_error("quantize: --target-kld and -f go together (the KL divergence is measured on that text)"));
   }

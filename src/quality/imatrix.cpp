@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include "backend/registry.h"
 #include "gguf/reader.h"
@@ -65,11 +66,64 @@ Status write_imatrix(const Imatrix& im, const std::string& path) {
   return w.write(path);
 }
 
+namespace {
+
+// The legacy form: int32 n_entries; per entry int32 name length, the name, int32 ncall, int32
+// nval, nval floats; then optionally int32 chunk count, int32 length and the dataset's name.
+Result<Imatrix> read_legacy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return usage_error("{}: cannot open", path);
+  const auto bad = [&](std::string_view what) { return usage_error("{}: not an importance matrix ({})", path, what); };
+  const auto read_i32 = [&](int32_t& v) { return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof(v))); };
+  int32_t n_entries = 0;
+  if (!read_i32(n_entries) || n_entries < 1 || n_entries > (1 << 20)) return bad("no GGUF header, no legacy entry count");
+  Imatrix im;
+  for (int32_t i = 0; i < n_entries; ++i) {
+    int32_t len = 0, ncall = 0, nval = 0;
+    if (!read_i32(len) || len < 1 || len > 4096) return bad(fmt::format("entry {}: bad name length", i));
+    std::string name(static_cast<size_t>(len), '\0');
+    if (!in.read(name.data(), len) || !read_i32(ncall) || !read_i32(nval) || ncall < 0 || nval < 1 || nval > (1 << 28)) {
+      return bad(fmt::format("entry {}: truncated or bad sizes", i));
+    }
+    ImatrixEntry e;
+    e.n_cols = nval;
+    e.in_sum2.resize(static_cast<size_t>(nval));
+    if (!in.read(reinterpret_cast<char*>(e.in_sum2.data()), static_cast<std::streamsize>(nval) * 4)) {
+      return bad(fmt::format("entry {} ({}): truncated values", i, name));
+    }
+    e.counts = {ncall};
+    if (!im.entries.emplace(std::move(name), std::move(e)).second) return bad(fmt::format("entry {} repeats a name", i));
+  }
+  int32_t chunks = 0, len = 0;
+  if (read_i32(chunks) && read_i32(len) && len > 0 && len <= 4096) {
+    std::string dataset(static_cast<size_t>(len), '\0');
+    if (in.read(dataset.data(), len)) im.datasets.push_back(std::move(dataset));
+    im.chunk_count = chunks;
+  }
+  return im;
+}
+
+bool is_gguf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+}  // namespace
+
+bool split_matrices(ImatrixEntry& e, int64_t n_cols, int64_t n_mat) {
+  if (e.counts.size() != 1 || n_mat < 1 || e.n_cols != n_cols * n_mat) return false;
+  e.n_cols = n_cols;
+  e.counts.assign(static_cast<size_t>(n_mat), e.counts[0]);
+  return true;
+}
+
 Result<Imatrix> read_imatrix(const std::string& path) {
+  if (!is_gguf(path)) return read_legacy(path);
   RIDGE_ASSIGN_OR_RETURN(gguf::File f, gguf::File::open(path));
   RIDGE_ASSIGN_OR_RETURN(std::string type, f.get_string_or("general.type", ""));
   if (type != "imatrix") {
-    return usage_error("{}: not an importance matrix (general.type is '{}'; the legacy .dat form is not read)", path, type);
+    return usage_error("{}: not an importance matrix (general.type is '{}')", path, type);
   }
   Imatrix im;
   RIDGE_ASSIGN_OR_RETURN(im.chunk_count, f.get_int_or("imatrix.chunk_count", 0));

@@ -37,8 +37,14 @@ struct Imatrix {
 };
 
 Status write_imatrix(const Imatrix& im, const std::string& path);
-// A GGUF imatrix file (ridge's or llama-imatrix's); one-line errors for anything else.
+// A GGUF imatrix file (ridge's or llama-imatrix's), or the legacy .dat form llama-imatrix
+// wrote before (--output-format dat): per weight its name, ncall and the values
+// mean(x^2) * ncall, read as in_sum2 with one count of ncall (a 3-D weight's experts in one
+// row: split_matrices() cuts it). One-line errors for anything else.
 Result<Imatrix> read_imatrix(const std::string& path);
+// A legacy entry holding n_mat matrices of n_cols in one row (one count for all): as n_mat
+// matrices with that count each. False (unchanged) when the sizes do not divide.
+bool split_matrices(ImatrixEntry& e, int64_t n_cols, int64_t n_mat);
 
 struct ImatrixOptions {
   int64_t n_ctx = 512;     // tokens per chunk

@@ -132,6 +132,35 @@ TEST(Imatrix, GatedDeltaNetMatchesLlamaImatrix) {
   expect_close(*ours, *ref, 1e-3);  // measured: 1.2e-4 (the delta rule's f32 sums)
 }
 
+// llama-imatrix's legacy .dat form of the same run as the GGUF reference: every weight's mean
+// squared activation per column (in_sum2 / count; an expert's own) the same, its experts cut out
+// of the one row the legacy form keeps them in.
+TEST(Imatrix, ReadsTheLegacyForm) {
+  auto dat = read_imatrix(testing::kQualityData + "imatrix_reference-tiny-qwen3moe.dat");
+  ASSERT_TRUE(dat.ok()) << dat.status().message();
+  auto ref = read_imatrix(testing::kQualityData + "imatrix_reference-tiny-qwen3moe.gguf");
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(dat->datasets, std::vector<std::string>{"story.txt"});
+  EXPECT_EQ(dat->chunk_count, 38);
+  ASSERT_EQ(dat->entries.size(), ref->entries.size());
+  for (auto& [name, e] : dat->entries) {
+    const ImatrixEntry& g = ref->entries.at(name);
+    ASSERT_EQ(e.counts.size(), 1u) << name;
+    if (g.counts.size() > 1) {
+      ASSERT_TRUE(split_matrices(e, g.n_cols, static_cast<int64_t>(g.counts.size()))) << name;
+    }
+    ASSERT_EQ(e.n_cols, g.n_cols) << name;
+    for (size_t m = 0; m < g.counts.size(); ++m) {
+      for (int64_t j = 0; j < g.n_cols; ++j) {
+        const size_t i = m * static_cast<size_t>(g.n_cols) + static_cast<size_t>(j);
+        const double want = g.counts[m] > 0 ? g.in_sum2[i] / static_cast<double>(g.counts[m]) : 1.0;  // unrouted: 1
+        EXPECT_NEAR(e.in_sum2[i] / static_cast<double>(e.counts[m]), want, 1e-6 * want) << name << " " << i;
+      }
+    }
+  }
+  EXPECT_FALSE(split_matrices(dat->entries.begin()->second, 7, 3));
+}
+
 TEST(Imatrix, FileRoundTrip) {
   Imatrix im;
   im.datasets = {"a.txt", "b.txt"};
