@@ -71,8 +71,10 @@ namespace {
 // The legacy form: int32 n_entries; per entry int32 name length, the name, int32 ncall, int32
 // nval, nval floats; then optionally int32 chunk count, int32 length and the dataset's name.
 Result<Imatrix> read_legacy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return usage_error("{}: cannot open", path);
+  const auto file_size = static_cast<int64_t>(in.tellg());
+  in.seekg(0);
   const auto bad = [&](std::string_view what) { return usage_error("{}: not an importance matrix ({})", path, what); };
   const auto read_i32 = [&](int32_t& v) { return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof(v))); };
   int32_t n_entries = 0;
@@ -84,6 +86,9 @@ Result<Imatrix> read_legacy(const std::string& path) {
     std::string name(static_cast<size_t>(len), '\0');
     if (!in.read(name.data(), len) || !read_i32(ncall) || !read_i32(nval) || ncall < 0 || nval < 1 || nval > (1 << 28)) {
       return bad(fmt::format("entry {}: truncated or bad sizes", i));
+    }
+    if (int64_t{nval} * 4 > file_size - static_cast<int64_t>(in.tellg())) {
+      return bad(fmt::format("entry {} ({}): {} values past the end of the file", i, name, nval));
     }
     ImatrixEntry e;
     e.n_cols = nval;

@@ -194,6 +194,21 @@ TEST(Imatrix, RefusesBadInput) {
   EXPECT_EQ(r.status().message(), "imatrix: -b 8 is below 16: smaller steps are not recorded");
   auto not_one = read_imatrix(testing::kQualityData + "story.txt");
   EXPECT_FALSE(not_one.ok());
+  // A legacy file that promises more values than it holds.
+  const std::string path = ::testing::TempDir() + "imatrix_short.dat";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const int32_t head[] = {1, 4};
+    out.write(reinterpret_cast<const char*>(head), sizeof(head));
+    out.write("blk.", 4);
+    const int32_t sizes[] = {1, 1 << 27};
+    out.write(reinterpret_cast<const char*>(sizes), sizeof(sizes));
+  }
+  auto short_one = read_imatrix(path);
+  ASSERT_FALSE(short_one.ok());
+  EXPECT_NE(short_one.status().message().find("values past the end of the file"), std::string::npos)
+      << short_one.status().message();
+  std::remove(path.c_str());
 }
 
 }  // namespace
