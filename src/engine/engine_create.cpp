@@ -185,7 +185,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   const int64_t step_blocks = (int64_t{o.max_batched_tokens} + o.block_size - 1) / o.block_size;
   const int64_t window_per_seq = (cfg.n_swa - 1 + o.block_size - 1) / o.block_size + 2;
   const int64_t window_cap = int64_t{o.max_seqs} * window_per_seq + step_blocks;
-  const int64_t window_alone = std::min(per_seq, (cfg.n_swa - 1 + o.max_batched_tokens + o.block_size - 1) / o.block_size + 1);
+  const int64_t window_alone = std::min(per_seq, kv::window_blocks_for(cfg.n_swa, o.max_batched_tokens, o.block_size));
   KvPools pools;
   if (o.kv_bytes > 0) {
     pools = split_kv_budget(o.kv_bytes, block_bytes, window_block_bytes, window_cap, int64_t{1} << 40);

@@ -51,8 +51,9 @@ bool Scheduler::fits_alone(int32_t n_tokens) const {
   const int64_t n_blocks = (int64_t{n_tokens} + bs - 1) / bs;
   if (const kv::BlockPool* w = blocks_.window_pool()) {
     // At most its window and one step's tokens at once.
-    const int64_t n_window = (int64_t{blocks_.window()} - 1 + opts_.max_batched_tokens + bs - 1) / bs + 1;
-    if (std::min(n_blocks, n_window) > w->n_blocks()) return false;
+    if (std::min(n_blocks, kv::window_blocks_for(blocks_.window(), opts_.max_batched_tokens, bs)) > w->n_blocks()) {
+      return false;
+    }
   }
   return n_blocks <= blocks_.pool().n_blocks();
 }
@@ -115,7 +116,6 @@ void Scheduler::schedule_running(SchedulerOutput& out, int32_t& budget) {
     if (seq->state != SeqState::kRunning) continue;  // preempted by an earlier one
     const int32_t n_new = std::min(seq->n_uncomputed(), budget);
     RIDGE_CHECK(n_new > 0);
-    blocks_.release_out_of_window(seq->table, seq->n_computed);
     const int32_t n_more = std::max(0, seq->n_computed + n_new - seq->table.n_tokens);
     bool preempted_self = false;
     while (!blocks_.can_allocate(seq->table, n_more)) {

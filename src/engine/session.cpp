@@ -31,11 +31,10 @@ Result<Session> Session::create(const model::Model& model, const SessionOptions&
   ro.n_threads = o.n_threads;
   ro.n_state_slots = 2 + max_rows;
   ro.backend = o.backend;
-  // The window ring: a window, a step and the truncation slack, and 2 blocks for the partial ends.
+  // The window ring: a step's window blocks with the truncation slack, and one spare.
   const bool ring = !o.swa_full && model.has_window_space();
   if (ring) {
-    const int64_t span = cfg.n_swa - 1 + ro.max_tokens + kTruncateSlack;
-    ro.n_window_blocks = std::min(n_blocks, (span + o.block_size - 1) / o.block_size + 2);
+    ro.n_window_blocks = std::min(n_blocks, kv::window_blocks_for(cfg.n_swa, ro.max_tokens + kTruncateSlack, o.block_size) + 1);
   }
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner,
                          ModelRunner::create(model, ro, std::move(pool)));
@@ -55,8 +54,7 @@ Result<Session> Session::create(const model::Model& model, const SessionOptions&
 }
 
 const std::vector<int32_t>& Session::window_table(int64_t from) {
-  const int64_t bs = runner_->block_size();
-  const int64_t first = std::max<int64_t>(0, from - window_ + 1) / bs;
+  const int64_t first = kv::first_window_block(from, window_, runner_->block_size());
   for (size_t b = 0; b < window_table_.size(); ++b) {
     const auto bi = static_cast<int64_t>(b);
     window_table_[b] = bi < first ? kv::kNoBlock : static_cast<int32_t>(bi % n_window_blocks_);
@@ -67,8 +65,7 @@ const std::vector<int32_t>& Session::window_table(int64_t from) {
 bool Session::ring_holds(int64_t n) const {
   if (n_window_blocks_ == 0 || n_written_ == 0) return true;
   const int64_t bs = runner_->block_size();
-  const int64_t first = std::max<int64_t>(0, n - window_ + 1) / bs;
-  return (n_written_ - 1) / bs - first < n_window_blocks_;
+  return (n_written_ - 1) / bs - kv::first_window_block(n, window_, bs) < n_window_blocks_;
 }
 
 int64_t Session::truncate(int64_t n) {

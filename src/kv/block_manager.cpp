@@ -50,7 +50,7 @@ void BlockManager::shorten(PrefixMatch& match, size_t n) const {
     std::vector<int32_t> run(n + 1, 0);
     for (size_t b = 0; b < n; ++b) run[b + 1] = match.window_blocks[b] != kNoBlock ? run[b] + 1 : 0;
     const auto first_of = [&](size_t k) {
-      return static_cast<int32_t>(std::max<int64_t>(0, static_cast<int64_t>(k) * bs - window_ + 1) / bs);
+      return static_cast<int32_t>(first_window_block(static_cast<int64_t>(k) * bs, window_, bs));
     };
     while (n > 0 && run[n] < static_cast<int32_t>(n) - first_of(n)) --n;
     match.window_blocks.resize(n);
@@ -198,8 +198,7 @@ void BlockManager::free_sequence(BlockTable& table) {
 
 void BlockManager::release_out_of_window(BlockTable& table, int32_t next_pos) {
   if (!window_pool_) return;
-  const int64_t first = std::max<int64_t>(0, int64_t{next_pos} - window_ + 1);
-  const auto upto = static_cast<int32_t>(std::min<int64_t>(first / block_size(),
+  const auto upto = static_cast<int32_t>(std::min<int64_t>(first_window_block(next_pos, window_, block_size()),
                                                            static_cast<int64_t>(table.window_blocks.size())));
   for (int32_t b = table.n_window_released; b < upto; ++b) {
     BlockId& id = table.window_blocks[static_cast<size_t>(b)];

@@ -68,7 +68,6 @@ class BlockManager {
 
   BlockPool& pool() { return pool_; }
   const BlockPool& pool() const { return pool_; }
-  bool has_window() const { return window_pool_.has_value(); }
   const BlockPool* window_pool() const { return window_pool_ ? &*window_pool_ : nullptr; }
   int32_t window() const { return window_; }
   int32_t block_size() const { return pool_.block_size(); }

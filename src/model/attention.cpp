@@ -103,7 +103,7 @@ void attend_unit(const AttentionArgs& a, const AttnKernels& ak, const Tile& tile
   // into L1 before its own loads; two or three pieces ahead were no better than one
   // (docs/tuning.md, "Attention").
   // A sliding window: the blocks before the earliest window of the tile are never read.
-  const int64_t first_blk = a.window > 0 ? std::max<int64_t>(0, p0 - a.window + 1) / bs : 0;
+  const int64_t first_blk = a.window > 0 ? kv::first_window_block(p0, a.window, bs) : 0;
   const auto next_piece = [&](int64_t blk, int64_t h) -> const void* {
     const int64_t t = blk * u.n_g + h + 1;  // K pieces in walk order, then V pieces
     const int64_t nb = t / u.n_g, g = u.g0 + t % u.n_g;

@@ -29,12 +29,9 @@ void Batch::clear() {
 int32_t Batch::add_seq(const std::vector<int32_t>& table, int32_t context_len,
                        int32_t state_slot, const std::vector<int32_t>& window_table) {
   const auto idx = static_cast<size_t>(context_lens.size());
-  RIDGE_CHECK(window_table.empty() || window_table.size() == table.size());
-  if (!window_table.empty()) {
-    window_block_ids.resize(block_ids.size(), kv::kNoBlock);  // earlier sequences had none
+  if (!window_table.empty() || !window_block_ids.empty()) {  // every sequence has one, or none
+    RIDGE_CHECK(window_table.size() == table.size() && window_block_ids.size() == block_ids.size());
     window_block_ids.insert(window_block_ids.end(), window_table.begin(), window_table.end());
-  } else if (!window_block_ids.empty()) {
-    window_block_ids.resize(block_ids.size() + table.size(), kv::kNoBlock);
   }
   block_ids.insert(block_ids.end(), table.begin(), table.end());
   block_offsets.push_back(static_cast<int32_t>(block_ids.size()));
@@ -59,7 +56,6 @@ void Batch::add_token(int32_t token, int32_t pos, int32_t seq, bool logits, int6
   seq_index.push_back(seq);
   slots.push_back(slot_in(block_table(seq), pos, block_size));
   if (!window_block_ids.empty()) {
-    window_slots.resize(slots.size() - 1, -1);
     window_slots.push_back(slot_in(block_table(seq, kv::KvSpace::kWindow), pos, block_size));
   }
   need_logits.push_back(logits ? 1 : 0);
@@ -120,10 +116,6 @@ Status Batch::validate(const Limits& lim) const {
   return ok_status();
 }
 
-}  // namespace ridge::model
-
-namespace ridge::model {
-
 Status Batch::validate_window(const Limits& lim) const {
   const int64_t bs = lim.block_size;
   if (window_block_ids.size() != block_ids.size() || window_slots.size() != tokens.size()) {
@@ -140,8 +132,7 @@ Status Batch::validate_window(const Limits& lim) const {
       continue;  // validate()'s own checks report it
     }
     const std::span<const int32_t> table = block_table(s, kv::KvSpace::kWindow);
-    const int64_t first = std::max<int64_t>(0, pos - lim.window + 1) / bs;
-    for (int64_t b = first; b <= pos / bs; ++b) {
+    for (int64_t b = kv::first_window_block(pos, lim.window, bs); b <= pos / bs; ++b) {
       if (static_cast<size_t>(b) >= table.size() || table[static_cast<size_t>(b)] < 0) {
         return error("batch: row {} (position {}) has no window block {} of its window", i, pos, b);
       }
