@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,35 +99,6 @@ Status write_output(const gguf::File& in, const offline::QuantizePlan& plan, int
   return ok_status();
 }
 
-// An importance matrix as the quantizers' weights: per matrix in_sum2 / count, normalised to mean
-// 1, floored at 1e-3 so that a column the text never excited still counts a little. A legacy
-// entry of a 3-D weight (its experts in one row) is cut to the tensor's matrices.
-offline::ImportanceMap importance_of(quality::Imatrix im, const gguf::File& in) {
-  for (auto& [name, e] : im.entries) {
-    const gguf::TensorInfo* t = in.find_tensor(name);
-    if (t != nullptr && t->shape.size() > 2) {
-      (void)quality::split_matrices(e, static_cast<int64_t>(t->cols()), static_cast<int64_t>(t->shape[2]));
-    }
-  }
-  offline::ImportanceMap out;
-  for (const auto& [name, e] : im.entries) {
-    offline::ColumnImportance& c = out[name];
-    c.n_cols = e.n_cols;
-    for (size_t m = 0; m < e.counts.size(); ++m) {
-      std::vector<float>& w = c.matrices.emplace_back();
-      if (e.counts[m] == 0) continue;
-      const float* sum = e.in_sum2.data() + m * static_cast<size_t>(e.n_cols);
-      double mean = 0;
-      for (int64_t j = 0; j < e.n_cols; ++j) mean += sum[j];
-      mean /= static_cast<double>(e.n_cols);
-      if (!(mean > 0)) continue;
-      w.resize(static_cast<size_t>(e.n_cols));
-      for (int64_t j = 0; j < e.n_cols; ++j) w[static_cast<size_t>(j)] = std::max(static_cast<float>(sum[j] / mean), 1e-3f);
-    }
-  }
-  return out;
-}
-
 void print_importance(const offline::QuantizePlan& plan, const std::string& path) {
   fmt::print("imatrix {}: {} tensors quantized with its weights", path, plan.n_weighted);
   if (plan.unweighted.empty()) {
@@ -146,7 +118,7 @@ struct TargetArgs {
 };
 
 // --target-kld: the base model's distributions on the text, then the search; the plan it chose.
-Result<offline::QuantizePlan> search_for_target(const gguf::File& in, const std::string& in_path,
+Result<offline::QuantizePlan> search_for_target(const std::shared_ptr<const gguf::File>& in,
                                                 const offline::QuantizeOptions& opt, TargetArgs& t, int threads) {
   quality::MixSearchOptions so;
   so.target_kld = t.kld;
@@ -162,7 +134,7 @@ Result<offline::QuantizePlan> search_for_target(const gguf::File& in, const std:
   }
   RIDGE_ASSIGN_OR_RETURN(std::string text, read_text_file(t.text_path, "quantize", "-f"));
   const kernels::Kernels& k = kernels::kernels_for(kernels::best_isa());
-  RIDGE_ASSIGN_OR_RETURN(model::Model base, model::Model::load(in_path, k, gguf::Backing::kMapped));
+  RIDGE_ASSIGN_OR_RETURN(model::Model base, model::Model::from_file(in, k));
   RIDGE_ASSIGN_OR_RETURN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::from_gguf(base.file()));
   auto tokens_or = quality::text_tokens(tok, text, t.o);
   if (!tokens_or.ok()) return tokens_or.status().with_prefix("quantize");
@@ -171,7 +143,7 @@ Result<offline::QuantizePlan> search_for_target(const gguf::File& in, const std:
   ThreadPool pool(threads);
   RIDGE_ASSIGN_OR_RETURN(quality::BaseDistributions b, quality::base_distributions(base, tokens, t.o, pool));
   const Stopwatch sw;
-  auto found = quality::search_mixture(in, k, b, tokens, t.o, opt.mix.mix, so, pool,
+  auto found = quality::search_mixture(*in, k, b, tokens, t.o, opt.mix.mix, so, pool,
                                       [](const std::string& line) { fmt::print(stderr, "target-kld: {}\n", line); });
   if (!found.ok()) return found.status().with_prefix("quantize");
   quality::MixSearchResult& r = *found;
@@ -241,19 +213,20 @@ int cmd_quantize(int argc, char** argv) {
     return report(usage_error("quantize: the output {} is the input file", out_path));
   }
 
-  auto in = gguf::File::open(in_path);
-  if (!in.ok()) return report(in.status());
+  auto opened = gguf::File::open(in_path);
+  if (!opened.ok()) return report(opened.status());
+  const auto in = std::make_shared<const gguf::File>(std::move(opened).value());
   offline::ImportanceMap importance;
   if (!imatrix_path.empty()) {
     auto im = quality::read_imatrix(imatrix_path);
     if (!im.ok()) return report(im.status().with_prefix("quantize"));
-    importance = importance_of(std::move(im).value(), *in);
+    importance = quality::column_importance(std::move(im).value(), *in);
     opt.importance = &importance;
   }
   if ((target.kld != 0) != !target.text_path.empty()) {
     return report(usage_error("quantize: --target-kld and -f go together (the KL divergence is measured on that text)"));
   }
-  auto plan = target.kld != 0 ? search_for_target(*in, in_path, opt, target, threads) : offline::plan_quantization(*in, opt);
+  auto plan = target.kld != 0 ? search_for_target(in, opt, target, threads) : offline::plan_quantization(*in, opt);
   if (!plan.ok()) return report(plan.status());
   if (dry_run) {
     print_plan(*plan);

@@ -69,12 +69,7 @@ Status convert_tensor(const gguf::TensorInfo& src, GgmlType to, std::span<uint8_
       if (r0 >= rows) break;
       for (int64_t r = r0; r < std::min(rows, r0 + chunk); ++r) {
         decode_float_row(src.type, src.data + static_cast<uint64_t>(r) * in_row, buf.data(), cols);
-        uint8_t* out = dst.data() + static_cast<uint64_t>(r) * out_row;
-        if (const float* w = weights_of(r)) {
-          kernels::quantize_row_weighted(to, buf.data(), out, cols, w);
-        } else {
-          encode_row(to, buf.data(), out, cols);
-        }
+        encode_row(to, buf.data(), dst.data() + static_cast<uint64_t>(r) * out_row, cols, weights_of(r));
       }
     }
   });
@@ -97,7 +92,7 @@ void decode_float_row(GgmlType type, const void* src, float* dst, int64_t n) {
   }
 }
 
-void encode_row(GgmlType type, const float* src, void* dst, int64_t n) {
+void encode_row(GgmlType type, const float* src, void* dst, int64_t n, const float* w) {
   auto* h = static_cast<uint16_t*>(dst);
   switch (type) {
     case GgmlType::kF32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
@@ -107,7 +102,7 @@ void encode_row(GgmlType type, const float* src, void* dst, int64_t n) {
       return;
     default:
       RIDGE_CHECK(kernels::can_quantize(type));
-      kernels::quantize_row(type, src, dst, n);
+      kernels::quantize_row_weighted(type, src, dst, n, w);
   }
 }
 

@@ -78,8 +78,9 @@ Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptio
 Status add_quantized_model(const gguf::File& in, const QuantizePlan& plan, int n_threads, gguf::Writer& w);
 
 // Converts `n` f32 values to one row of `type` at dst (any writable type; n a multiple of its
-// block size).
-void encode_row(GgmlType type, const float* src, void* dst, int64_t n);
+// block size); w (n weights, or null) for the quantizers' scale searches
+// (kernels::quantize_row_weighted; float types ignore it).
+void encode_row(GgmlType type, const float* src, void* dst, int64_t n, const float* w = nullptr);
 // Reads one row of n F32/F16/BF16 values into f32.
 void decode_float_row(GgmlType type, const void* src, float* dst, int64_t n);
 

@@ -216,4 +216,31 @@ Result<Imatrix> collect_imatrix(const model::Model& m, std::span<const int32_t> 
   return im;
 }
 
+offline::ImportanceMap column_importance(Imatrix im, const gguf::File& model) {
+  for (auto& [name, e] : im.entries) {
+    const gguf::TensorInfo* t = model.find_tensor(name);
+    if (t != nullptr && t->shape.size() > 2) {
+      (void)split_matrices(e, static_cast<int64_t>(t->cols()), static_cast<int64_t>(t->shape[2]));
+    }
+  }
+  offline::ImportanceMap out;
+  for (const auto& [name, e] : im.entries) {
+    offline::ColumnImportance& c = out[name];
+    c.n_cols = e.n_cols;
+    for (size_t m = 0; m < e.counts.size(); ++m) {
+      std::vector<float>& w = c.matrices.emplace_back();
+      if (e.counts[m] == 0) continue;
+      const float* sum = e.in_sum2.data() + m * static_cast<size_t>(e.n_cols);
+      double mean = 0;
+      for (int64_t j = 0; j < e.n_cols; ++j) mean += sum[j];
+      mean /= static_cast<double>(e.n_cols);
+      if (!(mean > 0)) continue;
+      w.resize(static_cast<size_t>(e.n_cols));
+      for (int64_t j = 0; j < e.n_cols; ++j) w[static_cast<size_t>(j)] = std::max(static_cast<float>(sum[j] / mean), 1e-3f);
+    }
+  }
+  return out;
+}
+
+
 }  // namespace ridge::quality

@@ -20,6 +20,7 @@
 #include "base/thread_pool.h"
 #include "kv/kv_type.h"
 #include "model/model.h"
+#include "offline/quantize.h"
 
 namespace ridge::quality {
 
@@ -42,6 +43,11 @@ Status write_imatrix(const Imatrix& im, const std::string& path);
 // mean(x^2) * ncall, read as in_sum2 with one count of ncall (a 3-D weight's experts in one
 // row: split_matrices() cuts it). One-line errors for anything else.
 Result<Imatrix> read_imatrix(const std::string& path);
+// The quantizers' weights from an importance matrix (offline/quantize.h ColumnImportance): per
+// matrix in_sum2 / count, normalised to mean 1, floored at 1e-3 so that a column the text never
+// excited still counts a little; a legacy entry of `model`'s 3-D weight (its experts in one row)
+// cut to the tensor's matrices.
+offline::ImportanceMap column_importance(Imatrix im, const gguf::File& model);
 // A legacy entry holding n_mat matrices of n_cols in one row (one count for all): as n_mat
 // matrices with that count each. False (unchanged) when the sizes do not divide.
 bool split_matrices(ImatrixEntry& e, int64_t n_cols, int64_t n_mat);

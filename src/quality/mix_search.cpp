@@ -48,9 +48,8 @@ class Evaluator {
     return offline::plan_quantization(in_, qo);
   }
 
-  // The KLD of the copy `overrides` make (quantized in memory).
-  Result<double> kld(const std::vector<offline::TensorTypeOverride>& overrides) {
-    RIDGE_ASSIGN_OR_RETURN(offline::QuantizePlan p, plan(overrides));
+  // The KLD of the copy `p` makes (quantized in memory).
+  Result<double> kld(const offline::QuantizePlan& p) {
     gguf::Writer w(in_.alignment());
     RIDGE_RETURN_IF_ERROR(offline::add_quantized_model(in_, p, opt_.n_threads, w));
     RIDGE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, w.write_to_memory());
@@ -59,6 +58,11 @@ class Evaluator {
     RIDGE_ASSIGN_OR_RETURN(KldSummary s, kld_against(m, base_, tokens_, o_, pool_));
     ++n_evaluations;
     return s.kld_mean;
+  }
+
+  Result<double> kld_of(const std::vector<offline::TensorTypeOverride>& overrides) {
+    RIDGE_ASSIGN_OR_RETURN(offline::QuantizePlan p, plan(overrides));
+    return kld(p);
   }
 
   int64_t n_evaluations = 0;
@@ -130,7 +134,7 @@ Result<MixSearchResult> search_mixture(const gguf::File& in, const kernels::Kern
   std::vector<size_t> at(groups.size(), top);
   MixSearchResult r;
   r.n_groups = static_cast<int64_t>(groups.size());
-  RIDGE_ASSIGN_OR_RETURN(r.kld_top, ev.kld(overrides_of(at)));
+  RIDGE_ASSIGN_OR_RETURN(r.kld_top, ev.kld_of(overrides_of(at)));
   if (log) log(fmt::format("{} groups of {} tensors; every one at {}: KLD {:.6f}", groups.size(), names.size(),
                            ggml_type_name(opt.ladder[top]), r.kld_top));
   if (r.kld_top > opt.target_kld) {
@@ -158,7 +162,7 @@ Result<MixSearchResult> search_mixture(const gguf::File& in, const kernels::Kern
         grp.added[t] = it->second;
         continue;
       }
-      RIDGE_ASSIGN_OR_RETURN(double kl, ev.kld(overrides_of(one)));
+      RIDGE_ASSIGN_OR_RETURN(double kl, ev.kld(p));
       grp.added[t] = std::max(0.0, kl - r.kld_top);
       seen.emplace(actual, grp.added[t]);
     }
@@ -193,12 +197,12 @@ Result<MixSearchResult> search_mixture(const gguf::File& in, const kernels::Kern
   while (predicted() > opt.target_kld && upgrade()) {
   }
   r.kld_predicted = predicted();
-  RIDGE_ASSIGN_OR_RETURN(r.kld_measured, ev.kld(overrides_of(at)));
+  RIDGE_ASSIGN_OR_RETURN(r.kld_measured, ev.kld_of(overrides_of(at)));
   if (log) log(fmt::format("chosen: predicted KLD {:.6f}, measured {:.6f}", r.kld_predicted, r.kld_measured));
   // The additions were measured one group at a time: where together they add more, keep
   // upgrading (measured each time).
   for (int extra = 0; r.kld_measured > opt.target_kld && extra < 16 && upgrade(); ++extra) {
-    RIDGE_ASSIGN_OR_RETURN(r.kld_measured, ev.kld(overrides_of(at)));
+    RIDGE_ASSIGN_OR_RETURN(r.kld_measured, ev.kld_of(overrides_of(at)));
     if (log) log(fmt::format("over the budget: one more upgrade, measured {:.6f}", r.kld_measured));
   }
   if (r.kld_measured > opt.target_kld) {
@@ -207,7 +211,7 @@ Result<MixSearchResult> search_mixture(const gguf::File& in, const kernels::Kern
   }
   r.overrides = overrides_of(at);
   RIDGE_ASSIGN_OR_RETURN(r.plan, ev.plan(r.overrides));
-  RIDGE_ASSIGN_OR_RETURN(r.kld_named, ev.kld({}));
+  RIDGE_ASSIGN_OR_RETURN(r.kld_named, ev.kld(probe));
   r.bpw_named = probe.bits_per_weight_out();
   r.n_evaluations = ev.n_evaluations;
   return r;

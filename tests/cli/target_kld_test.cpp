@@ -53,6 +53,10 @@ TEST(TargetKld, BudgetsItCannotMeetAreRefused) {
   r = run_ridge("quantize " + base + " " + tmp + "/o.gguf q4_k_m --target-kld 0.05");
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.text.find("--target-kld and -f go together"), std::string::npos) << r.text;
+  r = run_ridge("quantize " + base + " " + tmp + "/o.gguf q4_k_m --target-kld 0.05 -f " + kQualityData +
+                "story.txt --ladder q4_K,q9_z");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.text.find("quantize: --ladder: 'q9_z' is not a type ridge quantizes to"), std::string::npos) << r.text;
   EXPECT_FALSE(std::filesystem::exists(tmp + "/o.gguf"));
   std::filesystem::remove_all(tmp);
 }
