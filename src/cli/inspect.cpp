@@ -141,7 +141,11 @@ json build_report(const gguf::File& f, std::string* cost_error) {
     r["config"]["ssm_heads"] = {{"k", c.ssm_n_k_heads}, {"v", c.ssm_n_v_heads}};
     r["config"]["ssm_head_dim"] = c.ssm_head_dim;
     r["config"]["ssm_conv_kernel"] = c.ssm_conv_kernel;
-    if (c.n_nextn_layers > 0) r["config"]["mtp_layers_skipped"] = c.n_nextn_layers;
+    if (c.n_nextn_layers > 0) {
+      r["config"]["mtp_layers"] = c.n_nextn_layers;
+      // The draft head (--spec mtp) needs the first block's tensors (--no-mtp files lack them).
+      r["config"]["mtp_head"] = f.find_tensor(fmt::format("blk.{}.nextn.eh_proj.weight", c.n_layer)) != nullptr;
+    }
   }
   if (c.head_dim_swa > 0 || c.n_head_kv_swa > 0) {  // gemma4: windowed layers of their own shape
     r["config"]["head_dim_swa"] = c.head_dim_swa > 0 ? c.head_dim_swa : c.head_dim;
@@ -198,7 +202,9 @@ void print_text(const json& r, const std::string& cost_error) {
                  c["full_attention_interval"].get<int64_t>(), c["ssm_heads"]["k"].get<int64_t>(),
                  c["ssm_heads"]["v"].get<int64_t>(), c["ssm_head_dim"].get<int64_t>(),
                  c["ssm_conv_kernel"].get<int64_t>(),
-                 c.contains("mtp_layers_skipped") ? fmt::format("; {} MTP block(s) not run", c["mtp_layers_skipped"].get<int64_t>()) : "");
+                 !c.contains("mtp_layers") ? ""
+                 : c["mtp_head"].get<bool>() ? fmt::format("; {} MTP block(s): a draft head for --spec mtp", c["mtp_layers"].get<int64_t>())
+                                             : fmt::format("; {} MTP block(s) declared, their tensors absent", c["mtp_layers"].get<int64_t>()));
     }
     if (c.contains("attn_logit_softcap") || c.contains("final_logit_softcap")) {
       fmt::print("              soft-capping: attention scores {}, logits {}\n", c.value("attn_logit_softcap", 0.0),

@@ -45,6 +45,8 @@ int cmd_synth(int argc, char** argv) {
       ->check(CLI::IsMember({"mean", "cls", "last"}));
   app.add_option("-t,--threads", threads, "threads")->capture_default_str();
   app.add_flag("--list", list, "list presets");
+  bool mtp = false;
+  app.add_flag("--mtp", mtp, "add an MTP (next-token-prediction) block after the trunk (qwen35, qwen35moe)");
   if (auto rc = parse(app, argc, argv)) return *rc;
   if (list) {
     fmt::print("{}", preset_list());
@@ -67,6 +69,12 @@ int cmd_synth(int argc, char** argv) {
   if (layers) {
     if (*layers < 1 || *layers > 1000) return report(usage_error("synth: --layers must be in 1..1000, got {}", *layers));
     cfg->n_layer = *layers;
+  }
+  if (mtp) {
+    if (cfg->arch != "qwen35" && cfg->arch != "qwen35moe") {
+      return report(usage_error("synth: --mtp needs a qwen35 or qwen35moe preset, '{}' is {}", preset, cfg->arch));
+    }
+    cfg->n_nextn_layers = 1;
   }
   if (pooling == "mean") cfg->pooling = model::Pooling::kMean;
   if (pooling == "cls") cfg->pooling = model::Pooling::kCls;

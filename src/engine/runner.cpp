@@ -16,9 +16,13 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
                                                          const ModelRunnerOptions& o,
                                                          std::shared_ptr<ThreadPool> pool) {
   if (o.n_threads < 1) return usage_error("engine: threads must be at least 1, got {}", o.n_threads);
+  if (o.mtp && !model.has_mtp()) {
+    return usage_error("engine: MTP drafts need a model with an MTP head (nextn layers and their "
+                       "tensors); {} has none", model.config().name);
+  }
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
                          kv::KvCache::create(model.kv_config(o.n_blocks, o.kv_type, o.block_size,
-                                                             o.n_state_slots, o.n_window_blocks)));
+                                                             o.n_state_slots, o.n_window_blocks, o.mtp)));
   model::WorkspaceLimits lim;
   lim.max_tokens = o.max_tokens;
   lim.max_outputs = std::min(o.max_outputs, o.max_tokens);
@@ -26,6 +30,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
   lim.n_threads = o.n_threads;
   lim.block_size = o.block_size;
   lim.hidden_outputs = o.embeddings;
+  lim.mtp = o.mtp;
   RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(model.config(), lim));
   if (!pool) pool = std::make_shared<ThreadPool>(o.n_threads);
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<model::Backend> backend,
@@ -35,7 +40,19 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
 }
 
 Result<std::span<const float>> ModelRunner::run(const model::Batch& batch) {
-  return model_->forward(batch, kv_, ws_, *backend_);
+  const Result<std::span<const float>> out = model_->forward(batch, kv_, ws_, *backend_);
+  n_hidden_rows_ = out.ok() && has_mtp() ? batch.n_tokens() : 0;
+  return out;
+}
+
+Result<std::span<const float>> ModelRunner::run_mtp(const model::Batch& batch, std::span<const float> h) {
+  const Result<std::span<const float>> out = model_->forward_mtp(batch, h, kv_, ws_, *backend_);
+  n_hidden_rows_ = out.ok() ? batch.n_tokens() : 0;
+  return out;
+}
+
+std::span<const float> ModelRunner::hidden_rows() const {
+  return std::span<const float>(ws_.mtp_hidden).first(static_cast<size_t>(n_hidden_rows_ * model_->config().n_embd));
 }
 
 }  // namespace ridge::engine

@@ -39,6 +39,17 @@ class Runner {
   virtual void copy_state(int32_t /*from*/, int32_t /*to*/) {}
   // Mixture of experts: the distinct experts each layer ran in the last run(); empty otherwise.
   virtual std::span<const int64_t> experts_run() const { return {}; }
+
+  // The MTP head (ModelRunnerOptions::mtp; model/mtp.cpp). Every run() then also writes the
+  // head's K/V (Batch::mtp_h: each sequence's hidden state before its first row), and
+  // hidden_rows() holds every row's final-norm hidden state [n_tokens, n_embd]; run_mtp() runs
+  // one step of the head (row r: token r with hidden state h[r]) and returns every row's
+  // logits, hidden_rows() then holding the head's own hidden states.
+  virtual bool has_mtp() const { return false; }
+  virtual Result<std::span<const float>> run_mtp(const model::Batch& /*batch*/, std::span<const float> /*h*/) {
+    return error("this runner has no MTP head");
+  }
+  virtual std::span<const float> hidden_rows() const { return {}; }
 };
 
 struct ModelRunnerOptions {
@@ -53,6 +64,7 @@ struct ModelRunnerOptions {
   bool embeddings = false;    // steps return hidden states (Batch::output_hidden), no logits
   std::string backend = "cpu";  // the backend that runs the forward (backend/registry.h)
   int64_t n_state_slots = 1;  // sequences holding a recurrent state at once (hybrid models)
+  bool mtp = false;           // the MTP head's KV layer and buffers (a model with one)
 };
 
 class ModelRunner final : public Runner {
@@ -77,6 +89,9 @@ class ModelRunner final : public Runner {
   int32_t n_state_slots() const override { return static_cast<int32_t>(kv_.states().n_slots()); }
   void copy_state(int32_t from, int32_t to) override { kv_.states().copy_slot(from, to); }
   const kv::KvCache& kv() const { return kv_; }
+  bool has_mtp() const override { return model_->cache_has_mtp(kv_); }
+  Result<std::span<const float>> run_mtp(const model::Batch& batch, std::span<const float> h) override;
+  std::span<const float> hidden_rows() const override;
 
  private:
   ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
@@ -86,6 +101,7 @@ class ModelRunner final : public Runner {
   model::Workspace ws_;
   std::shared_ptr<ThreadPool> pool_;
   std::unique_ptr<model::Backend> backend_;
+  int64_t n_hidden_rows_ = 0;  // rows of ws_.mtp_hidden the last run wrote
 };
 
 }  // namespace ridge::engine

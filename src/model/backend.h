@@ -145,6 +145,13 @@ class Backend {
   virtual void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
                                kv::RecurrentState& states, Workspace& ws) = 0;
   virtual void end_recurrent(kv::RecurrentState& states) = 0;
+  // dst[r, 0:width] (leading dimension ldd) = src[r, 0:width] (lds), r < rows.
+  virtual void copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,
+                         int64_t width) = 0;
+  // out[r] = the step's row before r where it is the same sequence's (rows[r - 1]), else, for a
+  // sequence's first row here, prev[its sequence] ([n_seqs, d]; null: zeros). The MTP head's
+  // h input: each position paired with the hidden state of the position before it.
+  virtual void previous_rows(const float* rows, const float* prev, float* out, int64_t d) = 0;
   // Moves the rows that need logits to the front of each buffer ([n, width]), in order.
   virtual void keep_output_rows(std::span<const RowBuffer> buffers) = 0;
   // z = cap * tanh(z / cap) over rows of n.

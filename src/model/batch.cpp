@@ -23,6 +23,7 @@ void Batch::clear() {
   window_slots.clear();
   state_slots.clear();
   state_snapshots.clear();
+  mtp_h.clear();
   output_hidden = false;
 }
 

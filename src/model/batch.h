@@ -52,6 +52,10 @@ struct Batch {
     int32_t slot = -1;
   };
   std::vector<StateSnapshot> state_snapshots;
+  // A cache with the MTP head's KV layer (Model::kv_config with mtp): each sequence's final-norm
+  // hidden state at the position before its first row here, [n_seqs, n_embd], which the MTP
+  // layer pairs with that row's token (empty, or a sequence starting at position 0: zeros).
+  std::vector<float> mtp_h;
   // Embeddings: the rows with need_logits return their final-norm hidden state [n_embd]
   // instead of logits (the output head is skipped).
   bool output_hidden = false;

@@ -116,7 +116,9 @@ struct ModelConfig {
   int64_t ssm_n_k_heads = 0;     // Hk: q and k heads (`ssm.group_count`)
   int64_t ssm_n_v_heads = 0;     // Hv: v heads and states, a multiple of Hk (`ssm.time_step_rank`)
   bool attn_output_gate = false;  // full attention output times sigmoid(gate)
-  int64_t n_nextn_layers = 0;    // MTP blocks stored after the n_layer trunk blocks (not run)
+  // MTP (multi-token prediction) blocks stored after the n_layer trunk blocks: block n_layer is
+  // a full-attention block that drafts the token after next (model/mtp.h).
+  int64_t n_nextn_layers = 0;
 
   // Gemma 4 (gemma4): sliding-window and global layers of different shapes, named per layer;
   // the last n_kv_shared_layers layers attend to the KV of the last earlier layer of their kind
@@ -161,7 +163,7 @@ struct ModelConfig {
   int64_t swa_rope_dims() const { return rope_dims_swa > 0 ? rope_dims_swa : rope_dims; }
   // Whether layer il writes K/V of its own (not a linear layer, not a KV-sharing one).
   bool has_own_kv(int64_t il) const {
-    return !is_recurrent_layer(il) && il < n_layer - n_kv_shared_layers;
+    return !is_recurrent_layer(il) && (il < n_layer - n_kv_shared_layers || is_mtp_layer(il));
   }
   int64_t n_swa_layers() const {
     int64_t n = 0;
@@ -171,8 +173,11 @@ struct ModelConfig {
 
   // Linear-attention (recurrent) layers and the rest, which keep KV (cache layer kv_layer(il)).
   bool is_recurrent_layer(int64_t il) const {
-    return full_attn_interval > 0 && (il + 1) % full_attn_interval != 0;
+    return full_attn_interval > 0 && il < n_layer && (il + 1) % full_attn_interval != 0;
   }
+  // Block n_layer (the first MTP block) is run by the MTP draft head, never by the trunk.
+  bool has_mtp() const { return n_nextn_layers > 0; }
+  bool is_mtp_layer(int64_t il) const { return il >= n_layer; }
   bool is_hybrid() const { return full_attn_interval > 0; }
   int64_t n_recurrent_layers() const;
   int64_t n_kv_layers() const { return n_layer - n_recurrent_layers() - n_kv_shared_layers; }

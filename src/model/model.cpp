@@ -45,6 +45,10 @@ Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels:
   return m;
 }
 
+bool Model::cache_has_mtp(const kv::KvCache& kv) const {
+  return has_mtp() && kv.config().n_layer == cfg_.n_kv_layers() + 1;
+}
+
 bool Model::has_window_space() const {
   bool window = false, global = false;
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
@@ -55,13 +59,17 @@ bool Model::has_window_space() const {
 }
 
 kv::KvCacheConfig Model::kv_config(int64_t n_blocks, kv::KvType type, int64_t block_size,
-                                   int64_t n_seqs, int64_t n_blocks_window) const {
+                                   int64_t n_seqs, int64_t n_blocks_window, bool mtp) const {
   kv::KvCacheConfig c;
   c.n_layer = cfg_.n_kv_layers();
   c.n_head_kv = cfg_.n_head_kv;
   c.head_dim = cfg_.head_dim;
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
     if (cfg_.has_own_kv(il)) c.layer_shapes.push_back({cfg_.layer_n_head_kv(il), cfg_.layer_head_dim(il)});
+  }
+  if (mtp && has_mtp()) {
+    c.layer_shapes.push_back({cfg_.layer_n_head_kv(cfg_.n_layer), cfg_.layer_head_dim(cfg_.n_layer)});
+    c.n_layer += 1;
   }
   const kv::KvLayerShape uniform{c.n_head_kv, c.head_dim};
   if (std::all_of(c.layer_shapes.begin(), c.layer_shapes.end(),
@@ -76,6 +84,7 @@ kv::KvCacheConfig Model::kv_config(int64_t n_blocks, kv::KvType type, int64_t bl
     for (int64_t il = 0; il < cfg_.n_layer; ++il) {
       if (cfg_.has_own_kv(il)) c.window_layers.push_back(cfg_.is_swa_layer(il) ? 1 : 0);
     }
+    if (mtp && has_mtp()) c.window_layers.push_back(0);
   }
   if (cfg_.n_recurrent_layers() > 0) {
     c.state.n_layer = cfg_.n_recurrent_layers();

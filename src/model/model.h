@@ -48,9 +48,10 @@ class Model {
   // linear-attention layers recurrent state for n_seqs sequences at once. n_blocks_window > 0
   // puts the sliding-window layers' K/V in a space of that many blocks of their own
   // (kv_cache.h), where the model has both windowed and global KV layers (has_window_space).
+  // mtp: one more KV layer, the MTP head's (after the trunk's; where has_mtp()).
   kv::KvCacheConfig kv_config(int64_t n_blocks, kv::KvType type = kv::KvType::kF16,
                               int64_t block_size = 16, int64_t n_seqs = 1,
-                              int64_t n_blocks_window = 0) const;
+                              int64_t n_blocks_window = 0, bool mtp = false) const;
   // Whether the sliding-window layers' K/V can live apart: some KV layers are windowed, some not.
   bool has_window_space() const;
 
@@ -59,8 +60,23 @@ class Model {
   // final-norm hidden states, [n_outputs, n_embd]), valid until the next forward with `ws`.
   // Errors (never CHECKs) on a batch inconsistent with the model, cache or workspace. The
   // backend runs every op; the weights must have been bound for it (CPU: the model's kernels).
+  // With a cache that holds the MTP head's KV layer, every step also writes that layer's K/V
+  // for its rows (each token paired with the hidden state before it: Batch::mtp_h) and leaves
+  // every row's final-norm hidden state in ws.mtp_hidden.
   Result<std::span<const float>> forward(const Batch& batch, kv::KvCache& kv, Workspace& ws,
                                          Backend& backend) const;
+
+  // One step of the MTP head (model/mtp.cpp): row r pairs the batch's token r with hidden state
+  // h[r] ([n_tokens, n_embd]: the trunk's at the position before, or the head's own previous
+  // one), writes the head's K/V at its slot and returns the logits of every row (all need
+  // logits) of the token after the next; ws.mtp_hidden gets each row's own hidden state.
+  Result<std::span<const float>> forward_mtp(const Batch& batch, std::span<const float> h,
+                                             kv::KvCache& kv, Workspace& ws,
+                                             Backend& backend) const;
+  // Whether the model has an MTP head: nextn layers in its config and their tensors in the file.
+  bool has_mtp() const { return cfg_.has_mtp() && w_.mtp.eh_proj.data != nullptr; }
+  // Whether `kv` holds the MTP head's layer (made with kv_config's mtp).
+  bool cache_has_mtp(const kv::KvCache& kv) const;
 
  private:
   Model() = default;
@@ -73,8 +89,17 @@ class Model {
   std::span<const float> run_layers(const Batch& batch, kv::KvCache& kv, Workspace& ws,
                                     Backend& backend) const;
   void embed(Workspace& ws, Backend& backend) const;
-  void attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws,
-                       Backend& backend) const;
+  // Block il's weights: the trunk's, or for il = n_layer the MTP head's.
+  const LayerWeights& layer(int64_t il) const {
+    return il < cfg_.n_layer ? w_.layers[static_cast<size_t>(il)] : w_.mtp.block;
+  }
+  // attend = false: only the layer's K/V are written (the MTP layer in a trunk step).
+  void attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws, Backend& backend,
+                       bool attend = true) const;
+  // MTP: x = eh_proj · [RMSNorm(embedding) * enorm, RMSNorm(h) * hnorm] for the n rows.
+  void mtp_input(int64_t n, const float* h, Workspace& ws, Backend& backend) const;
+  // The trunk step's MTP K/V from the rows' hidden states (ws.mtp_hidden) and Batch::mtp_h.
+  void mtp_kv(const Batch& batch, kv::KvCache& kv, Workspace& ws, Backend& backend) const;
   void ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
   void gemma4_moe_ffn(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;
   // Gemma 4's per-layer embeddings: every layer's input rows of the step (once), and layer il's

@@ -117,7 +117,7 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
       });
     }
   }
-  w.experts_run[static_cast<size_t>(il)] = run;
+  if (static_cast<size_t>(il) < w.experts_run.size()) w.experts_run[static_cast<size_t>(il)] = run;  // not the MTP block
   // The shared expert (qwen2moe) into x, which the routed experts no longer need.
   const bool shared = cfg.n_ff_shexp > 0;
   if (shared) {

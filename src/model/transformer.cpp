@@ -12,11 +12,17 @@ namespace ridge::model {
 Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
                          const Backend& backend) const {
   const kv::KvCacheConfig& kc = kv.config();
-  if (kc.n_layer != cfg_.n_kv_layers()) {
+  const bool mtp = cache_has_mtp(kv);
+  if (kc.n_layer != cfg_.n_kv_layers() && !mtp) {
     return error("forward: KV cache of {} layers, the model keeps KV in {}", kc.n_layer,
                  cfg_.n_kv_layers());
   }
-  for (int64_t il = 0; il < cfg_.n_layer; ++il) {
+  if (mtp && !ws.limits().mtp) return error("forward: a cache with the MTP layer needs a workspace with MTP buffers");
+  if (!batch.mtp_h.empty() && static_cast<int64_t>(batch.mtp_h.size()) != batch.n_seqs() * cfg_.n_embd) {
+    return error("forward: {} MTP hidden values for {} sequences of {}", batch.mtp_h.size(), batch.n_seqs(),
+                 cfg_.n_embd);
+  }
+  for (int64_t il = 0; il < cfg_.n_layer + (mtp ? 1 : 0); ++il) {
     if (!cfg_.has_own_kv(il)) continue;
     const kv::KvLayerShape l = kc.layer(cfg_.kv_layer(il));
     if (l.n_head_kv != cfg_.layer_n_head_kv(il) || l.head_dim != cfg_.layer_head_dim(il)) {
@@ -81,8 +87,8 @@ void Model::embed(Workspace& ws, Backend& backend) const {
 }
 
 void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws,
-                            Backend& backend) const {
-  const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+                            Backend& backend, bool attend) const {
+  const LayerWeights& l = layer(il);
   const int64_t d = cfg_.n_embd;
   backend.rms_norm(ws.x.data(), l.attn_norm.data, ws.xn.data(), n, d, cfg_.rms_eps);
   if (cfg_.is_recurrent_layer(il)) {
@@ -128,6 +134,7 @@ void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& w
   in.cache = own_kv ? &kv : nullptr;
   in.kv_layer = cfg_.kv_layer(il);
   backend.attention_input(in);
+  if (!attend) return;
   AttentionArgs a;
   a.q = ws.q.data();
   a.out = ws.attn.data();
@@ -147,7 +154,7 @@ void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& w
 
 // The attention output projection, the residual add, and the FFN, for the first m rows.
 void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const {
-  const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+  const LayerWeights& l = layer(il);
   const int64_t d = cfg_.n_embd;
   backend.matmul(l.wo, ws.attn.data(), l.wo.cols, m, ws.proj.data(), l.wo.rows);  // [m, n_embd]
   ResidualOp r = post_normed_add(ws.proj.data(), l.attn_post_norm ? l.attn_post_norm.data : nullptr,
@@ -243,13 +250,15 @@ std::span<const float> Model::run_layers(const Batch& batch, kv::KvCache& kv, Wo
   embed(ws, backend);  // x: [n, n_embd]
   if (cfg_.n_embd_per_layer > 0) per_layer_inputs(n, ws, backend);
   const bool recurrent = cfg_.n_recurrent_layers() > 0;
+  // The MTP layer's K/V need every row's hidden state: then every row runs the last layer.
+  const bool mtp = cache_has_mtp(kv);
   if (recurrent) backend.begin_recurrent(kv.states(), ws);
   for (int64_t il = 0; il < cfg_.n_layer; ++il) {
     attention_block(il, n, kv, ws, backend);
     // After the last attention only rows that need logits matter: drop the others so the last
     // FFN and the output head run on m rows (a prompt chunk usually needs one).
     int64_t m = n;
-    if (il + 1 == cfg_.n_layer) {
+    if (il + 1 == cfg_.n_layer && !mtp) {
       const int64_t qd = cfg_.is_recurrent_layer(il) ? cfg_.ssm_value_dim() : cfg_.layer_q_dim(il);
       const int64_t p = cfg_.n_embd_per_layer;
       const RowBuffer rows[] = {{ws.x.data(), d}, {ws.attn.data(), qd},
@@ -260,8 +269,17 @@ std::span<const float> Model::run_layers(const Batch& batch, kv::KvCache& kv, Wo
     if (m > 0) ffn_block(il, m, ws, backend);
   }
   if (recurrent) backend.end_recurrent(kv.states());
-  if (n_out == 0) return {};
-  backend.rms_norm(ws.x.data(), w_.output_norm.data, ws.xn.data(), n_out, d, cfg_.rms_eps);
+  if (mtp) {
+    backend.rms_norm(ws.x.data(), w_.output_norm.data, ws.mtp_hidden.data(), n, d, cfg_.rms_eps);
+    mtp_kv(batch, kv, ws, backend);
+    if (n_out == 0) return {};
+    backend.copy_rows(ws.mtp_hidden.data(), d, ws.xn.data(), d, n, d);
+    const RowBuffer rows[] = {{ws.xn.data(), d}};
+    backend.keep_output_rows(rows);
+  } else {
+    if (n_out == 0) return {};
+    backend.rms_norm(ws.x.data(), w_.output_norm.data, ws.xn.data(), n_out, d, cfg_.rms_eps);
+  }
   if (batch.output_hidden) return std::span<const float>(ws.xn.data(), static_cast<size_t>(n_out * d));
   const kernels::WeightView& head = w_.output;
   backend.matmul(head, ws.xn.data(), head.cols, n_out, ws.logits.data(), head.rows);  // [n_out, n_vocab]

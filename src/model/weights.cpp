@@ -172,32 +172,37 @@ Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
   }
   w.layers.resize(static_cast<size_t>(cfg.n_layer));
   for (int64_t il = 0; il < cfg.n_layer; ++il) {
-    LayerWeights& l = w.layers[static_cast<size_t>(il)];
-    auto name = [il](std::string_view s) { return layer_tensor(il, s); };
-    RIDGE_ASSIGN_OR_RETURN(l.attn_norm, b.vector(name("attn_norm.weight"), d));
-    if (!cfg.is_recurrent_layer(il)) {  // a linear layer's projections are its architecture's
-      const int64_t qd = cfg.layer_q_dim(il), kvd = cfg.layer_kv_dim(il);
-      RIDGE_ASSIGN_OR_RETURN(l.wq, b.matrix(name("attn_q.weight"), cfg.attn_output_gate ? 2 * qd : qd, d));
-      if (cfg.has_own_kv(il)) {  // gemma4: V may be K (no attn_v); shared layers have neither
-        RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), kvd, d));
-        if (cfg.arch == "gemma4") {
-          RIDGE_ASSIGN_OR_RETURN(l.wv, b.optional_matrix(name("attn_v.weight"), kvd, d));
-        } else {
-          RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), kvd, d));
-        }
-      }
-      RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, qd));
-    }
-    RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm_tensor(cfg)), d));
-    if (cfg.is_moe()) {
-      RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));
-      if (!cfg.moe_gemma4) continue;  // gemma4 keeps a dense FFN beside its experts
-    }
-    const int64_t ff = cfg.layer_n_ff(il);
-    RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate.weight"), ff, d));
-    RIDGE_ASSIGN_OR_RETURN(l.w_up, b.matrix(name("ffn_up.weight"), ff, d));
-    RIDGE_ASSIGN_OR_RETURN(l.w_down, b.matrix(name("ffn_down.weight"), d, ff));
+    RIDGE_RETURN_IF_ERROR(bind_layer(b, cfg, il, w.layers[static_cast<size_t>(il)]));
   }
+  return ok_status();
+}
+
+Status bind_layer(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l) {
+  const int64_t d = cfg.n_embd;
+  auto name = [il](std::string_view s) { return layer_tensor(il, s); };
+  RIDGE_ASSIGN_OR_RETURN(l.attn_norm, b.vector(name("attn_norm.weight"), d));
+  if (!cfg.is_recurrent_layer(il)) {  // a linear layer's projections are its architecture's
+    const int64_t qd = cfg.layer_q_dim(il), kvd = cfg.layer_kv_dim(il);
+    RIDGE_ASSIGN_OR_RETURN(l.wq, b.matrix(name("attn_q.weight"), cfg.attn_output_gate ? 2 * qd : qd, d));
+    if (cfg.has_own_kv(il)) {  // gemma4: V may be K (no attn_v); shared layers have neither
+      RIDGE_ASSIGN_OR_RETURN(l.wk, b.matrix(name("attn_k.weight"), kvd, d));
+      if (cfg.arch == "gemma4") {
+        RIDGE_ASSIGN_OR_RETURN(l.wv, b.optional_matrix(name("attn_v.weight"), kvd, d));
+      } else {
+        RIDGE_ASSIGN_OR_RETURN(l.wv, b.matrix(name("attn_v.weight"), kvd, d));
+      }
+    }
+    RIDGE_ASSIGN_OR_RETURN(l.wo, b.matrix(name("attn_output.weight"), d, qd));
+  }
+  RIDGE_ASSIGN_OR_RETURN(l.ffn_norm, b.vector(name(ffn_norm_tensor(cfg)), d));
+  if (cfg.is_moe()) {
+    RIDGE_RETURN_IF_ERROR(bind_experts(b, cfg, il, l));
+    if (!cfg.moe_gemma4) return ok_status();  // gemma4 keeps a dense FFN beside its experts
+  }
+  const int64_t ff = cfg.layer_n_ff(il);
+  RIDGE_ASSIGN_OR_RETURN(l.w_gate, b.matrix(name("ffn_gate.weight"), ff, d));
+  RIDGE_ASSIGN_OR_RETURN(l.w_up, b.matrix(name("ffn_up.weight"), ff, d));
+  RIDGE_ASSIGN_OR_RETURN(l.w_down, b.matrix(name("ffn_down.weight"), d, ff));
   return ok_status();
 }
 

@@ -79,6 +79,19 @@ struct LayerWeights {
   VectorView out_scale;           // [1] layer_output_scale
 };
 
+// The MTP draft head (Qwen3.5's nextn block n_layer, cfg.has_mtp(); model/mtp.cpp): a
+// full-attention block fed eh_proj · [RMSNorm(embedding) * enorm, RMSNorm(h) * hnorm], whose
+// output normed by head_norm is the h of the next draft and goes through the head.
+struct MtpWeights {
+  LayerWeights block;
+  kernels::WeightView eh_proj;  // [n_embd, 2 n_embd]
+  VectorView enorm, hnorm;      // [n_embd]
+  VectorView head_norm;         // [n_embd] nextn.shared_head_norm, else output_norm
+  kernels::WeightView embed;    // [n_vocab, n_embd] nextn.embed_tokens, else token_embd
+  kernels::WeightView head;     // [n_vocab, n_embd] nextn.shared_head_head, else output
+  uint64_t matrix_bytes = 0;    // bytes of the matrices one MTP step streams (block, eh_proj, head)
+};
+
 struct Weights {
   kernels::WeightView token_embd;     // [n_vocab, n_embd]
   VectorView output_norm;             // [n_embd]
@@ -90,6 +103,7 @@ struct Weights {
   kernels::WeightView ple_model_proj; // [n_layer * n_embd_per_layer, n_embd]
   VectorView ple_proj_norm;           // [n_embd_per_layer]
   std::vector<LayerWeights> layers;
+  MtpWeights mtp;                     // bound where cfg.has_mtp()
   std::vector<std::vector<float>> owned;  // f32 copies of non-f32 vectors
   uint64_t matrix_bytes = 0;          // bytes of all matrices read per step (output included)
 };
@@ -145,6 +159,9 @@ std::string layer_tensor(int64_t il, std::string_view suffix);
 // is absent), output norm, and per layer the attention/FFN norms and all projections.
 // For a mixture-of-experts config the FFN is bind_experts' instead.
 Status bind_common(WeightBinder& b, const ModelConfig& cfg, Weights& w);
+// Block il's norms, attention projections and FFN (bind_common's per layer; il = n_layer: the
+// MTP block).
+Status bind_layer(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l);
 // Layer il's router, stacked expert matrices and (n_ff_shexp > 0) gated shared expert.
 Status bind_experts(WeightBinder& b, const ModelConfig& cfg, int64_t il, LayerWeights& l);
 

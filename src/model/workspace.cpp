@@ -67,6 +67,12 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
     w.lin.k.resize(t * key);
     w.lin.v.resize(t * value);
   }
+  if (lim.mtp) {
+    if (!cfg.has_mtp()) return error("workspace: MTP buffers for a model without an MTP head");
+    w.mtp_hidden.resize(t * static_cast<size_t>(cfg.n_embd));
+    w.mtp_h_in.resize(t * static_cast<size_t>(cfg.n_embd));
+    w.mtp_cat.resize(t * static_cast<size_t>(2 * cfg.n_embd));
+  }
   if (cfg.attn_output_gate) w.lin.q_gate.resize(t * static_cast<size_t>(2 * q_dim));
   w.rope_cos.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
   w.rope_sin.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));

@@ -17,6 +17,7 @@ struct WorkspaceLimits {
   int n_threads = 1;          // threads of the pool the forward runs on (at most)
   int64_t block_size = 16;    // KV block size of the cache it runs with
   bool hidden_outputs = false;  // embeddings: rows return hidden states, no logits buffer
+  bool mtp = false;             // buffers of the MTP head (a model with one: cfg.has_mtp())
 };
 
 // Buffers of the mixture-of-experts FFN (model/moe.h); empty for dense models. k = n_expert_used.
@@ -92,6 +93,11 @@ class Workspace {
   int64_t attn_scratch_per_thread = 0;
   MoeWorkspace moe;
   LinearWorkspace lin;
+  // The MTP head (limits.mtp): after a step of a cache with its KV layer, every row's final-norm
+  // hidden state; after forward_mtp, every row's MTP hidden state (the next draft's h).
+  std::vector<float> mtp_hidden;  // [max_tokens, n_embd]
+  std::vector<float> mtp_h_in;    // [max_tokens, n_embd] each row's paired h
+  std::vector<float> mtp_cat;     // [max_tokens, 2 n_embd] [enorm(embedding), hnorm(h)]
 
  private:
   WorkspaceLimits limits_;

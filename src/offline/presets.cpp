@@ -225,6 +225,13 @@ std::vector<Preset> build() {
                with_delta_net(with_experts(make("qwen35moe", "tiny-qwen35moe", 512, 64, 4, 4, 2, 32,
                                                 160, 2048, 1e-6f, 1e7f, false), 8, 2, 64, 96),
                               2, 4, 16)});
+  // The same with an MTP head (one nextn block after the trunk).
+  ModelConfig mtp = p[p.size() - 2].config, moe_mtp = p.back().config;
+  mtp.name = "tiny-qwen35-mtp";
+  moe_mtp.name = "tiny-qwen35moe-mtp";
+  mtp.n_nextn_layers = moe_mtp.n_nextn_layers = 1;
+  p.push_back({"tiny-qwen35-mtp", "", mtp});
+  p.push_back({"tiny-qwen35moe-mtp", "", moe_mtp});
   // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
   // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
   ModelConfig llama3 = make("llama", "tiny-llama3", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false);

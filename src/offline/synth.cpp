@@ -244,7 +244,8 @@ void write_config_metadata(const ModelConfig& c, gguf::Writer& w) {
   w.set("general.name", gguf::make_string(c.name));
   w.set(a + ".context_length", u32(c.n_ctx_train));
   w.set(a + ".embedding_length", u32(c.n_embd));
-  w.set(a + ".block_count", u32(c.n_layer));
+  w.set(a + ".block_count", u32(c.n_layer + c.n_nextn_layers));
+  if (c.n_nextn_layers > 0) w.set(a + ".nextn_predict_layers", u32(c.n_nextn_layers));
   w.set(a + ".feed_forward_length", u32(c.n_ff));
   w.set(a + ".attention.head_count", u32(c.n_head));
   w.set(a + ".attention.head_count_kv", u32(c.n_head_kv));
@@ -331,12 +332,10 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
         std::span(reinterpret_cast<const uint8_t*>(factors.data()), factors.size() * sizeof(float))));
   }
   if (c.arch == "gemma4") RIDGE_RETURN_IF_ERROR(add_gemma4_globals(w, c, opt, add_matrix));
-  for (int64_t l = 0; l < c.n_layer; ++l) {
+  // Block l: the trunk's, or (l >= n_layer) an MTP block: a full-attention block as the trunk's.
+  auto add_block = [&](int64_t l) -> Status {
     const std::string p = "blk." + std::to_string(l) + ".";
-    if (c.arch == "gemma4") {
-      RIDGE_RETURN_IF_ERROR(add_gemma4_layer(w, c, l, p, opt, add_matrix));
-      continue;
-    }
+    if (c.arch == "gemma4") return add_gemma4_layer(w, c, l, p, opt, add_matrix);
     RIDGE_RETURN_IF_ERROR(add_random(w, p + "attn_norm.weight", f32, c.n_embd, 1, norm, opt));
     if (c.is_recurrent_layer(l)) {
       RIDGE_RETURN_IF_ERROR(add_linear_attention(w, c, p, opt, add_matrix));
@@ -347,16 +346,25 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "post_attention_norm.weight", f32, c.n_embd, 1, norm, opt));
     }
     RIDGE_RETURN_IF_ERROR(add_random(w, p + std::string(ffn_norm_tensor(c)), f32, c.n_embd, 1, norm, opt));
-    if (c.is_moe()) {
-      RIDGE_RETURN_IF_ERROR(add_experts(w, c, p, opt, add_matrix));
-      continue;
-    }
+    if (c.is_moe()) return add_experts(w, c, p, opt, add_matrix);
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_up.weight", c.n_embd, c.n_ff, lin(c.n_embd)));
     RIDGE_RETURN_IF_ERROR(add_matrix(p + "ffn_down.weight", c.n_ff, c.n_embd, lin(c.n_ff)));
     if (c.post_norms) {
       RIDGE_RETURN_IF_ERROR(add_random(w, p + "post_ffw_norm.weight", f32, c.n_embd, 1, norm, opt));
     }
+    return ok_status();
+  };
+  for (int64_t l = 0; l < c.n_layer; ++l) RIDGE_RETURN_IF_ERROR(add_block(l));
+  // MTP blocks (Qwen3.5's nextn layers): the block, the projection of [enorm(embedding),
+  // hnorm(h)] into it, and the norm before the shared head (the model's embedding and head).
+  for (int64_t l = c.n_layer; l < c.n_layer + c.n_nextn_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".nextn.";
+    RIDGE_RETURN_IF_ERROR(add_block(l));
+    RIDGE_RETURN_IF_ERROR(add_matrix(p + "eh_proj.weight", 2 * c.n_embd, c.n_embd, lin(2 * c.n_embd)));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "enorm.weight", f32, c.n_embd, 1, norm, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "hnorm.weight", f32, c.n_embd, 1, norm, opt));
+    RIDGE_RETURN_IF_ERROR(add_random(w, p + "shared_head_norm.weight", f32, c.n_embd, 1, norm, opt));
   }
   RIDGE_RETURN_IF_ERROR(add_random(w, "output_norm.weight", f32, c.n_embd, 1, norm, opt));
   if (!c.tied_embeddings) {

@@ -64,6 +64,12 @@ class RecordingBackend final : public model::Backend {
   void gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
                        kv::RecurrentState& states, model::Workspace& ws) override;
   void end_recurrent(kv::RecurrentState& states) override { inner_->end_recurrent(states); }
+  void copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows, int64_t width) override {
+    inner_->copy_rows(src, lds, dst, ldd, rows, width);
+  }
+  void previous_rows(const float* rows, const float* prev, float* out, int64_t d) override {
+    inner_->previous_rows(rows, prev, out, d);
+  }
   void keep_output_rows(std::span<const model::RowBuffer> buffers) override { inner_->keep_output_rows(buffers); }
   void softcap(float* z, int64_t rows, int64_t n, float cap) override { inner_->softcap(z, rows, n, cap); }
   void scale(float* x, int64_t rows, int64_t n, float s) override { inner_->scale(x, rows, n, s); }

@@ -240,6 +240,24 @@ void ScalarBackend::end_recurrent(kv::RecurrentState& states) {
   model::end_recurrent_step(*step_, states);
 }
 
+void ScalarBackend::copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,
+                              int64_t width) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < width; ++i) dst[r * ldd + i] = src[r * lds + i];
+  }
+}
+
+void ScalarBackend::previous_rows(const float* rows, const float* prev, float* out, int64_t d) {
+  const model::Batch& b = *step_;
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    const int32_t seq = b.seq_index[static_cast<size_t>(t)];
+    const bool same = t > 0 && b.seq_index[static_cast<size_t>(t - 1)] == seq;
+    for (int64_t i = 0; i < d; ++i) {
+      out[t * d + i] = same ? rows[(t - 1) * d + i] : prev != nullptr ? prev[seq * d + i] : 0.0f;
+    }
+  }
+}
+
 void ScalarBackend::keep_output_rows(std::span<const model::RowBuffer> buffers) {
   const model::Batch& b = *step_;
   int64_t m = 0;

@@ -91,6 +91,14 @@ class RecordingBackend final : public Backend {
     note("end_recurrent");
     inner_->end_recurrent(states);
   }
+  void copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows, int64_t width) override {
+    note("copy_rows");
+    inner_->copy_rows(src, lds, dst, ldd, rows, width);
+  }
+  void previous_rows(const float* rows, const float* prev, float* out, int64_t d) override {
+    note("previous_rows");
+    inner_->previous_rows(rows, prev, out, d);
+  }
   void keep_output_rows(std::span<const RowBuffer> buffers) override {
     note("keep_output_rows");
     inner_->keep_output_rows(buffers);

@@ -340,8 +340,9 @@ TEST(HybridLoad, RefusesWhatItCannotRun) {
   EXPECT_NE(err([](gguf::Writer& w) { w.set("qwen35.nextn_predict_layers", gguf::make_u32(8)); }).find("nextn_predict_layers"), std::string::npos);
 }
 
-// An MTP block after the trunk (Qwen3.5 files carry one) is skipped: block_count 9 with one
-// nextn layer runs the same 8 trunk layers.
+// A file that declares an MTP block after the trunk but leaves its tensors out (llama.cpp's
+// converter --no-mtp) loads: block_count 9 with one nextn layer runs the same 8 trunk layers
+// (mtp_test.cpp: such a model has no MTP head).
 TEST(HybridLoad, SkipsMtpBlocks) {
   EXPECT_EQ(testing::load_error("tiny-qwen35", [](gguf::Writer& w) {
               w.set("qwen35.block_count", gguf::make_u32(9));

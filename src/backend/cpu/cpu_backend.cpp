@@ -142,6 +142,29 @@ void CpuBackend::end_recurrent(kv::RecurrentState& states) {
   model::end_recurrent_step(*step_, states);
 }
 
+void CpuBackend::copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,
+                           int64_t width) {
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(dst + r * ldd, src + r * lds, static_cast<size_t>(width) * sizeof(float));
+  }
+}
+
+void CpuBackend::previous_rows(const float* rows, const float* prev, float* out, int64_t d) {
+  const model::Batch& b = *step_;
+  const auto bytes = static_cast<size_t>(d) * sizeof(float);
+  for (int64_t t = 0; t < b.n_tokens(); ++t) {
+    const int32_t seq = b.seq_index[static_cast<size_t>(t)];
+    float* o = out + t * d;
+    if (t > 0 && b.seq_index[static_cast<size_t>(t - 1)] == seq) {
+      std::memcpy(o, rows + (t - 1) * d, bytes);
+    } else if (prev != nullptr) {
+      std::memcpy(o, prev + static_cast<int64_t>(seq) * d, bytes);
+    } else {
+      std::memset(o, 0, bytes);
+    }
+  }
+}
+
 void CpuBackend::keep_output_rows(std::span<const model::RowBuffer> buffers) {
   const model::Batch& b = *step_;
   int64_t m = 0;

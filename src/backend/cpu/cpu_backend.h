@@ -42,6 +42,9 @@ class CpuBackend final : public model::Backend {
   void gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
                        kv::RecurrentState& states, model::Workspace& ws) override;
   void end_recurrent(kv::RecurrentState& states) override;
+  void copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,
+                 int64_t width) override;
+  void previous_rows(const float* rows, const float* prev, float* out, int64_t d) override;
   void keep_output_rows(std::span<const model::RowBuffer> buffers) override;
   void scale(float* x, int64_t rows, int64_t n, float s) override;
   void geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) override;

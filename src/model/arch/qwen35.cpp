@@ -24,13 +24,46 @@ Status bind_linear_layer(WeightBinder& b, const ModelConfig& cfg, int64_t il, La
   return ok_status();
 }
 
+// The first MTP block (n_layer), where the file has it: a full-attention block and its nextn tensors, the embedding,
+// head and head norm the model's own where the block has none. Its matrices are not the
+// trunk's step bytes: they count in mtp.matrix_bytes.
+Status bind_mtp(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
+  const int64_t il = cfg.n_layer, d = cfg.n_embd;
+  MtpWeights& m = w.mtp;
+  const uint64_t trunk_bytes = w.matrix_bytes;
+  auto name = [il](std::string_view s) { return layer_tensor(il, s); };
+  RIDGE_RETURN_IF_ERROR(bind_layer(b, cfg, il, m.block));
+  RIDGE_RETURN_IF_ERROR(bind_qk_norms(b, cfg, il, m.block));
+  RIDGE_ASSIGN_OR_RETURN(m.eh_proj, b.matrix(name("nextn.eh_proj.weight"), d, 2 * d));
+  RIDGE_ASSIGN_OR_RETURN(m.enorm, b.vector(name("nextn.enorm.weight"), d));
+  RIDGE_ASSIGN_OR_RETURN(m.hnorm, b.vector(name("nextn.hnorm.weight"), d));
+  RIDGE_ASSIGN_OR_RETURN(m.head_norm, b.optional_vector(name("nextn.shared_head_norm.weight"), d));
+  if (!m.head_norm) m.head_norm = w.output_norm;
+  RIDGE_ASSIGN_OR_RETURN(m.embed, b.optional_matrix(name("nextn.embed_tokens.weight"), cfg.n_vocab, d));
+  if (m.embed.data == nullptr) {
+    m.embed = w.token_embd;
+  } else {
+    w.matrix_bytes -= static_cast<uint64_t>(m.embed.rows) * m.embed.row_bytes;  // read a row per token
+  }
+  RIDGE_ASSIGN_OR_RETURN(m.head, b.optional_matrix(name("nextn.shared_head_head.weight"), cfg.n_vocab, d));
+  if (m.head.data == nullptr) {
+    m.head = w.output;
+    w.matrix_bytes += static_cast<uint64_t>(m.head.rows) * m.head.row_bytes;
+  }
+  m.matrix_bytes = w.matrix_bytes - trunk_bytes;
+  w.matrix_bytes = trunk_bytes;
+  return ok_status();
+}
+
 Status bind_qwen35(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
   for (int64_t il = 0; il < cfg.n_layer; ++il) {
     LayerWeights& l = w.layers[static_cast<size_t>(il)];
     RIDGE_RETURN_IF_ERROR(cfg.is_recurrent_layer(il) ? bind_linear_layer(b, cfg, il, l)
                                                      : bind_qk_norms(b, cfg, il, l));
   }
-  return ok_status();
+  // A file whose nextn blocks were left out (llama.cpp's converter --no-mtp) runs its trunk.
+  const bool mtp = cfg.has_mtp() && b.has(layer_tensor(cfg.n_layer, "nextn.eh_proj.weight"));
+  return mtp ? bind_mtp(b, cfg, w) : ok_status();
 }
 
 }  // namespace

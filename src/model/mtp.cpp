@@ -1,0 +1,80 @@
+// Qwen3.5's MTP head (multi-token prediction, the GGUF's nextn block; docs/speculative.md): one
+// full-attention block that, given a token x_p and the hidden state h of the position before
+// it, predicts the token after x_p's successor. Its KV layer sits after the trunk's in the same
+// cache, at the same slots: position p holds the pair (h_{p-1}, x_p). Every trunk step writes it
+// for its rows (mtp_kv), so a draft at the newest position attends to the whole text; a draft
+// step (forward_mtp) runs the whole block and the head.
+#include <cmath>
+
+#include "model/backend.h"
+#include "model/model.h"
+
+namespace ridge::model {
+
+void Model::mtp_input(int64_t n, const float* h, Workspace& ws, Backend& backend) const {
+  const int64_t d = cfg_.n_embd;
+  const MtpWeights& m = w_.mtp;
+  EmbedOp op;  // x: the rows' token embeddings (and the rotary tables of their positions)
+  op.table = &m.embed;
+  op.scale = 1.0f;
+  op.x = ws.x.data();
+  op.d = d;
+  op.cfg = &cfg_;
+  op.rope_factors = rope_factors_.data();
+  op.rope_factors_swa = rope_factors_swa_.data();
+  op.yarn = &yarn_;
+  op.cos = ws.rope_cos.data();
+  op.sin = ws.rope_sin.data();
+  backend.embed(op);
+  backend.rms_norm(ws.x.data(), m.enorm.data, ws.xn.data(), n, d, cfg_.rms_eps);
+  backend.copy_rows(ws.xn.data(), d, ws.mtp_cat.data(), 2 * d, n, d);
+  backend.rms_norm(h, m.hnorm.data, ws.xn.data(), n, d, cfg_.rms_eps);
+  backend.copy_rows(ws.xn.data(), d, ws.mtp_cat.data() + d, 2 * d, n, d);
+  backend.matmul(m.eh_proj, ws.mtp_cat.data(), 2 * d, n, ws.x.data(), d);  // [n, n_embd]
+}
+
+void Model::mtp_kv(const Batch& batch, kv::KvCache& kv, Workspace& ws, Backend& backend) const {
+  const int64_t n = batch.n_tokens();
+  backend.previous_rows(ws.mtp_hidden.data(), batch.mtp_h.empty() ? nullptr : batch.mtp_h.data(),
+                        ws.mtp_h_in.data(), cfg_.n_embd);
+  mtp_input(n, ws.mtp_h_in.data(), ws, backend);
+  attention_block(cfg_.n_layer, n, kv, ws, backend, /*attend=*/false);
+}
+
+Result<std::span<const float>> Model::forward_mtp(const Batch& batch, std::span<const float> h,
+                                                  kv::KvCache& kv, Workspace& ws,
+                                                  Backend& backend) const {
+  const int64_t n = batch.n_tokens(), d = cfg_.n_embd;
+  if (!cache_has_mtp(kv)) return error("forward_mtp: the cache holds no MTP layer (or the model has no MTP head)");
+  if (!ws.limits().mtp) return error("forward_mtp: the workspace has no MTP buffers");
+  if (static_cast<int64_t>(h.size()) != n * d) {
+    return error("forward_mtp: {} hidden values for {} rows of {}", h.size(), n, d);
+  }
+  if (batch.n_outputs() != n) return error("forward_mtp: every row of an MTP step returns logits");
+  if (n > ws.limits().max_outputs) {
+    return error("forward_mtp: {} rows, the workspace holds logits for {}", n, ws.limits().max_outputs);
+  }
+  if (backend.n_threads() > ws.limits().n_threads || kv.block_size() != ws.limits().block_size) {
+    return error("forward_mtp: workspace made for {} threads / block size {}", ws.limits().n_threads,
+                 ws.limits().block_size);
+  }
+  for (int32_t ctx : batch.context_lens) {
+    if (ctx > ws.limits().max_context) {
+      return error("forward_mtp: context {} exceeds the workspace's {}", ctx, ws.limits().max_context);
+    }
+  }
+  RIDGE_RETURN_IF_ERROR(batch.validate({cfg_.n_vocab, kv.n_blocks(), kv.block_size(), kv.n_blocks_window(), cfg_.n_swa}));
+  if (n == 0) return std::span<const float>();
+  const int64_t il = cfg_.n_layer;
+  backend.begin_step(batch);
+  mtp_input(n, h.data(), ws, backend);
+  attention_block(il, n, kv, ws, backend);
+  ffn_block(il, n, ws, backend);
+  backend.rms_norm(ws.x.data(), w_.mtp.head_norm.data, ws.mtp_hidden.data(), n, d, cfg_.rms_eps);
+  const kernels::WeightView& head = w_.mtp.head;
+  backend.matmul(head, ws.mtp_hidden.data(), head.cols, n, ws.logits.data(), head.rows);
+  backend.end_step();
+  return std::span<const float>(ws.logits.data(), static_cast<size_t>(n * cfg_.n_vocab));
+}
+
+}  // namespace ridge::model
