@@ -31,14 +31,15 @@ Status check_spec_flags(std::string_view method, const std::string& draft_path, 
   if (rule != "auto" && rule != "match" && rule != "rejection") {
     return usage_error("--spec-rule must be auto, match or rejection, got '{}'", rule);
   }
-  if (method.empty()) return usage_error("--spec-rule goes with speculative decoding (--spec ngram or --draft)");
-  if (rule == "rejection" && method != "draft") {
-    return usage_error("--spec-rule rejection needs a draft model (--draft): other drafts are certain "
-                       "tokens, which the match rule verifies exactly");
+  if (method.empty()) return usage_error("--spec-rule goes with speculative decoding (--spec ngram|mtp or --draft)");
+  if (rule == "rejection" && method != "draft" && method != "mtp") {
+    return usage_error("--spec-rule rejection needs a draft model (--draft) or an MTP head (--spec mtp): "
+                       "other drafts are certain tokens, which the match rule verifies exactly");
   }
-  if (method != "ngram" && method != "draft") {
-    return usage_error("--spec must be ngram or draft, got '{}' (MTP heads are not supported yet)", method);
+  if (method != "ngram" && method != "draft" && method != "mtp") {
+    return usage_error("--spec must be ngram, draft or mtp, got '{}'", method);
   }
+  if (method == "mtp" && !draft_path.empty()) return usage_error("--draft goes with --spec draft, not mtp");
   if (method == "draft" && draft_path.empty()) return usage_error("--spec draft needs --draft FILE.gguf");
   if (method == "ngram" && !draft_path.empty()) return usage_error("--draft goes with --spec draft, not ngram");
   return ok_status();

@@ -9,8 +9,9 @@
 namespace ridge::cli {
 
 void add_engine_spec_flags(CLI::App& app, EngineSpecArgs& a, engine::EngineOptions& o) {
-  app.add_option("--spec", a.method, "speculative decoding: ngram (prompt lookup) or draft (--draft), verified "
-                                     "in the batch; output unchanged, turned off per step where it does not pay");
+  app.add_option("--spec", a.method, "speculative decoding: ngram (prompt lookup), draft (--draft) or mtp (the "
+                                     "model's MTP head), verified in the batch; output unchanged, turned off per "
+                                     "step where it does not pay");
   app.add_option("--draft", a.draft_path, "draft model for speculative decoding (same vocabulary; implies --spec draft)");
   app.add_option("--spec-rule", a.rule, kSpecRuleHelp)->capture_default_str();
   app.add_option("--spec-max", o.spec_max, "draft tokens per sequence and step at most")->capture_default_str();
@@ -27,7 +28,14 @@ Status resolve_engine_spec(EngineSpecArgs& a, const model::Model& m, engine::Eng
     a.draft_model = std::make_unique<model::Model>(std::move(d));
     o.draft_model = a.draft_model.get();
   }
-  o.spec = a.method == "ngram" ? engine::SpecMethod::kNgram : engine::SpecMethod::kDraft;
+  if (a.method == "mtp" && !m.has_mtp()) {
+    return usage_error("--spec mtp: {} has no MTP head{}", m.config().name,
+                       m.config().has_mtp() ? " (its nextn layers' tensors are not in the file)"
+                                            : " (Qwen3.5 files carry one as nextn layers)");
+  }
+  o.spec = a.method == "ngram" ? engine::SpecMethod::kNgram
+           : a.method == "mtp" ? engine::SpecMethod::kMtp
+                               : engine::SpecMethod::kDraft;
   if (auto probe = analysis::load_probe()) {
     auto types = model::weight_types_from_gguf(m.file());
     if (types.ok()) {
@@ -43,6 +51,10 @@ std::string format_spec_stats(const engine::EngineOptions& o, const engine::Engi
   if (o.spec == engine::SpecMethod::kNone) return {};
   const double rate = st.n_draft_tokens > 0 ? 100.0 * static_cast<double>(st.n_accepted_tokens) / static_cast<double>(st.n_draft_tokens) : 0.0;
   const std::string mixed = fmt::format(" · {} of them beside a prompt chunk", st.n_draft_tokens_mixed);
+  if (o.spec == engine::SpecMethod::kMtp) {
+    return fmt::format("speculation: MTP head, {} draft steps ({:.2f} s), {} draft tokens verified, {} accepted ({:.0f}%){}",
+                       st.n_draft_steps, st.draft_seconds, st.n_draft_tokens, st.n_accepted_tokens, rate, mixed);
+  }
   if (o.spec == engine::SpecMethod::kDraft) {
     return fmt::format("speculation: draft model, {} draft steps ({:.2f} s), {} draft tokens verified, {} accepted ({:.0f}%){}",
                        st.n_draft_steps, st.draft_seconds, st.n_draft_tokens, st.n_accepted_tokens, rate, mixed);

@@ -37,7 +37,8 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("--presence-penalty", s.presence_penalty, "presence penalty")->capture_default_str();
   app.add_option("-s,--seed", o.seed, "random seed (default: random)");
   app.add_option("--stop", s.stop, "stop string (repeatable)");
-  app.add_option("--spec", o.spec, "speculative decoding: ngram (prompt lookup) or draft (--draft); output unchanged");
+  app.add_option("--spec", o.spec, "speculative decoding: ngram (prompt lookup), draft (--draft) or mtp (the model's "
+                                  "MTP head); output unchanged");
   app.add_option("--draft", o.draft_path, "draft model for speculative decoding (same vocabulary)");
   app.add_option("--spec-max", o.spec_max, "draft tokens per step at most")->capture_default_str();
   app.add_option("--spec-ngram", o.spec_ngram, "longest n-gram --spec ngram looks up")->capture_default_str();
@@ -75,8 +76,16 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   if (!o.spec.empty()) {
     if (o.spec == "ngram") l.ngram = spec::NgramOptions{o.spec_ngram, 1, o.spec_max};
     l.spec_max = o.spec_max;
-    l.spec_rejection = o.spec_rule == "rejection" || (o.spec_rule == "auto" && o.spec == "draft" &&
+    l.spec_rejection = o.spec_rule == "rejection" || (o.spec_rule == "auto" && (o.spec == "draft" || o.spec == "mtp") &&
                                                       o.sampling.temperature > 0.0f);
+  }
+  if (o.spec == "mtp") {
+    if (!l.model->has_mtp()) {
+      return usage_error("--spec mtp: {} has no MTP head{}", l.model->config().name,
+                         l.model->config().has_mtp() ? " (its nextn layers' tensors are not in the file)"
+                                                     : " (Qwen3.5 files carry one as nextn layers)");
+    }
+    l.mtp = true;
   }
   RIDGE_ASSIGN_OR_RETURN(tokenizer::Tokenizer tok, tokenizer::Tokenizer::from_gguf(l.model->file()));
   l.tok = std::make_unique<tokenizer::Tokenizer>(std::move(tok));
@@ -96,6 +105,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
     so.max_outputs = o.spec_max + 1;  // a step verifies the draft's rows
     so.keep_row_states = true;        // and rolls rejected ones back (a recurrent state)
   }
+  so.mtp = l.mtp;
   RIDGE_ASSIGN_OR_RETURN(engine::Session s, engine::Session::create(*l.model, so, l.pool));
   l.session = std::make_unique<engine::Session>(std::move(s));
   if (o.spec == "draft") {
@@ -142,6 +152,10 @@ SpecCosts spec_costs(const Loaded& l, int64_t n_past) {
   const std::vector<double> t = step_times(*l.model, l.kv_type, n_past, l.spec_max + 1);
   const double plain = t.empty() ? 0.0 : t[0];
   for (int64_t k = 0; k <= l.spec_max; ++k) out.step.push_back(plain > 0 ? t[static_cast<size_t>(k)] / plain : 1.0);
+  if (l.mtp) {  // a draft step streams the head's block, eh_proj and the head: bytes relative to a step's
+    const model::Weights& w = l.model->weights();
+    out.draft = static_cast<double>(w.mtp.matrix_bytes) / static_cast<double>(std::max<uint64_t>(1, w.matrix_bytes));
+  }
   if (l.draft && plain > 0) {
     const std::vector<double> d = step_times(l.draft->model(), l.kv_type, n_past, 1);
     if (!d.empty()) out.draft = d[0] / plain;
@@ -215,8 +229,13 @@ Result<GenerationStats> generate(Loaded& l, sampling::Sampler& sampler,
         draft = spec::ngram_draft(history, *l.ngram);
       } else if (room > 0) {
         const Stopwatch drafting;
-        RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, draft_sampler ? &*draft_sampler : nullptr,
-                                                       draft_sampler ? &draft_q : nullptr));
+        if (l.mtp) {
+          RIDGE_ASSIGN_OR_RETURN(draft, s.draft_mtp(history, room, draft_sampler ? &*draft_sampler : nullptr,
+                                                    draft_sampler ? &draft_q : nullptr));
+        } else {
+          RIDGE_ASSIGN_OR_RETURN(draft, l.draft->propose(history, room, draft_sampler ? &*draft_sampler : nullptr,
+                                                         draft_sampler ? &draft_q : nullptr));
+        }
         costs.record_draft(static_cast<int64_t>(draft.size()), drafting.seconds());
       }
       draft.resize(static_cast<size_t>(std::clamp<int64_t>(room, 0, static_cast<int64_t>(draft.size()))));

@@ -35,7 +35,7 @@ struct GenerationOptions {
   sampling::SamplingParams sampling;
   std::optional<uint64_t> seed;
   gguf::Backing backing = gguf::Backing::kHugePages;
-  std::string spec;             // speculative decoding: "" (off), "ngram" (prompt lookup), "draft"
+  std::string spec;             // speculative decoding: "" (off), "ngram" (prompt lookup), "draft", "mtp"
   std::string draft_path;       // --draft FILE.gguf: the draft model (implies --spec draft)
   int spec_max = 8;             // draft tokens per verification step at most
   int spec_ngram = 3;           // longest suffix the n-gram proposer looks up
@@ -50,6 +50,7 @@ void add_generation_options(CLI::App& app, GenerationOptions& o);
 struct Loaded {
   std::optional<spec::NgramOptions> ngram;  // --spec ngram
   std::unique_ptr<DraftModel> draft;        // --spec draft
+  bool mtp = false;                         // --spec mtp: the model's MTP head (Session::draft_mtp)
   int64_t spec_max = 0;                     // draft tokens per step at most (0: no speculation)
   bool spec_rejection = false;              // sampled drafts, the rejection rule (else match)
   bool spec_cost_rule = true;               // false: spec_max drafts every step (tests)

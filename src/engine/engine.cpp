@@ -76,7 +76,7 @@ Result<RequestId> Engine::add_request(Request req) {
   if (tokenizer_ != nullptr) seq->detok.emplace(*tokenizer_);
   if (!req.params.stop.empty()) seq->stop.emplace(req.params.stop);
   seq->sampler.emplace(std::move(sampler));
-  if (drafter_ && opts_.spec_rejection && !req.params.greedy() && !req.grammar) {
+  if ((drafter_ || opts_.spec == SpecMethod::kMtp) && opts_.spec_rejection && !req.params.greedy() && !req.grammar) {
     seq->draft_sampler.emplace(sampling::draft_sampling_params(req.params), n_vocab);
   }
   seq->stop_token_ids = std::move(req.stop_token_ids);

@@ -44,7 +44,7 @@ struct Sequence;
 struct SchedulerOutput;
 struct ScheduledChunk;
 
-enum class SpecMethod { kNone, kNgram, kDraft };
+enum class SpecMethod { kNone, kNgram, kDraft, kMtp };
 
 struct EngineOptions {
   int32_t max_batched_tokens = 512;  // tokens per step (decodes + prompt chunks)
@@ -82,7 +82,9 @@ struct EngineOptions {
   // pay. Output is unchanged: every token is still sampled from plain decoding's logits.
   // kDraft: a draft model (draft_model, same vocabulary, its own KV pool of as many tokens)
   // proposes greedy drafts, for all drafting sequences at once in batched draft steps; the step
-  // plans one draft depth for them, its draft steps' time counted.
+  // plans one draft depth for them, its draft steps' time counted. kMtp: the model's own MTP head
+  // (Qwen3.5's nextn block, model/mtp.cpp) drafts as a draft model would, its KV a layer of the
+  // model's cache, fed by every step.
   SpecMethod spec = SpecMethod::kNone;
   const model::Model* draft_model = nullptr;  // kDraft; outlives the engine
   // kDraft, requests at temperature > 0: the draft model samples its drafts under the request's
@@ -244,6 +246,13 @@ class Engine {
   int32_t max_draft_rows() const { return states_.enabled() ? states_.n_spare() : kMaxDraftRowsPerStep; }
   // Runs the draft model for the model-drafted sequences with k[j] > 0 and sets their drafts
   // (k[j] cut to what it proposed; nothing where it failed), timing its steps.
+  // kMtp: the head's drafts for the chunks with by_head set, their slots reserved first (the
+  // head writes its K/V there); k shortened where drafting stopped early.
+  void propose_with_mtp(SchedulerOutput& out, std::span<const size_t> chunk_of,
+                        std::span<const uint8_t> by_head, std::vector<int64_t>& k);
+  // kMtp: each chunk's sequence keeps the hidden state of its last computed position (the step's
+  // row kept_rows - 1 of the chunk), which the head pairs with its next token.
+  void keep_mtp_hidden(const ScheduledChunk& c, int32_t kept_rows);
   void propose_with_model(SchedulerOutput& out, std::span<const size_t> chunk_of,
                           std::span<const uint8_t> model, std::vector<int64_t>& k);
   // The cost model's figures of the step `out` (needs cost_), and its time on the roof

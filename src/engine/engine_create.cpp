@@ -107,6 +107,9 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Runner> runner,
   if ((o.spec == SpecMethod::kDraft) != (draft_runner != nullptr)) {
     return usage_error("engine: a draft model goes with speculative decoding by draft model, and only with it");
   }
+  if (o.spec == SpecMethod::kMtp && !runner->has_mtp()) {
+    return usage_error("engine: --spec mtp needs a model with an MTP head (Qwen3.5's nextn layers) run with it");
+  }
   if (draft_runner) {
     if (draft_runner->n_vocab() != runner->n_vocab()) {
       return usage_error("engine: the draft model's output has {} rows, the model's {}", draft_runner->n_vocab(),
@@ -174,7 +177,12 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   const model::ModelConfig& cfg = model.config();
   if (o.max_model_len == 0) o.max_model_len = static_cast<int32_t>(std::min<int64_t>(cfg.n_ctx_train > 0 ? cfg.n_ctx_train : 4096, 4096));
   const bool window_space = !o.swa_full && model.has_window_space();
-  const kv::KvCacheConfig one = model.kv_config(1, o.kv_type, o.block_size, 1, window_space ? 1 : 0);
+  const bool mtp = o.spec == SpecMethod::kMtp;
+  if (mtp && !model.has_mtp()) {
+    return usage_error("engine: --spec mtp needs a model with an MTP head (Qwen3.5's nextn layers); {} has {}",
+                       cfg.name, cfg.has_mtp() ? "their metadata but not their tensors" : "none");
+  }
+  const kv::KvCacheConfig one = model.kv_config(1, o.kv_type, o.block_size, 1, window_space ? 1 : 0, mtp);
   RIDGE_RETURN_IF_ERROR(kv::kv_check_config(one).with_prefix("engine"));
   const uint64_t block_bytes = kv::kv_block_bytes(one, kv::KvSpace::kMain);
   const uint64_t window_block_bytes = kv::kv_block_bytes(one, kv::KvSpace::kWindow);
@@ -218,6 +226,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   ro.max_context = o.max_model_len;
   ro.n_threads = o.n_threads;
   ro.n_state_slots = o.max_seqs + spare_state_slots(o);
+  ro.mtp = mtp;
   if (o.prefix_caching && o.pooling == model::Pooling::kNone) ro.n_state_slots += o.state_cache < 0 ? o.max_seqs : o.state_cache;
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> runner, ModelRunner::create(model, ro));
   const uint64_t kv_total = runner->kv().total_bytes();
@@ -234,6 +243,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   }
   const uint64_t draft_kv_total = draft_runner ? draft_runner->kv().total_bytes() : 0;
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> e, create(std::move(runner), tokenizer, o, std::move(draft_runner)));
+  if (mtp) {  // a draft step of the head streams its block, eh_proj and the head
+    e->draft_ratio_model_ = static_cast<double>(model.weights().mtp.matrix_bytes) /
+                            static_cast<double>(std::max<uint64_t>(1, model.weights().matrix_bytes));
+  }
   if (o.draft_model) {
     e->draft_ratio_model_ = static_cast<double>(o.draft_model->file().file_size()) /
                             static_cast<double>(std::max<uint64_t>(1, model.file().file_size()));

@@ -6,6 +6,7 @@
 #include "base/timer.h"
 #include "engine/engine.h"
 #include "engine/scheduler.h"
+#include "sampling/draft_draw.h"
 #include "spec/ngram.h"
 
 namespace ridge::engine {
@@ -71,7 +72,7 @@ void Engine::add_drafts(SchedulerOutput& out, bool decode_only) {
       if (!seq.draft.empty()) seq.draft_from = d.from;
     }
     if (seq.draft.empty() && opts_.spec == SpecMethod::kNgram) seq.draft = spec::ngram_draft(seq.tokens, lookup);
-    const bool model = seq.draft.empty() && drafter_ != nullptr;
+    const bool model = seq.draft.empty() && (drafter_ != nullptr || opts_.spec == SpecMethod::kMtp);
     if (seq.draft.empty() && !model) continue;
     chunk_of.push_back(i);
     if (!seq.acceptance) seq.acceptance = acceptance_;
@@ -114,7 +115,7 @@ void Engine::add_drafts(SchedulerOutput& out, bool decode_only) {
   // measured; every 64th where a row costs more than a tenth of the step (past the knee), and
   // with a draft model so rarely that its draft step costs about 2% of the time.
   int64_t period = step_time(1) < 1.1 * step_time(0) ? 8 : 64;
-  if (drafter_) period = std::max(period, static_cast<int64_t>(std::min(512.0, std::ceil(draft_step_ratio() / 0.02))));
+  if (drafter_ || opts_.spec == SpecMethod::kMtp) period = std::max(period, static_cast<int64_t>(std::min(512.0, std::ceil(draft_step_ratio() / 0.02))));
   if (std::all_of(k.begin(), k.end(), [](int64_t v) { return v == 0; }) && stats_.n_steps % period == 0) {
     k[static_cast<size_t>(std::max_element(alpha.begin(), alpha.end()) - alpha.begin())] = 1;
   }
@@ -124,6 +125,7 @@ void Engine::add_drafts(SchedulerOutput& out, bool decode_only) {
     total += v;
   }
   if (drafter_) propose_with_model(out, chunk_of, by_model, k);  // only shortens drafts
+  if (opts_.spec == SpecMethod::kMtp) propose_with_mtp(out, chunk_of, by_model, k);
   for (size_t j = 0; j < chunk_of.size(); ++j) {
     ScheduledChunk& c = out.chunks[chunk_of[j]];
     if (k[j] <= 0 || !scheduler_->add_draft(out, c, static_cast<int32_t>(k[j]))) {
@@ -205,6 +207,95 @@ void Engine::propose_with_model(SchedulerOutput& out, std::span<const size_t> ch
   }
 }
 
+void Engine::propose_with_mtp(SchedulerOutput& out, std::span<const size_t> chunk_of,
+                              std::span<const uint8_t> by_head, std::vector<int64_t>& k) {
+  struct Drafting {
+    size_t j;  // into chunk_of / k
+    Sequence* seq;
+    int32_t start;
+    sampling::DraftDraw draw;
+  };
+  std::vector<Drafting> live;
+  const auto d = static_cast<size_t>(runner_->n_embd());
+  std::vector<float> h;  // each row's paired hidden state, in row order
+  for (size_t j = 0; j < chunk_of.size(); ++j) {
+    if (!by_head[j] || k[j] <= 0) continue;
+    ScheduledChunk& c = out.chunks[chunk_of[j]];
+    Sequence& seq = *c.seq;
+    seq.draft.clear();
+    if (!scheduler_->reserve_draft(out, c, static_cast<int32_t>(k[j]))) {
+      k[j] = 0;
+      continue;
+    }
+    const bool sampled = seq.draft_sampler.has_value();
+    live.push_back({j, &seq, c.start, sampling::DraftDraw(sampled ? &*seq.draft_sampler : nullptr, seq.tokens,
+                                                         sampled ? &seq.draft_q : nullptr)});
+  }
+  if (live.empty()) return;
+  // The first row pairs the newest token with the hidden state before it (zeros where none is
+  // kept); each further one a draft with the head's own hidden state of the row before.
+  h.reserve(live.size() * d);
+  for (const Drafting& l : live) {
+    const bool kept = l.seq->mtp_h_pos == l.start - 1 && !l.seq->mtp_h.empty();
+    if (kept) {
+      h.insert(h.end(), l.seq->mtp_h.begin(), l.seq->mtp_h.end());
+    } else {
+      h.insert(h.end(), d, 0.0f);
+    }
+  }
+  const Stopwatch sw;
+  const int64_t bs = runner_->block_size();
+  const auto n_vocab = static_cast<size_t>(runner_->n_vocab());
+  int64_t steps = 0;
+  model::Batch batch;
+  std::vector<Drafting*> rows;
+  for (int32_t depth = 0;; ++depth) {
+    batch.clear();
+    rows.clear();
+    for (Drafting& l : live) {
+      if (static_cast<int64_t>(l.seq->draft.size()) >= k[l.j]) continue;
+      const int32_t pos = l.start + depth;
+      const int32_t token = depth == 0 ? l.seq->tokens.back() : l.seq->draft.back();
+      const int32_t idx = batch.add_seq(l.seq->table.blocks, pos + 1);
+      batch.add_token(token, pos, idx, true, bs);
+      rows.push_back(&l);
+    }
+    if (rows.empty()) break;
+    Result<std::span<const float>> logits = runner_->run_mtp(batch, h);
+    ++steps;
+    if (!logits.ok()) break;  // a failed draft step drafts no further
+    const std::span<const float> hidden = runner_->hidden_rows();
+    h.assign(hidden.begin(), hidden.end());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      rows[r]->seq->draft.push_back(rows[r]->draw.next(logits->subspan(r * n_vocab, n_vocab)));
+    }
+    // Only the rows still drafting go on, their hidden states in the same order.
+    size_t w = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (static_cast<int64_t>(rows[r]->seq->draft.size()) >= k[rows[r]->j]) continue;
+      if (w != r) std::copy_n(h.begin() + static_cast<long>(r * d), d, h.begin() + static_cast<long>(w * d));
+      ++w;
+    }
+    h.resize(w * d);
+  }
+  stats_.draft_seconds += sw.seconds();
+  stats_.n_draft_steps += steps;
+  if (steps > 0) add_to_average(draft_step_seconds_, sw.seconds() / static_cast<double>(steps));
+  for (Drafting& l : live) {
+    k[l.j] = std::min<int64_t>(k[l.j], static_cast<int64_t>(l.seq->draft.size()));
+    if (l.seq->draft.empty()) l.seq->draft_q.clear();
+  }
+}
+
+void Engine::keep_mtp_hidden(const ScheduledChunk& c, int32_t kept_rows) {
+  const auto d = static_cast<size_t>(runner_->n_embd());
+  const std::span<const float> hidden = runner_->hidden_rows();
+  const size_t row = static_cast<size_t>(c.batch_row + kept_rows - 1);
+  if ((row + 1) * d > hidden.size()) return;
+  c.seq->mtp_h.assign(hidden.begin() + static_cast<long>(row * d), hidden.begin() + static_cast<long>((row + 1) * d));
+  c.seq->mtp_h_pos = c.start + kept_rows - 1;
+}
+
 size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logits) {
   Sequence& seq = *c.seq;
   const auto n_vocab = static_cast<size_t>(runner_->n_vocab());
@@ -240,6 +331,7 @@ size_t Engine::verify_draft(const ScheduledChunk& c, std::span<const float> logi
   seq.draft.clear();
   seq.draft_q.clear();
   scheduler_->on_verified(c, kept);
+  if (opts_.spec == SpecMethod::kMtp) keep_mtp_hidden(c, kept);
   if (states_.enabled()) states_.verified(c, kept, *runner_);
   deliver(seq, std::move(ev));
   return static_cast<size_t>(c.n_draft) + 1;

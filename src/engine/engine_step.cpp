@@ -192,8 +192,19 @@ bool Engine::step() {
     // Every live slot (and cached state copied in) before any snapshot may evict a cached state.
     for (const ScheduledChunk& c : out.chunks) states_.live_slot(c, *runner_);
   }
-  for (const ScheduledChunk& c : out.chunks) {
+  const bool mtp = opts_.spec == SpecMethod::kMtp;
+  const auto d = static_cast<size_t>(runner_->n_embd());
+  for (ScheduledChunk& c : out.chunks) {
     const Sequence& s = *c.seq;
+    c.batch_row = static_cast<int32_t>(batch_.n_tokens());
+    if (mtp) {  // the hidden state before the chunk's first token, for the MTP head's layer
+      const bool kept = s.mtp_h_pos == c.start - 1 && !s.mtp_h.empty();
+      if (kept) {
+        batch_.mtp_h.insert(batch_.mtp_h.end(), s.mtp_h.begin(), s.mtp_h.end());
+      } else {
+        batch_.mtp_h.insert(batch_.mtp_h.end(), d, 0.0f);
+      }
+    }
     const int32_t idx = batch_.add_seq(s.table.blocks, c.start + c.n_new, states_.enabled() ? s.state_slot : -1,
                                        s.table.window_blocks);
     if (states_.enabled()) states_.plan_snapshots(c, idx, batch_);
@@ -215,6 +226,11 @@ bool Engine::step() {
     return true;
   }
   scheduler_->on_computed(out);
+  if (mtp) {
+    for (const ScheduledChunk& c : out.chunks) {
+      if (c.n_draft == 0) keep_mtp_hidden(c, c.n_new);  // a verified chunk's once its kept rows are known
+    }
+  }
   stats_.n_steps += 1;
   for (const ScheduledChunk& c : out.chunks) {
     const bool decode = c.n_draft > 0 || (c.n_new == 1 && c.start >= c.seq->n_prompt);

@@ -181,6 +181,16 @@ bool Scheduler::add_draft(SchedulerOutput& out, ScheduledChunk& chunk, int32_t k
   return true;
 }
 
+bool Scheduler::reserve_draft(const SchedulerOutput& out, ScheduledChunk& chunk, int32_t k) {
+  Sequence& s = *chunk.seq;
+  RIDGE_CHECK(chunk.n_draft == 0 && chunk.n_new == 1 && s.n_uncomputed() == 1 && k > 0);
+  if (out.n_tokens + k > opts_.max_batched_tokens) return false;
+  const int32_t n_more = std::max(0, s.n_computed + 1 + k - s.table.n_tokens);
+  if (!blocks_.can_allocate(s.table, n_more)) return false;
+  RIDGE_CHECK(blocks_.allocate(s.table, n_more).ok());
+  return true;
+}
+
 void Scheduler::on_verified(const ScheduledChunk& chunk, int32_t n_kept) {
   Sequence& s = *chunk.seq;
   RIDGE_CHECK(s.n_computed == chunk.start && n_kept >= 1 && n_kept <= chunk.n_new);

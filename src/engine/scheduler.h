@@ -45,6 +45,7 @@ struct ScheduledChunk {
   bool need_logits = false;  // the chunk reaches the sequence's last token
   int32_t n_draft = 0;
   bool admitted = false;     // the sequence was admitted in this step
+  int32_t batch_row = 0;     // the step batch's row of its first token
 };
 
 // How many of a prompt's cached leading blocks a sequence may adopt (hybrid models: those that
@@ -69,6 +70,10 @@ class Scheduler {
   // Adds the first k tokens of the decoding chunk's seq->draft to the step when the token budget
   // and free blocks allow it without preempting anyone; false (nothing changed) otherwise.
   bool add_draft(SchedulerOutput& out, ScheduledChunk& chunk, int32_t k);
+  // The slots of k draft tokens after the decoding chunk's token, where add_draft of up to k
+  // will then succeed (an MTP head writes its K/V there while drafting); false (nothing
+  // allocated) where add_draft of k would fail.
+  bool reserve_draft(const SchedulerOutput& out, ScheduledChunk& chunk, int32_t k);
   // After the step's forward: the chunks' tokens are computed; full blocks are published to the
   // prefix cache. Chunks with a draft are skipped: on_verified settles them.
   void on_computed(const SchedulerOutput& out);

@@ -61,6 +61,11 @@ struct Sequence {
   std::optional<sampling::Sampler> draft_sampler;
   std::vector<std::vector<sampling::TokenProb>> draft_q;
   int32_t draft_cap = 1;
+  // The MTP head (SpecMethod::kMtp): the final-norm hidden state at position mtp_h_pos (the last
+  // one computed), which the head pairs with the token after it; another position: none kept
+  // (after a prefix-cache hit), and the head takes zeros there.
+  std::vector<float> mtp_h;
+  int32_t mtp_h_pos = -1;
   std::vector<float> pooled;    // embedding engines: sum (mean), or the chosen row
   OutputCallback on_output;
 

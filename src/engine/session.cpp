@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sampling/draft_draw.h"
+
 namespace ridge::engine {
 
 Result<Session> Session::create(const model::Model& model, const SessionOptions& o,
@@ -31,6 +33,7 @@ Result<Session> Session::create(const model::Model& model, const SessionOptions&
   ro.n_threads = o.n_threads;
   ro.n_state_slots = 2 + max_rows;
   ro.backend = o.backend;
+  ro.mtp = o.mtp;
   // The window ring: a step's window blocks with the truncation slack, and one spare.
   const bool ring = !o.swa_full && model.has_window_space();
   if (ring) {
@@ -43,6 +46,8 @@ Result<Session> Session::create(const model::Model& model, const SessionOptions&
   s.max_tokens_ = ro.max_tokens;
   s.max_outputs_ = ro.max_outputs;
   s.max_rows_ = max_rows;
+  s.mtp_ = o.mtp;
+  s.zeros_.assign(o.mtp ? static_cast<size_t>(cfg.n_embd) : 0, 0.0f);
   s.table_.resize(static_cast<size_t>(n_blocks));
   for (int64_t i = 0; i < n_blocks; ++i) s.table_[static_cast<size_t>(i)] = static_cast<int32_t>(i);
   if (ring) {
@@ -92,6 +97,52 @@ int64_t Session::truncate(int64_t n) {
   return n_past_;
 }
 
+std::span<const float> Session::mtp_h_before(int64_t pos) {
+  if (pos - 1 == mtp_h_pos_ && !mtp_h_.empty()) return mtp_h_;
+  const auto d = static_cast<int64_t>(zeros_.size());
+  const int64_t row = pos - 1 - mtp_rows_from_;
+  if (row >= 0 && (row + 1) * d <= static_cast<int64_t>(mtp_rows_.size())) {
+    return std::span<const float>(mtp_rows_).subspan(static_cast<size_t>(row * d), static_cast<size_t>(d));
+  }
+  return zeros_;
+}
+
+void Session::keep_mtp_rows(bool first_step, bool all_rows) {
+  const std::span<const float> rows = runner_->hidden_rows();
+  const size_t d = zeros_.size();
+  if (first_step) {
+    mtp_rows_.clear();
+    mtp_rows_from_ = n_past_;
+  }
+  if (all_rows) mtp_rows_.insert(mtp_rows_.end(), rows.begin(), rows.end());
+  mtp_h_.assign(rows.end() - static_cast<long>(d), rows.end());
+  mtp_h_pos_ = n_past_ + static_cast<int64_t>(rows.size() / d) - 1;
+}
+
+Result<std::vector<int32_t>> Session::draft_mtp(std::span<const int32_t> text, int64_t k, sampling::Sampler* sampler,
+                                                std::vector<std::vector<sampling::TokenProb>>* q) {
+  if (!mtp_) return error("draft_mtp: the session was made without the MTP head");
+  if (text.empty() || k < 0 || n_past_ + k > n_ctx_) {
+    return error("draft_mtp: {} drafts after {} positions of {}", k, n_past_, n_ctx_);
+  }
+  const int32_t token = text.back();
+  if (q != nullptr) q->clear();
+  sampling::DraftDraw draw(sampler, text, q);
+  std::vector<int32_t> out;
+  std::vector<float> h(mtp_h_before(n_past_).begin(), mtp_h_before(n_past_).end());
+  for (int64_t i = 0; i < k; ++i) {
+    const auto pos = static_cast<int32_t>(n_past_ + i);
+    batch_.clear();
+    batch_.add_seq(table_, pos + 1);
+    batch_.add_token(i == 0 ? token : out.back(), pos, 0, true, runner_->block_size());
+    RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, runner_->run_mtp(batch_, h));
+    out.push_back(draw.next(logits));
+    const std::span<const float> next = runner_->hidden_rows();
+    h.assign(next.begin(), next.end());
+  }
+  return out;
+}
+
 Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, bool all_logits) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (n == 0) return error("eval: no tokens");
@@ -117,6 +168,10 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, bo
     } else {
       batch_.add_seq(table_, ctx, 0);
     }
+    if (mtp_) {
+      const std::span<const float> before = mtp_h_before(n_past_);
+      batch_.mtp_h.assign(before.begin(), before.end());
+    }
     for (int64_t j = 0; j < m; ++j) {
       const bool out = all_logits || i + j == n - 1;
       batch_.add_token(tokens[static_cast<size_t>(i + j)], static_cast<int32_t>(n_past_ + j), 0,
@@ -133,6 +188,7 @@ Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens, bo
     }
     logits = *r;
     if (all_logits) std::copy(logits.begin(), logits.end(), all_.begin() + i * n_vocab);
+    if (mtp_) keep_mtp_rows(i == 0, all_logits);
     n_past_ += m;
     n_written_ = std::max(n_written_, n_past_);
   }

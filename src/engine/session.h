@@ -11,6 +11,7 @@
 // blocks the ring has overwritten, starts over at 0).
 #pragma once
 
+#include "sampling/sampler.h"
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -39,6 +40,7 @@ struct SessionOptions {
   int n_threads = 1;
   std::string backend = "cpu";  // backend/registry.h
   bool swa_full = false;  // sliding-window layers keep every position (no ring; see above)
+  bool mtp = false;       // the model's MTP head drafts (draft_mtp); a model with one
 };
 
 // A pool the caller keeps alive longer than the session, lent to it (not owned).
@@ -77,6 +79,13 @@ class Session {
   // and otherwise starts over (0). With a window ring, a truncation into blocks the ring has
   // overwritten starts over too.
   int64_t truncate(int64_t n);
+  // The MTP head (SessionOptions::mtp): k draft tokens after the text, whose newest token (at
+  // position n_past) is not evaluated yet, each drawn from the head's logits (greedy, or by the
+  // sampler with its distribution appended to *q as sampling::DraftDraw does). The head's K/V
+  // at n_past.. n_past + k - 1 is written; the next eval writes those positions over.
+  Result<std::vector<int32_t>> draft_mtp(std::span<const int32_t> text, int64_t k,
+                                         sampling::Sampler* sampler = nullptr,
+                                         std::vector<std::vector<sampling::TokenProb>>* q = nullptr);
   // The window ring's blocks (0: none).
   int64_t n_window_blocks() const { return n_window_blocks_; }
 
@@ -108,6 +117,20 @@ class Session {
   // Recurrent state: slot 2 + j holds the state after rows_from_ + j + 1 positions, for j below
   // n_rows_ - 1 (after the last row it is the live state).
   int64_t rows_from_ = 0, n_rows_ = 0, max_rows_ = 0;
+  // The MTP head: the final-norm hidden state at position mtp_h_pos_ (what the head pairs with
+  // the token after it), and every row's of the last eval with all logits from mtp_rows_from_
+  // (a truncation into them takes its new last position's).
+  bool mtp_ = false;
+  std::vector<float> mtp_h_;
+  int64_t mtp_h_pos_ = -1;
+  std::vector<float> mtp_rows_;
+  int64_t mtp_rows_from_ = 0;
+  // The hidden state the head pairs with position `pos`'s token: at pos - 1, or zeros.
+  std::span<const float> mtp_h_before(int64_t pos);
+  // After a step of eval at n_past_: its rows' hidden states (the first step of an eval starts
+  // the rows over; only an eval with all logits keeps them all).
+  void keep_mtp_rows(bool first_step, bool all_rows);
+  std::vector<float> zeros_;
 };
 
 }  // namespace ridge::engine
