@@ -102,8 +102,10 @@ void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& w
   // reads another layer's KV computes q alone; one without attn_v takes v from k (gemma4).
   const bool gated = cfg_.attn_output_gate;
   const bool own_kv = cfg_.has_own_kv(il);
+  // Without attending (the MTP layer's K/V in a trunk step) q is not needed: the op's q stays
+  // whatever the buffers held.
   kernels::MatmulTarget qkv[3] = {{&l.wq, gated ? ws.lin.q_gate.data() : ws.q.data(), gated ? 2 * qd : qd}};
-  size_t n_targets = 1;
+  size_t n_targets = attend ? 1 : 0;
   if (own_kv) {
     qkv[n_targets++] = {&l.wk, ws.k.data(), kvd};
     if (l.wv.data != nullptr) qkv[n_targets++] = {&l.wv, ws.v.data(), kvd};
