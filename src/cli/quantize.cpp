@@ -222,6 +222,7 @@ int cmd_quantize(int argc, char** argv) {
     if (!im.ok()) return report(im.status().with_prefix("quantize"));
     importance = quality::column_importance(std::move(im).value(), *in);
     opt.importance = &importance;
+    opt.mix.imatrix = true;
   }
   if ((target.kld != 0) != !target.text_path.empty()) {
     return report(usage_error("quantize: --target-kld and -f go together (the KL divergence is measured on that text)"));

@@ -100,7 +100,7 @@ const Panels16Format* panels16_format(GgmlType type) {
     case GgmlType::kQ4_K: return &q4_k;
     case GgmlType::kQ5_K: return &q5_k;
     case GgmlType::kQ6_K: return &q6_k;
-    case GgmlType::kQ4_0: return &q4_0;
+    case GgmlType::kQ4_0: case GgmlType::kIQ4_NL: return &q4_0;  // the same block layout
     case GgmlType::kQ4_1: return &q4_1;
     case GgmlType::kQ5_0: return &q5_0;
     case GgmlType::kQ5_1: return &q5_1;

@@ -26,6 +26,7 @@ enum class QuantMix {
   kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0,
   kQ2_K, kQ3_K_S, kQ3_K_M, kQ3_K_L, kQ4_K_S, kQ4_K_M, kQ5_K_S, kQ5_K_M, kQ6_K,
   kMXFP4_MOE,  // gpt-oss's: expert stacks mxfp4, every other matrix q8_0
+  kIQ4_NL,     // iq4_nl with llama.cpp's raised attn_v / ffn_down / attn_output
 };
 
 struct QuantMixInfo {
@@ -80,6 +81,7 @@ Result<TensorTypeOverride> parse_tensor_type_override(std::string_view spec);
 struct MixOptions {
   QuantMix mix = QuantMix::kQ8_0;
   bool pure = false;  // no per-tensor rules: every quantizable weight in the base type
+  bool imatrix = false;  // quantized with an importance matrix (llama.cpp's rules differ for iq4_nl)
   std::vector<TensorTypeOverride> overrides;
 };
 

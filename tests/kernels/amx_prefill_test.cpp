@@ -61,7 +61,8 @@ TEST(AmxPrefill, SameBitsAsVnni) {
   const Case cases[] = {{GgmlType::kQ8_0, 96},   {GgmlType::kQ8_0, 1024}, {GgmlType::kQ4_0, 160},
                         {GgmlType::kQ4_1, 160},  {GgmlType::kQ5_0, 160},  {GgmlType::kQ5_1, 160},
                         {GgmlType::kQ4_K, 512},  {GgmlType::kQ5_K, 512},  {GgmlType::kQ6_K, 512},
-                        {GgmlType::kQ2_K, 512},  {GgmlType::kQ3_K, 512},  {GgmlType::kMXFP4, 160}};
+                        {GgmlType::kQ2_K, 512},  {GgmlType::kQ3_K, 512},  {GgmlType::kMXFP4, 160},
+                        {GgmlType::kIQ4_NL, 160}};
   uint32_t seed = 11;
   for (const Case& c : cases) {
     for (int64_t rows : {16, 40, 100}) {

@@ -12,6 +12,8 @@
 //  - ridge's reference dot equals ggml_vec_dot_mxfp4_q8_0 of the peer's baseline x86-64 CPU
 //    library (libggml-cpu-x64.so: no AVX, so its scalar per-block loop, and no FMA to contract
 //    it) bit for bit, on the same Q8_0 activation blocks, and so does every ISA's matmul.
+// IQ4_NL's dot too (ggml_vec_dot_iq4_nl_q8_0, the same per-block rule with a fp16 scale); its
+// blocks decode as ggml's, and ridge's own quantizer is at least as accurate as ggml's.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -68,6 +70,7 @@ const Format kFormats[] = {
     {GgmlType::kQ3_K, "q3_K", {108}},   {GgmlType::kQ4_K, "q4_K", {0, 2}},
     {GgmlType::kQ5_K, "q5_K", {0, 2}},  {GgmlType::kQ6_K, "q6_K", {208}},
     {GgmlType::kMXFP4, "mxfp4", {}},  // every E8M0 byte decodes (255: 2^127 halved scale)
+    {GgmlType::kIQ4_NL, "iq4_nl", {0}},
 };
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b, size_t* first_diff) {
@@ -189,33 +192,13 @@ TEST(QuantLlamaCpp, Mxfp4QuantizerWritesGgmlsBytes) {
 using VecDotFn = void (*)(int n, float* s, size_t bs, const void* vx, size_t bx, const void* vy,
                           size_t by, int nrc);
 
-TEST(QuantLlamaCpp, Mxfp4DotMatchesGgmlsBitForBit) {
-  void* cpu = ggml_cpu_x64_library();
-  if (cpu == nullptr) GTEST_SKIP() << "llama.cpp peer not installed (../shared/peer/install.sh)";
-  auto init = reinterpret_cast<void (*)()>(dlsym(cpu, "ggml_cpu_init"));
-  ASSERT_NE(init, nullptr);
-  init();  // its fp16 table (the baseline build has no F16C)
-  const char* names[] = {"ggml_vec_dot_mxfp4_q8_0", "ggml_vec_dot_mxfp4_q8_0_generic"};
-  std::mt19937 rng(12);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::uniform_int_distribution<int> byte(0, 255), exps(110, 135), magnitude(1, 7);
-  const int64_t rows = 21, nb = 90, cols = 32 * nb, m = 3;
-  // x's signs follow one pattern per column; the odd weight rows take those signs with large
-  // magnitudes, so their block dots are large and d * isum is often inexact in f32 (an fma in
-  // place of ggml's rounded product would show).
-  std::vector<int> sign(static_cast<size_t>(cols));
-  for (auto& s : sign) s = rng() % 2 ? 1 : -1;
-  std::vector<uint8_t> w(static_cast<size_t>(rows * nb * 17));
-  for (int64_t j = 0; j < rows; ++j) {
-    for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* blk = &w[static_cast<size_t>((j * nb + b) * 17)];
-      blk[0] = static_cast<uint8_t>(b % 7 == 0 ? byte(rng) % 4 : exps(rng));  // some subnormal scales
-      for (int k = 0; k < 16; ++k) {
-        auto code = [&](int64_t col) { return magnitude(rng) | (sign[col] < 0 ? 8 : 0); };
-        blk[1 + k] = static_cast<uint8_t>(j % 2 == 0 ? byte(rng) : code(32 * b + k) | (code(32 * b + k + 16) << 4));
-      }
-    }
-  }
+// ridge's reference dot against ggml's `names` (of the baseline CPU library) on the weight rows
+// w ([rows, nb blocks of block_bytes]), for m = 3 activation rows whose signs follow `sign` per
+// column, with one block (a single rounding) and whole rows; then every ISA's matmul.
+void expect_dot_matches_ggml(void* cpu, GgmlType type, int64_t block_bytes, const std::vector<uint8_t>& w,
+                             int64_t rows, int64_t nb, const std::vector<int>& sign,
+                             std::initializer_list<const char*> names, QuantRows* ref_rows, std::mt19937& rng) {
+  const int64_t cols = 32 * nb, m = 3;
   std::vector<float> x(static_cast<size_t>(m * cols));
   std::uniform_real_distribution<float> mag(0.5f, 1.0f);  // q mostly 64-127: isum ~ 2^14
   for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(sign[k % cols]) * mag(rng);
@@ -238,9 +221,9 @@ TEST(QuantLlamaCpp, Mxfp4DotMatchesGgmlsBitForBit) {
   acts.q8_qs = qs.data();
   acts.q8_d = d.data();
   acts.q8_sum = sums.data();
-  const WeightView view{GgmlType::kMXFP4, w.data(), rows, cols, static_cast<uint64_t>(nb * 17)};
+  const WeightView view{type, w.data(), rows, cols, static_cast<uint64_t>(nb * block_bytes)};
   std::vector<float> ref(static_cast<size_t>(m * rows));
-  quant_ref::rows_mxfp4(view, acts, 0, rows, ref.data(), rows);
+  ref_rows(view, acts, 0, rows, ref.data(), rows);
   for (const char* name : names) {
     SCOPED_TRACE(name);
     auto dot = reinterpret_cast<VecDotFn>(dlsym(cpu, name));
@@ -258,8 +241,8 @@ TEST(QuantLlamaCpp, Mxfp4DotMatchesGgmlsBitForBit) {
             one.q8_qs = qs.data() + i * cols;
             one.q8_d = d.data() + i * nb;
             one.q8_sum = sums.data() + i * nb;
-            const WeightView first{GgmlType::kMXFP4, w.data() + j * view.row_bytes, 1, 32, 17};
-            quant_ref::rows_mxfp4(first, one, 0, 1, &ours, 1);
+            const WeightView first{type, w.data() + j * view.row_bytes, 1, 32, static_cast<uint64_t>(block_bytes)};
+            ref_rows(first, one, 0, 1, &ours, 1);
           }
           uint32_t a, b;
           std::memcpy(&a, &s, 4);
@@ -276,6 +259,81 @@ TEST(QuantLlamaCpp, Mxfp4DotMatchesGgmlsBitForBit) {
     std::vector<float> y(ref.size(), NAN);
     kernels_for(isa).matmul(view, x.data(), cols, m, y.data(), rows, pool);
     EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa);
+  }
+}
+
+void* ggml_cpu_baseline() {
+  void* cpu = ggml_cpu_x64_library();
+  if (cpu == nullptr) return nullptr;
+  auto init = reinterpret_cast<void (*)()>(dlsym(cpu, "ggml_cpu_init"));
+  if (init != nullptr) init();  // its fp16 table (the baseline build has no F16C)
+  return cpu;
+}
+
+TEST(QuantLlamaCpp, Mxfp4DotMatchesGgmlsBitForBit) {
+  void* cpu = ggml_cpu_baseline();
+  if (cpu == nullptr) GTEST_SKIP() << "llama.cpp peer not installed (../shared/peer/install.sh)";
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> byte(0, 255), exps(110, 135), magnitude(1, 7);
+  const int64_t rows = 21, nb = 90, cols = 32 * nb;
+  // x's signs follow one pattern per column; the odd weight rows take those signs with large
+  // magnitudes, so their block dots are large and d * isum is often inexact in f32 (an fma in
+  // place of ggml's rounded product would show).
+  std::vector<int> sign(static_cast<size_t>(cols));
+  for (auto& s : sign) s = rng() % 2 ? 1 : -1;
+  std::vector<uint8_t> w(static_cast<size_t>(rows * nb * 17));
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = &w[static_cast<size_t>((j * nb + b) * 17)];
+      blk[0] = static_cast<uint8_t>(b % 7 == 0 ? byte(rng) % 4 : exps(rng));  // some subnormal scales
+      for (int k = 0; k < 16; ++k) {
+        auto code = [&](int64_t col) { return magnitude(rng) | (sign[col] < 0 ? 8 : 0); };
+        blk[1 + k] = static_cast<uint8_t>(j % 2 == 0 ? byte(rng) : code(32 * b + k) | (code(32 * b + k + 16) << 4));
+      }
+    }
+  }
+  expect_dot_matches_ggml(cpu, GgmlType::kMXFP4, 17, w, rows, nb, sign,
+                          {"ggml_vec_dot_mxfp4_q8_0", "ggml_vec_dot_mxfp4_q8_0_generic"}, quant_ref::rows_mxfp4, rng);
+}
+
+// IQ4_NL: random fp16 scales; the odd rows' indices pick table values of x's sign (indices 0-7
+// negative, 8-15 positive), large ones, so that d * isum is often inexact.
+TEST(QuantLlamaCpp, Iq4NlDotMatchesGgmlsBitForBit) {
+  void* cpu = ggml_cpu_baseline();
+  if (cpu == nullptr) GTEST_SKIP() << "llama.cpp peer not installed (../shared/peer/install.sh)";
+  std::mt19937 rng(13);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255), big(0, 2);
+  const int64_t rows = 21, nb = 90, cols = 32 * nb;
+  std::vector<int> sign(static_cast<size_t>(cols));
+  for (auto& s : sign) s = rng() % 2 ? 1 : -1;
+  std::vector<uint8_t> w(static_cast<size_t>(rows * nb * 18));
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = &w[static_cast<size_t>((j * nb + b) * 18)];
+      const uint16_t h = f32_to_fp16(nd(rng) * 0.02f);
+      std::memcpy(blk, &h, 2);
+      for (int k = 0; k < 16; ++k) {
+        auto code = [&](int64_t col) { return sign[col] < 0 ? big(rng) : 15 - big(rng); };
+        blk[2 + k] = static_cast<uint8_t>(j % 2 == 0 ? byte(rng) : code(32 * b + k) | (code(32 * b + k + 16) << 4));
+      }
+    }
+  }
+  expect_dot_matches_ggml(cpu, GgmlType::kIQ4_NL, 18, w, rows, nb, sign,
+                          {"ggml_vec_dot_iq4_nl_q8_0", "ggml_vec_dot_iq4_nl_q8_0_generic"}, quant_ref::rows_iq4_nl, rng);
+  // Prefill-sized m (AVX2's packed panels, AVX-512's packed path): the reference's bits too.
+  const int64_t m = 40;
+  std::vector<float> x(static_cast<size_t>(m * cols));
+  for (float& v : x) v = nd(rng);
+  const WeightView view{GgmlType::kIQ4_NL, w.data(), rows, cols, static_cast<uint64_t>(nb * 18)};
+  ThreadPool pool(2);
+  std::vector<float> ref(static_cast<size_t>(m * rows));
+  kernels_for(Isa::kRef).matmul(view, x.data(), cols, m, ref.data(), rows, pool);
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    std::vector<float> y(ref.size(), NAN);
+    kernels_for(isa).matmul(view, x.data(), cols, m, y.data(), rows, pool);
+    EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa) << " m " << m;
   }
 }
 

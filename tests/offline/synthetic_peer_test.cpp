@@ -108,6 +108,58 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return s;
 }
 
+// ridge's teacher-forced probabilities of `tokens` on m (the whole sequence in one step, then
+// in chunks of 16: bit-identical) against llama.cpp's top lists `top`, within `tolerance`
+// (a different top-1 only as a near-tie); returns the largest difference.
+double expect_probs_match_peer(const Model& m, const std::vector<int32_t>& tokens, const nlohmann::json& top,
+                               double tolerance, const std::string& label) {
+  std::vector<std::vector<float>> runs;
+  for (int64_t max_batch : {64, 16}) {
+    engine::SessionOptions o;
+    o.n_ctx = 128;
+    o.max_batch = max_batch;
+    o.max_outputs = 64;
+    auto s = engine::Session::create(m, o);
+    EXPECT_TRUE(s.ok());
+    if (!s.ok()) return INFINITY;
+    auto logits = s->eval(tokens, /*all_logits=*/true);
+    EXPECT_TRUE(logits.ok()) << logits.status().message();
+    if (!logits.ok()) return INFINITY;
+    runs.emplace_back(logits->begin(), logits->end());
+  }
+  EXPECT_EQ(runs[0], runs[1]) << "chunked prefill differs from one-step prefill";
+  const int64_t n_vocab = m.config().n_vocab;
+  double max_diff = 0.0;
+  int top1_mismatch = 0;
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    std::vector<float> p(runs[0].begin() + static_cast<int64_t>(pos) * n_vocab,
+                         runs[0].begin() + static_cast<int64_t>(pos + 1) * n_vocab);
+    softmax(p.data(), n_vocab);
+    const auto& row = top[pos];
+    const int32_t peer_best = row.at(0).at(0).get<int32_t>();
+    const int32_t best = model::testing::argmax(p);
+    if (best != peer_best) {
+      // A different argmax is only acceptable as a near-tie: llama.cpp itself gives our pick a
+      // probability within the tolerance of its own top-1.
+      double peer_p_best = 0.0;
+      for (const auto& e : row) {
+        if (e.at(0).get<int32_t>() == best) peer_p_best = e.at(1).get<double>();
+      }
+      const double gap = row.at(0).at(1).get<double>() - peer_p_best;
+      ++top1_mismatch;
+      EXPECT_LE(gap, tolerance) << "position " << pos << ": top-1 " << best << " vs llama.cpp "
+                                << peer_best << " (llama.cpp gap " << gap << ")";
+    }
+    for (const auto& e : row) {
+      const auto id = e.at(0).get<size_t>();
+      max_diff = std::max(max_diff, std::fabs(static_cast<double>(p[id]) - e.at(1).get<double>()));
+    }
+  }
+  std::printf("[ figures  ] %s: max |p - p_llama.cpp| = %.2e over the top 20 of %zu positions, "
+              "top-1 near-tie swaps %d\n", label.c_str(), max_diff, tokens.size(), top1_mismatch);
+  return max_diff;
+}
+
 class SyntheticPeer : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SyntheticPeer, TeacherForcedProbsMatchLlamaCpp) {
@@ -138,55 +190,39 @@ TEST_P(SyntheticPeer, TeacherForcedProbsMatchLlamaCpp) {
                             model::testing::test_kernels());
   ASSERT_TRUE(m.ok()) << m.status().message();
 
-  // Whole sequence in one step, then the same in chunks of 16 (must be bit-identical).
-  std::vector<std::vector<float>> runs;
-  for (int64_t max_batch : {64, 16}) {
-    engine::SessionOptions o;
-    o.n_ctx = 128;
-    o.max_batch = max_batch;
-    o.max_outputs = 64;
-    auto s = engine::Session::create(*m, o);
-    ASSERT_TRUE(s.ok());
-    auto logits = s->eval(tokens, /*all_logits=*/true);
-    ASSERT_TRUE(logits.ok()) << logits.status().message();
-    runs.emplace_back(logits->begin(), logits->end());
-  }
-  EXPECT_EQ(runs[0], runs[1]) << "chunked prefill differs from one-step prefill";
-
-  const int64_t n_vocab = m->config().n_vocab;
-  double max_diff = 0.0;
-  int top1_mismatch = 0;
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    std::vector<float> p(runs[0].begin() + static_cast<int64_t>(pos) * n_vocab,
-                         runs[0].begin() + static_cast<int64_t>(pos + 1) * n_vocab);
-    softmax(p.data(), n_vocab);
-    const auto& row = top[pos];
-    const int32_t peer_best = row.at(0).at(0).get<int32_t>();
-    const int32_t best = model::testing::argmax(p);
-    if (best != peer_best) {
-      // A different argmax is only acceptable as a near-tie: llama.cpp itself gives our pick a
-      // probability within the tolerance of its own top-1.
-      double peer_p_best = 0.0;
-      for (const auto& e : row) {
-        if (e.at(0).get<int32_t>() == best) peer_p_best = e.at(1).get<double>();
-      }
-      const double gap = row.at(0).at(1).get<double>() - peer_p_best;
-      ++top1_mismatch;
-      EXPECT_LE(gap, c.tolerance) << "position " << pos << ": top-1 " << best << " vs llama.cpp "
-                                  << peer_best << " (llama.cpp gap " << gap << ")";
-    }
-    for (const auto& e : row) {
-      const auto id = e.at(0).get<size_t>();
-      max_diff = std::max(max_diff, std::fabs(static_cast<double>(p[id]) - e.at(1).get<double>()));
-    }
-  }
-  std::printf("[ figures  ] %s %s: max |p - p_llama.cpp| = %.2e over the top 20 of 64 positions, "
-              "top-1 near-tie swaps %d\n", c.preset, c.type, max_diff, top1_mismatch);
+  const double max_diff = expect_probs_match_peer(*m, tokens, top, c.tolerance,
+                                                  std::string(c.preset) + " " + c.type);
   RecordProperty("max_abs_prob_diff", std::to_string(max_diff));
   const bool bf16_elsewhere = std::string(c.type) == "bf16" &&
                               model::testing::test_kernels().isa != kernels::Isa::kAvx512;
   EXPECT_LE(max_diff, bf16_elsewhere ? kOtherIsaBf16Factor * c.tolerance : c.tolerance);
 }
+
+// Files llama-quantize wrote (tests/model/data/llama_quantized/, regen.sh there: ridge synth's
+// f32 tiny models, seed 7, quantized by a native llama.cpp): ridge reads llama.cpp's own blocks
+// and mixtures as llama.cpp does.
+class LlamaQuantizedPeer : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LlamaQuantizedPeer, TeacherForcedProbsMatchLlamaCpp) {
+  const Case& c = GetParam();
+  const std::string stem = std::string(RIDGE_SOURCE_DIR) + "/tests/model/data/llama_quantized/" + c.preset + "-" + c.type;
+  std::ifstream in(stem + ".json");
+  ASSERT_TRUE(in.good()) << stem << ".json";
+  const auto j = nlohmann::json::parse(in);
+  const auto tokens = j.at("tokens").get<std::vector<int32_t>>();
+  const auto& top = j.at("top");
+  ASSERT_EQ(top.size(), tokens.size());
+  auto m = Model::load(stem + ".gguf", model::testing::test_kernels());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const double max_diff = expect_probs_match_peer(*m, tokens, top, c.tolerance,
+                                                  std::string(c.preset) + " " + c.type + " (llama-quantize)");
+  RecordProperty("max_abs_prob_diff", std::to_string(max_diff));
+  EXPECT_LE(max_diff, c.tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, LlamaQuantizedPeer,
+                         ::testing::Values(Case{"tiny-qwen3", "iq4_nl", 1e-2}, Case{"tiny-llama", "iq4_nl", 1e-2}),
+                         case_name);
 
 INSTANTIATE_TEST_SUITE_P(
     All, SyntheticPeer,
@@ -216,7 +252,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"tiny-qwen35", "f32", 1e-4}, Case{"tiny-qwen35", "f16", 3e-3},
                       Case{"tiny-qwen35", "bf16", 1e-3}, Case{"tiny-qwen35", "q8_0", 1e-2},
                       Case{"tiny-qwen35moe", "f32", 1e-4}, Case{"tiny-qwen35moe", "f16", 3e-3},
-                      Case{"tiny-qwen35moe", "bf16", 5e-3}, Case{"tiny-qwen35moe", "q8_0", 1e-2}),
+                      Case{"tiny-qwen35moe", "bf16", 5e-3}, Case{"tiny-qwen35moe", "q8_0", 1e-2},
+                      Case{"tiny-llama", "iq4_nl", 1e-2}, Case{"tiny-qwen3", "iq4_nl", 1e-2},
+                      Case{"tiny-qwen3moe", "iq4_nl", 1e-2}),
     case_name);
 
 }  // namespace

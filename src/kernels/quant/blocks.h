@@ -127,6 +127,26 @@ inline constexpr std::array<uint8_t, 16> mxfp4_unsigned_values() {
 }
 alignas(16) inline constexpr std::array<uint8_t, 16> kMxfp4ValuesU = mxfp4_unsigned_values();
 
+// IQ4_NL (ggml type 20): 32 elements, a fp16 scale d and 4-bit indices into a fixed non-linear
+// table, x = d * kIq4NlValues[q]; element j < 16 in the low nibble of qs[j], j + 16 in the high
+// (Q4_0's layout with a table lookup for q - 8).
+struct BlockIq4Nl {
+  uint16_t d;
+  uint8_t qs[kQk / 2];
+};
+inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+// Shifted to unsigned for the VNNI kernels (u = value + 128, 1..241; their sums start at
+// -128 * sum(x_b)).
+inline constexpr int32_t kIq4NlOffset = 128;
+inline constexpr std::array<uint8_t, 16> iq4_nl_unsigned_values() {
+  std::array<uint8_t, 16> t{};
+  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(kIq4NlValues[q] + kIq4NlOffset);
+  return t;
+}
+alignas(16) inline constexpr std::array<uint8_t, 16> kIq4NlValuesU = iq4_nl_unsigned_values();
+
+static_assert(sizeof(BlockIq4Nl) == 18);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);

@@ -169,6 +169,17 @@ void dequant_mxfp4(const BlockMxfp4* b, float* y, int64_t nb) {
   }
 }
 
+// ggml's order: d times the table value.
+void dequant_iq4_nl(const BlockIq4Nl* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQk) {
+    const float d = fp16_to_f32(b[i].d);
+    for (int j = 0; j < kQk / 2; ++j) {
+      y[j] = d * static_cast<float>(kIq4NlValues[b[i].qs[j] & 0x0f]);
+      y[j + 16] = d * static_cast<float>(kIq4NlValues[b[i].qs[j] >> 4]);
+    }
+  }
+}
+
 }  // namespace
 
 bool can_quantize(GgmlType type) {
@@ -176,7 +187,7 @@ bool can_quantize(GgmlType type) {
     case GgmlType::kQ4_0: case GgmlType::kQ4_1: case GgmlType::kQ5_0: case GgmlType::kQ5_1:
     case GgmlType::kQ8_0: case GgmlType::kQ8_1: case GgmlType::kQ2_K: case GgmlType::kQ3_K:
     case GgmlType::kQ4_K: case GgmlType::kQ5_K: case GgmlType::kQ6_K: case GgmlType::kQ8_K:
-    case GgmlType::kMXFP4:
+    case GgmlType::kMXFP4: case GgmlType::kIQ4_NL:
       return true;
     default:
       return false;
@@ -204,6 +215,7 @@ void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n)
     case GgmlType::kQ6_K: return dequant_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
     case GgmlType::kQ8_K: return dequant_q8_k(static_cast<const BlockQ8_K*>(src), dst, nb);
     case GgmlType::kMXFP4: return dequant_mxfp4(static_cast<const BlockMxfp4*>(src), dst, nb);
+    case GgmlType::kIQ4_NL: return dequant_iq4_nl(static_cast<const BlockIq4Nl*>(src), dst, nb);
     default: RIDGE_CHECK(false && "unreachable");
   }
 }

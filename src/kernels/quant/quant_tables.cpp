@@ -16,6 +16,7 @@ void add_quant_rows_ref(TypeTable& t) {
   t.set(GgmlType::kQ5_K, {quant_ref::rows_q5_k, ActFormat::kQ8_K, 1});
   t.set(GgmlType::kQ6_K, {quant_ref::rows_q6_k, ActFormat::kQ8_K, 1});
   t.set(GgmlType::kMXFP4, {quant_ref::rows_mxfp4, ActFormat::kQ8_0, 1});
+  t.set(GgmlType::kIQ4_NL, {quant_ref::rows_iq4_nl, ActFormat::kQ8_0, 1});
 }
 
 void add_quant_rows_avx2(TypeTable& t) {
@@ -29,6 +30,7 @@ void add_quant_rows_avx2(TypeTable& t) {
   t.set(GgmlType::kQ2_K, {quant_avx2::rows_q2_k, ActFormat::kQ8_K, 8});
   t.set(GgmlType::kQ3_K, {quant_avx2::rows_q3_k, ActFormat::kQ8_K, 8});
   t.set(GgmlType::kMXFP4, {quant_avx2::rows_mxfp4, ActFormat::kQ8_0, quant_avx2::kMxfp4Grain});
+  t.set(GgmlType::kIQ4_NL, {quant_avx2::rows_iq4_nl, ActFormat::kQ8_0, quant_avx2::kMxfp4Grain});
 }
 
 void add_quant_rows_avx512(TypeTable& t) {
@@ -43,6 +45,7 @@ void add_quant_rows_avx512(TypeTable& t) {
   t.set(GgmlType::kQ5_K, {quant_avx512::rows_q5_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kQ6_K, {quant_avx512::rows_q6_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kMXFP4, {avx512::rows_mxfp4, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
+  t.set(GgmlType::kIQ4_NL, {avx512::rows_iq4_nl, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
 }
 
 }  // namespace ridge::kernels

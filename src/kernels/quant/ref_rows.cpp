@@ -184,6 +184,24 @@ float dot_mxfp4(const BlockMxfp4* w, const ActRow& x, int64_t nb) {
   return acc;
 }
 
+// ggml's IQ4_NL x Q8_0 dot (ggml_vec_dot_iq4_nl_q8_0_generic): the exact integer dot of the 32
+// table values with the q8 values, times d = dx * dw (both fp16), added block after block as
+// MXFP4's: a rounded product, then a rounded sum. |isum| <= 32 * 127 * 127, exact in f32.
+float dot_iq4_nl(const BlockIq4Nl* w, const ActRow& x, int64_t nb) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    int8_t q[kQk];
+    for (int j = 0; j < kQk / 2; ++j) {
+      q[j] = kIq4NlValues[w[b].qs[j] & 15];
+      q[j + 16] = kIq4NlValues[w[b].qs[j] >> 4];
+    }
+    const int isum = dot_i8(q, x.q + kQk * b, kQk);
+    const float d = x.d[b] * fp16_to_f32(w[b].d);
+    acc += rounded(d * static_cast<float>(isum));
+  }
+  return acc;
+}
+
 template <typename Block, int kBlock, float (*kDot)(const Block*, const ActRow&, int64_t)>
 void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(a.cols / kBlock) * sizeof(Block));
@@ -225,6 +243,9 @@ void rows_q6_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 
 void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<BlockMxfp4, kQk, dot_mxfp4>(w, a, j0, j1, y, ldy);
+}
+void rows_iq4_nl(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockIq4Nl, kQk, dot_iq4_nl>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::quant_ref

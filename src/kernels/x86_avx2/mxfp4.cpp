@@ -1,15 +1,17 @@
-// AVX2 matmul of MXFP4 weights with Q8_0 activations, bit-identical to the reference
-// (kernels/quant/ref_rows.cpp, dot_mxfp4): per block the exact integer dot isum of the 32 table
-// values (E2M1 doubled) with the activation bytes, then per output, block after block from 0,
-//   acc = acc + (dx * 2^(e - 128)) * float(isum)        (two roundings, no fma).
+// AVX2 matmul of the table formats MXFP4 and IQ4_NL with Q8_0 activations, bit-identical to the
+// reference (kernels/quant/ref_rows.cpp, dot_mxfp4 / dot_iq4_nl): per block the exact integer dot
+// isum of the 32 table values with the activation bytes, then per output, block after block from 0,
+//   acc = acc + (dx * dw) * float(isum)        (two roundings, no fma; dw = 2^(e - 128) or fp16 d).
 //
 // A panel of 8 weight rows is read side by side, one row per f32 lane of the step above. Per
 // block and row: one 16-byte load of qs, a nibble split into 32 indices in element order (low
 // nibbles: elements 0-15, high: 16-31, x's byte order), one vpshufb through the table shifted to
-// unsigned (u = value + 12, 0..24); vpmaddubsw(u, x) (pairs <= 2 * 24 * 127: no saturation) and
-// vpmaddwd by ones leave 8 int32 partials; a vphaddd tree folds the 8 rows' partials so that lane
-// r holds row r's sum of u * x, and subtracting 12 * sum(x_b) (the activation quantizer's block
-// sum) leaves isum exactly. Up to kMaxMr x rows share each block unpacked in registers (decode);
+// unsigned (MXFP4: u = value + 12, 0..24); vpmaddubsw(u, x) (pairs <= 2 * 24 * 127: no
+// saturation) and vpmaddwd by ones leave 8 int32 partials; a vphaddd tree folds the 8 rows'
+// partials so that lane r holds row r's sum of u * x, and subtracting 12 * sum(x_b) (the
+// activation quantizer's block sum) leaves isum exactly. IQ4_NL's values (-127..113) would
+// saturate that pair sum shifted to unsigned: its bytes stay signed, and vpmaddubsw takes |w|
+// with x's sign moved onto it (vpsignb), pairs <= 2 * 127 * 127. Up to kMaxMr x rows share each block unpacked in registers (decode);
 // with more x rows a panel is unpacked once into a buffer for all of them. Every lane runs the
 // same operations whatever the group, the panel's other rows, m, j0 or j1: batch invariant.
 // The product is rounded on its own before the add: GCC contracts a multiply and an add into an
@@ -33,29 +35,49 @@ namespace {
 
 constexpr int kPanel = 8;            // weight rows per panel, one per lane
 constexpr int kMaxMr = 4;            // x rows sharing one unpacked block
-constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
-constexpr int32_t kOffset = kMxfp4Offset;  // u = value + kOffset >= 0 (vpmaddubsw's unsigned operand)
-constexpr int64_t kPrefetchEvery = 64 / kBlockBytes;  // blocks per line, rounded down
-static_assert(kBlockBytes == 17);
 
 
-// Lane r = 2^(e_r - 128) (mxfp4_half_scale) for the exponent bytes at `off` of the 8 rows: the
-// 16-bit fields there (e, qs[0]) assembled in general registers (gather_halves.h; a byte-wise
-// assembly was vectorized by GCC into 16-bit stack stores and reloads).
-inline __m256 half_scales(const uint8_t* const* row, int64_t off) {
+// The 8 rows' 16-bit fields at `off` (MXFP4: e and qs[0]; IQ4_NL: d), lane r = row r's,
+// assembled in general registers (gather_halves.h; a byte-wise assembly was vectorized by GCC
+// into 16-bit stack stores and reloads).
+inline __m128i halves(const uint8_t* const* row, int64_t off) {
   uint64_t q[2];
   gather_halves(row, off, q);
-  const __m128i v = _mm_set_epi64x(static_cast<long long>(q[1]), static_cast<long long>(q[0]));
-  const __m256i e = _mm256_and_si256(_mm256_cvtepu16_epi32(v), _mm256_set1_epi32(0xff));
-  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
-  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
-  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
-  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+  return _mm_set_epi64x(static_cast<long long>(q[1]), static_cast<long long>(q[0]));
 }
 
-// The 32 unsigned table bytes u of the block at blk, element k in byte k.
+// MXFP4 (17 bytes: e, then qs): the table shifted to unsigned, lane r's scale 2^(e_r - 128)
+// (mxfp4_half_scale).
+struct Mxfp4 {
+  static constexpr int64_t kBlockBytes = sizeof(BlockMxfp4);
+  static constexpr int64_t kQsAt = 1;
+  static constexpr bool kSigned = false;
+  static constexpr int32_t kOffset = kMxfp4Offset;  // u = value + kOffset >= 0
+  static const uint8_t* table() { return kMxfp4ValuesU.data(); }
+  static __m256 scales(const uint8_t* const* row, int64_t off) {
+    const __m256i e = _mm256_and_si256(_mm256_cvtepu16_epi32(halves(row, off)), _mm256_set1_epi32(0xff));
+    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+    const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, small));
+  }
+};
+static_assert(Mxfp4::kBlockBytes == 17);
+
+// IQ4_NL (18 bytes: fp16 d, then qs): the signed table, lane r's scale d_r.
+struct Iq4Nl {
+  static constexpr int64_t kBlockBytes = sizeof(BlockIq4Nl);
+  static constexpr int64_t kQsAt = 2;
+  static constexpr bool kSigned = true;
+  static constexpr int32_t kOffset = 0;
+  static const uint8_t* table() { return reinterpret_cast<const uint8_t*>(kIq4NlValues); }
+  static __m256 scales(const uint8_t* const* row, int64_t off) { return _mm256_cvtph_ps(halves(row, off)); }
+};
+
+// The 32 table bytes of the block at blk, element k in byte k.
+template <typename F>
 inline __m256i unpack(const uint8_t* blk, __m256i table, __m256i low4) {
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 1));
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + F::kQsAt));
   const __m256i idx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low4);
   return _mm256_shuffle_epi8(table, idx);
 }
@@ -79,7 +101,7 @@ inline void store_lanes(float* y, __m256 v, int n_valid) {
 }
 
 // One block of a panel: the 8 rows' unpacked bytes (u[r]: row r, element k in byte k) and their
-// halved scales (lane r).
+// scales (lane r).
 struct PanelBlock {
   __m256i u[kPanel];
   __m256 d;
@@ -88,18 +110,20 @@ struct PanelBlock {
 // Block b of a panel straight from its 8 rows (past the matrix: repeats, results discarded),
 // prefetching the same lines of the next panel `ahead` bytes on (0: none) about once per line:
 // a panel's rows are read column-wise, which the hardware prefetcher does not follow.
+template <typename F>
 struct DirectBlocks {
+  static constexpr int64_t kPrefetchEvery = 64 / F::kBlockBytes;  // blocks per line, rounded down
   const uint8_t* const* row;
   int64_t ahead;
   __m256i table;
   inline __attribute__((always_inline)) const PanelBlock& load(int64_t b, PanelBlock* tmp) const {
-    const int64_t off = b * kBlockBytes;
+    const int64_t off = b * F::kBlockBytes;
     if (ahead != 0 && b % kPrefetchEvery == 0) {
       for (int r = 0; r < kPanel; ++r) _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + ahead, _MM_HINT_T1);
     }
     const __m256i low4 = _mm256_set1_epi8(0x0f);
-    for (int r = 0; r < kPanel; ++r) tmp->u[r] = unpack(row[r] + off, table, low4);
-    tmp->d = half_scales(row, off);
+    for (int r = 0; r < kPanel; ++r) tmp->u[r] = unpack<F>(row[r] + off, table, low4);
+    tmp->d = F::scales(row, off);
     return *tmp;
   }
 };
@@ -113,7 +137,7 @@ struct PackedBlocks {
 // A panel's 8 output rows against x rows [i0, i0 + MR), all nb blocks from `src`; stores the
 // first n_valid lanes of each x row's 8 outputs at y + i * ldy. Per lane the same operations
 // whichever source and MR.
-template <int MR, typename Blocks>
+template <typename F, int MR, typename Blocks>
 void panel(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float* y, int64_t ldy, int n_valid) {
   const __m256i ones = _mm256_set1_epi16(1);
   const int8_t* xq = a.q8_qs + i0 * a.cols;
@@ -127,8 +151,13 @@ void panel(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float* y, i
     for (int i = 0; i < MR; ++i) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + i * a.cols + b * 32));
       __m256i p[kPanel];
-      for (int r = 0; r < kPanel; ++r) p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(blk.u[r], x), ones);
-      const __m256i isum = _mm256_sub_epi32(fold8_epi32(p), _mm256_set1_epi32(kOffset * xs[i * nb + b]));
+      for (int r = 0; r < kPanel; ++r) {
+        const __m256i pairs = F::kSigned ? _mm256_maddubs_epi16(_mm256_abs_epi8(blk.u[r]), _mm256_sign_epi8(x, blk.u[r]))
+                                         : _mm256_maddubs_epi16(blk.u[r], x);
+        p[r] = _mm256_madd_epi16(pairs, ones);
+      }
+      const __m256i isum = F::kOffset == 0 ? fold8_epi32(p)
+                                           : _mm256_sub_epi32(fold8_epi32(p), _mm256_set1_epi32(F::kOffset * xs[i * nb + b]));
       const __m256 d = _mm256_mul_ps(blk.d, _mm256_set1_ps(xd[i * nb + b]));
       acc[i] = _mm256_add_ps(acc[i], rounded(_mm256_mul_ps(d, _mm256_cvtepi32_ps(isum))));
     }
@@ -137,28 +166,27 @@ void panel(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float* y, i
 }
 
 // x rows [0, m) over one panel, kMaxMr at a time, then the rest.
-template <typename Blocks>
+template <typename F, typename Blocks>
 void panel_all_rows(const Blocks& src, const Acts& a, int64_t nb, float* y, int64_t ldy, int n_valid) {
   int64_t i = 0;
-  for (; i + kMaxMr <= a.m; i += kMaxMr) panel<kMaxMr>(src, a, i, nb, y, ldy, n_valid);
+  for (; i + kMaxMr <= a.m; i += kMaxMr) panel<F, kMaxMr>(src, a, i, nb, y, ldy, n_valid);
   switch (a.m - i) {
-    case 1: return panel<1>(src, a, i, nb, y, ldy, n_valid);
-    case 2: return panel<2>(src, a, i, nb, y, ldy, n_valid);
-    case 3: return panel<3>(src, a, i, nb, y, ldy, n_valid);
+    case 1: return panel<F, 1>(src, a, i, nb, y, ldy, n_valid);
+    case 2: return panel<F, 2>(src, a, i, nb, y, ldy, n_valid);
+    case 3: return panel<F, 3>(src, a, i, nb, y, ldy, n_valid);
     default: return;
   }
 }
 
-}  // namespace
-
 // m <= kMaxMr (decode): each block is unpacked in registers and used at once by every x row.
 // Larger m: each panel is unpacked once into a per-thread buffer that every group of x rows then
 // reads (same registers, same bits).
-void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+template <typename F>
+void table_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   const int64_t nb = a.cols / kQk;
-  RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(nb * kBlockBytes));
+  RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(nb * F::kBlockBytes));
   const auto* base = static_cast<const uint8_t*>(w.data);
-  const __m256i table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kMxfp4ValuesU.data())));
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(F::table())));
   const bool pack = a.m > kMaxMr;
   const ThreadScratch buffer(kScratchKernelPack, pack ? static_cast<size_t>(nb) * sizeof(PanelBlock) : 0);
   auto* packed = static_cast<PanelBlock*>(buffer.data());
@@ -169,14 +197,24 @@ void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, floa
       row[r] = base + static_cast<uint64_t>(j + (r < n_valid ? r : n_valid - 1)) * w.row_bytes;
     }
     const int64_t ahead = j + kPanel < j1 ? static_cast<int64_t>(kPanel * w.row_bytes) : 0;
-    const DirectBlocks direct{row, ahead, table};
+    const DirectBlocks<F> direct{row, ahead, table};
     if (!pack) {
-      panel_all_rows(direct, a, nb, y + j, ldy, n_valid);
+      panel_all_rows<F>(direct, a, nb, y + j, ldy, n_valid);
       continue;
     }
     for (int64_t b = 0; b < nb; ++b) direct.load(b, &packed[b]);
-    panel_all_rows(PackedBlocks{packed}, a, nb, y + j, ldy, n_valid);
+    panel_all_rows<F>(PackedBlocks{packed}, a, nb, y + j, ldy, n_valid);
   }
+}
+
+}  // namespace
+
+void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  table_rows<Mxfp4>(w, a, j0, j1, y, ldy);
+}
+
+void rows_iq4_nl(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  table_rows<Iq4Nl>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::quant_avx2

@@ -25,6 +25,8 @@ void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 // MXFP4 weights with Q8_0 activations (legacy_q.cpp, the same panel kernel): bit-identical to
 // quant_ref::rows_mxfp4; row grain kQ8_0RowGrain.
 void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
+// IQ4_NL (Q8_0 activations): bit-identical to quant_ref::rows_iq4_nl; row grain kQ8_0RowGrain.
+void rows_iq4_nl(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy);
 
 // The Q8_0 activation quantizer (act_q8_0.cpp): same bytes as kernels::quantize_act_row_q8_0.
 void quantize_act_row_q8_0(const float* x, int64_t n, int8_t* qs, float* d, int32_t* sums);

@@ -171,6 +171,44 @@ struct Mxfp4Format {
   }
 };
 
+// IQ4_NL (18 bytes: fp16 d, then Q4_0's 16 qs bytes; blocks.h): the nibble is looked up
+// (vpshufb) in the non-linear table shifted to unsigned, u = kIq4NlValues[q] + 128, so the
+// integer sum started at -128 * sum(x_b) ends at the exact dot; the f32 step rounds the product
+// before the add, as ggml (and quant_ref::rows_iq4_nl, which this matches bit for bit).
+struct Iq4NlFormat {
+  static constexpr int64_t kBlockBytes = 18;
+  static constexpr bool kMin = false;
+  static constexpr bool kRoundedStep = true;
+  static constexpr int32_t kOffset = kIq4NlOffset;
+  static constexpr int64_t kPrefetchEvery = 64 / kBlockBytes;
+  static constexpr int64_t kL2PrefetchStride = 64;
+  static constexpr int64_t kL2PrefetchBytes = 8192;
+
+  RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off, PanelBlock<false>* out) {
+    __m512i t[4];
+    transpose_qs(row, off + 2, t);
+    finish(t, out);
+    out->d = load_halves(row, off);
+  }
+
+  // kPanels16 (weight_layout.h, Q4_0's): t[0..3], then the 16 fp16 d at 256.
+  RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<false>* out) {
+    const __m512i t[4] = {_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
+                          _mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192)};
+    finish(t, out);
+    out->d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256)));
+  }
+
+  RIDGE_PANEL_INLINE static void finish(const __m512i t[4], PanelBlock<false>* out) {
+    const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIq4NlValuesU.data())));
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int k = 0; k < 4; ++k) {
+      out->w[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(t[k], low4));
+      out->w[k + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4));
+    }
+  }
+};
+
 using Q4_0Format = LegacyFormat<18, 2, -1, false>;
 using Q4_1Format = LegacyFormat<20, 4, -1, true>;
 using Q5_0Format = LegacyFormat<22, 6, 2, false>;
@@ -192,6 +230,9 @@ void rows_q5_1(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 }
 void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   panel_matmul_rows<Mxfp4Format>(w, a, j0, j1, y, ldy);
+}
+void rows_iq4_nl(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  panel_matmul_rows<Iq4NlFormat>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::avx512
