@@ -89,6 +89,8 @@ class Model {
   std::span<const float> run_layers(const Batch& batch, kv::KvCache& kv, Workspace& ws,
                                     Backend& backend) const;
   void embed(Workspace& ws, Backend& backend) const;
+  // The step's rows of `table` (scaled as the model's embeddings) and rotary tables into ws.
+  EmbedOp embed_op(const kernels::WeightView& table, Workspace& ws) const;
   // Block il's weights: the trunk's, or for il = n_layer the MTP head's.
   const LayerWeights& layer(int64_t il) const {
     return il < cfg_.n_layer ? w_.layers[static_cast<size_t>(il)] : w_.mtp.block;

@@ -14,18 +14,7 @@ namespace ridge::model {
 void Model::mtp_input(int64_t n, const float* h, Workspace& ws, Backend& backend) const {
   const int64_t d = cfg_.n_embd;
   const MtpWeights& m = w_.mtp;
-  EmbedOp op;  // x: the rows' token embeddings (and the rotary tables of their positions)
-  op.table = &m.embed;
-  op.scale = 1.0f;
-  op.x = ws.x.data();
-  op.d = d;
-  op.cfg = &cfg_;
-  op.rope_factors = rope_factors_.data();
-  op.rope_factors_swa = rope_factors_swa_.data();
-  op.yarn = &yarn_;
-  op.cos = ws.rope_cos.data();
-  op.sin = ws.rope_sin.data();
-  backend.embed(op);
+  backend.embed(embed_op(m.embed, ws));  // x: the rows' token embeddings, and their rotary tables
   backend.rms_norm(ws.x.data(), m.enorm.data, ws.xn.data(), n, d, cfg_.rms_eps);
   backend.copy_rows(ws.xn.data(), d, ws.mtp_cat.data(), 2 * d, n, d);
   backend.rms_norm(h, m.hnorm.data, ws.xn.data(), n, d, cfg_.rms_eps);

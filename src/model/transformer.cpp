@@ -64,9 +64,11 @@ Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Worksp
   return batch.validate({cfg_.n_vocab, kv.n_blocks(), kv.block_size(), kv.n_blocks_window(), cfg_.n_swa});
 }
 
-void Model::embed(Workspace& ws, Backend& backend) const {
+void Model::embed(Workspace& ws, Backend& backend) const { backend.embed(embed_op(w_.token_embd, ws)); }
+
+EmbedOp Model::embed_op(const kernels::WeightView& table, Workspace& ws) const {
   EmbedOp op;
-  op.table = &w_.token_embd;
+  op.table = &table;
   // Gemma: embeddings times sqrt(n_embd), in f32 as llama.cpp scales them.
   op.scale = cfg_.scale_embeddings ? std::sqrt(static_cast<float>(cfg_.n_embd)) : 1.0f;
   op.x = ws.x.data();
@@ -83,7 +85,7 @@ void Model::embed(Workspace& ws, Backend& backend) const {
     op.cos_swa = ws.rope_cos_swa.data();
     op.sin_swa = ws.rope_sin_swa.data();
   }
-  backend.embed(op);
+  return op;
 }
 
 void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws,

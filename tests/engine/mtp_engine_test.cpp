@@ -11,7 +11,7 @@
 
 #include <random>
 
-#include "backend/cpu/cpu_backend.h"
+#include "mtp_teacher_forced.h"
 #include "spec_jobs.h"
 #include "tiny_model.h"
 
@@ -79,45 +79,6 @@ EngineOptions options(SpecMethod spec) {
   return o;
 }
 
-// The trunk's hidden states and the head's teacher-forced argmax at every position of `text`.
-struct TeacherForced {
-  std::vector<float> hidden;      // [n, d]
-  std::vector<int32_t> head_top;  // [n]
-};
-
-TeacherForced teacher_forced(const model::Model& m, const std::vector<int32_t>& text) {
-  const auto n = static_cast<int32_t>(text.size());
-  const auto d = static_cast<size_t>(m.config().n_embd), v = static_cast<size_t>(m.config().n_vocab);
-  auto kv = kv::KvCache::create(m.kv_config(8, kv::KvType::kF16, 16, 1, 0, /*mtp=*/true));
-  EXPECT_TRUE(kv.ok());
-  model::WorkspaceLimits lim;
-  lim.max_tokens = 128;
-  lim.max_outputs = 128;
-  lim.max_context = 128;
-  lim.block_size = 16;
-  lim.mtp = true;
-  auto ws = model::Workspace::create(m.config(), lim);
-  EXPECT_TRUE(ws.ok());
-  ThreadPool pool(1);
-  backend::CpuBackend cpu(m.kernels(), pool);
-  model::Batch b;
-  b.add_seq({0, 1, 2, 3, 4, 5, 6, 7}, n, 0);
-  for (int32_t p = 0; p < n; ++p) b.add_token(text[static_cast<size_t>(p)], p, 0, false, 16);
-  EXPECT_TRUE(m.forward(b, *kv, *ws, cpu).ok());
-  TeacherForced t;
-  t.hidden.assign(ws->mtp_hidden.begin(), ws->mtp_hidden.begin() + static_cast<long>(n * d));
-  std::vector<float> h_prev(n * d, 0.0f);
-  std::copy(t.hidden.begin(), t.hidden.end() - static_cast<long>(d), h_prev.begin() + static_cast<long>(d));
-  for (auto& l : b.need_logits) l = 1;
-  auto logits = m.forward_mtp(b, h_prev, *kv, *ws, cpu);
-  EXPECT_TRUE(logits.ok()) << logits.status().message();
-  for (int32_t p = 0; p < n; ++p) {
-    const std::span<const float> row = logits->subspan(p * v, v);
-    t.head_top.push_back(static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin()));
-  }
-  return t;
-}
-
 class MtpEngine : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(MtpEngine, EveryFirstDraftSeesTheTeacherForcedHead) {
@@ -148,7 +109,7 @@ TEST_P(MtpEngine, EveryFirstDraftSeesTheTeacherForcedHead) {
   ASSERT_EQ(out[0].tokens.size(), 40u);
   std::vector<int32_t> text = j.prompt;
   text.insert(text.end(), out[0].tokens.begin(), out[0].tokens.end());
-  const TeacherForced t = teacher_forced(m, text);
+  const testing::TeacherForced t = testing::teacher_forced(m, text);
   const auto d = static_cast<size_t>(m.config().n_embd);
   ASSERT_GE(rec->first.size(), 10u);
   for (const RecordingRunner::FirstDraft& f : rec->first) {

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "backend/cpu/cpu_backend.h"
 #include "engine/session.h"
+#include "mtp_teacher_forced.h"
 #include "tiny_model.h"
 
 namespace ridge::engine {
@@ -17,38 +17,6 @@ namespace session_mtp_test {
 
 int32_t top(std::span<const float> row) {
   return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-}
-
-// The head's argmax at every position of `text`, teacher-forced (each token paired with the
-// trunk's hidden state before it).
-std::vector<int32_t> teacher_forced_head(const model::Model& m, const std::vector<int32_t>& text) {
-  const auto n = static_cast<int32_t>(text.size());
-  const auto d = static_cast<size_t>(m.config().n_embd), v = static_cast<size_t>(m.config().n_vocab);
-  auto kv = kv::KvCache::create(m.kv_config(16, kv::KvType::kF16, 16, 1, 0, /*mtp=*/true));
-  EXPECT_TRUE(kv.ok());
-  model::WorkspaceLimits lim;
-  lim.max_tokens = 256;
-  lim.max_outputs = 256;
-  lim.max_context = 256;
-  lim.block_size = 16;
-  lim.mtp = true;
-  auto ws = model::Workspace::create(m.config(), lim);
-  EXPECT_TRUE(ws.ok());
-  ThreadPool pool(1);
-  backend::CpuBackend cpu(m.kernels(), pool);
-  model::Batch b;
-  std::vector<int32_t> table(16);
-  for (int32_t i = 0; i < 16; ++i) table[static_cast<size_t>(i)] = i;
-  b.add_seq(table, n, 0);
-  for (int32_t p = 0; p < n; ++p) b.add_token(text[static_cast<size_t>(p)], p, 0, true, 16);
-  EXPECT_TRUE(m.forward(b, *kv, *ws, cpu).ok());
-  std::vector<float> h_prev(n * d, 0.0f);
-  std::copy(ws->mtp_hidden.begin(), ws->mtp_hidden.begin() + static_cast<long>((n - 1) * d), h_prev.begin() + static_cast<long>(d));
-  auto logits = m.forward_mtp(b, h_prev, *kv, *ws, cpu);
-  EXPECT_TRUE(logits.ok()) << logits.status().message();
-  std::vector<int32_t> out;
-  for (int32_t p = 0; p < n; ++p) out.push_back(top(logits->subspan(p * v, v)));
-  return out;
 }
 
 TEST(SessionMtp, EveryFirstDraftIsTheTeacherForcedHeads) {
@@ -84,7 +52,7 @@ TEST(SessionMtp, EveryFirstDraftIsTheTeacherForcedHeads) {
     text.push_back((*drafts)[1]);
     text.push_back(top(rows->subspan(2 * v, v)));  // the trunk's token after the kept drafts
   }
-  const std::vector<int32_t> want = teacher_forced_head(m, text);
+  const std::vector<int32_t> want = testing::teacher_forced(m, text).head_top;
   ASSERT_GE(first.size(), 20u);
   for (const auto& [pos, draft] : first) EXPECT_EQ(draft, want[pos]) << "position " << pos;
 }

@@ -120,12 +120,13 @@ inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, 
 // The same values shifted to unsigned (u = value + kMxfp4Offset, 0..24), the unsigned operand
 // the SIMD kernels look up (vpshufb) and multiply; their integer sums start at -12 * sum(x_b).
 inline constexpr int32_t kMxfp4Offset = 12;
-inline constexpr std::array<uint8_t, 16> mxfp4_unsigned_values() {
+// A 4-bit table's values plus `offset`, as the unsigned bytes the SIMD kernels look up.
+inline constexpr std::array<uint8_t, 16> shifted_table(const int8_t (&values)[16], int32_t offset) {
   std::array<uint8_t, 16> t{};
-  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(kMxfp4Values[q] + kMxfp4Offset);
+  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(values[q] + offset);
   return t;
 }
-alignas(16) inline constexpr std::array<uint8_t, 16> kMxfp4ValuesU = mxfp4_unsigned_values();
+alignas(16) inline constexpr std::array<uint8_t, 16> kMxfp4ValuesU = shifted_table(kMxfp4Values, kMxfp4Offset);
 
 // IQ4_NL (ggml type 20): 32 elements, a fp16 scale d and 4-bit indices into a fixed non-linear
 // table, x = d * kIq4NlValues[q]; element j < 16 in the low nibble of qs[j], j + 16 in the high
@@ -139,12 +140,7 @@ inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22,
 // Shifted to unsigned for the VNNI kernels (u = value + 128, 1..241; their sums start at
 // -128 * sum(x_b)).
 inline constexpr int32_t kIq4NlOffset = 128;
-inline constexpr std::array<uint8_t, 16> iq4_nl_unsigned_values() {
-  std::array<uint8_t, 16> t{};
-  for (int q = 0; q < 16; ++q) t[q] = static_cast<uint8_t>(kIq4NlValues[q] + kIq4NlOffset);
-  return t;
-}
-alignas(16) inline constexpr std::array<uint8_t, 16> kIq4NlValuesU = iq4_nl_unsigned_values();
+alignas(16) inline constexpr std::array<uint8_t, 16> kIq4NlValuesU = shifted_table(kIq4NlValues, kIq4NlOffset);
 
 static_assert(sizeof(BlockIq4Nl) == 18);
 static_assert(sizeof(BlockQ4_0) == 18);

@@ -163,44 +163,32 @@ inline float rounded(float v) {
   return v;
 }
 
-// ggml's MXFP4 x Q8_0 dot (vec_dot_type of MXFP4 is Q8_0), ggml_vec_dot_mxfp4_q8_0_generic's
-// formula: per block the exact integer dot of the 32 table values (E2M1 doubled) with the q8
-// values, times d = dx * 2^(e - 128) (the halved E8M0 scale, exact: a power of two times an fp16
-// value), added to the f32 sum block after block from 0, acc = acc + d * float(isum) (a product
-// rounded, then a sum rounded: no fma). |isum| <= 32 * 12 * 127, exact in f32. Every ISA gives
-// these bits (tests/kernels/mxfp4_test.cpp).
-float dot_mxfp4(const BlockMxfp4* w, const ActRow& x, int64_t nb) {
+// ggml's dot of the 4-bit table formats with Q8_0 (ggml_vec_dot_mxfp4_q8_0_generic,
+// ggml_vec_dot_iq4_nl_q8_0_generic): per block the exact integer dot of the 32 table values with
+// the q8 values, times d = dx * dw, added to the f32 sum block after block from 0, acc = acc + d *
+// float(isum) (a product rounded, then a sum rounded: no fma). MXFP4: the E2M1 values doubled,
+// dw = 2^(e - 128) (the halved E8M0 scale, exact: a power of two times an fp16 value), |isum| <=
+// 32 * 12 * 127; IQ4_NL: its non-linear table, dw the block's fp16 d, |isum| <= 32 * 127 * 127;
+// both exact in f32. Every ISA gives these bits (tests/kernels/mxfp4_test.cpp,
+// quant_llamacpp_test.cpp).
+template <typename Block, const int8_t (&kValues)[16], float (*kScale)(const Block&)>
+float dot_table(const Block* w, const ActRow& x, int64_t nb) {
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     int8_t q[kQk];
     for (int j = 0; j < kQk / 2; ++j) {
-      q[j] = kMxfp4Values[w[b].qs[j] & 15];
-      q[j + 16] = kMxfp4Values[w[b].qs[j] >> 4];
+      q[j] = kValues[w[b].qs[j] & 15];
+      q[j + 16] = kValues[w[b].qs[j] >> 4];
     }
     const int isum = dot_i8(q, x.q + kQk * b, kQk);
-    const float d = x.d[b] * mxfp4_half_scale(w[b].e);
+    const float d = x.d[b] * kScale(w[b]);
     acc += rounded(d * static_cast<float>(isum));
   }
   return acc;
 }
 
-// ggml's IQ4_NL x Q8_0 dot (ggml_vec_dot_iq4_nl_q8_0_generic): the exact integer dot of the 32
-// table values with the q8 values, times d = dx * dw (both fp16), added block after block as
-// MXFP4's: a rounded product, then a rounded sum. |isum| <= 32 * 127 * 127, exact in f32.
-float dot_iq4_nl(const BlockIq4Nl* w, const ActRow& x, int64_t nb) {
-  float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) {
-    int8_t q[kQk];
-    for (int j = 0; j < kQk / 2; ++j) {
-      q[j] = kIq4NlValues[w[b].qs[j] & 15];
-      q[j + 16] = kIq4NlValues[w[b].qs[j] >> 4];
-    }
-    const int isum = dot_i8(q, x.q + kQk * b, kQk);
-    const float d = x.d[b] * fp16_to_f32(w[b].d);
-    acc += rounded(d * static_cast<float>(isum));
-  }
-  return acc;
-}
+float mxfp4_scale(const BlockMxfp4& b) { return mxfp4_half_scale(b.e); }
+float iq4_nl_scale(const BlockIq4Nl& b) { return fp16_to_f32(b.d); }
 
 template <typename Block, int kBlock, float (*kDot)(const Block*, const ActRow&, int64_t)>
 void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
@@ -242,10 +230,10 @@ void rows_q6_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 }
 
 void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<BlockMxfp4, kQk, dot_mxfp4>(w, a, j0, j1, y, ldy);
+  rows<BlockMxfp4, kQk, dot_table<BlockMxfp4, kMxfp4Values, mxfp4_scale>>(w, a, j0, j1, y, ldy);
 }
 void rows_iq4_nl(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<BlockIq4Nl, kQk, dot_iq4_nl>(w, a, j0, j1, y, ldy);
+  rows<BlockIq4Nl, kQk, dot_table<BlockIq4Nl, kIq4NlValues, iq4_nl_scale>>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::quant_ref

@@ -1,5 +1,5 @@
 // AVX2 matmul of the table formats MXFP4 and IQ4_NL with Q8_0 activations, bit-identical to the
-// reference (kernels/quant/ref_rows.cpp, dot_mxfp4 / dot_iq4_nl): per block the exact integer dot
+// reference (kernels/quant/ref_rows.cpp, dot_table): per block the exact integer dot
 // isum of the 32 table values with the activation bytes, then per output, block after block from 0,
 //   acc = acc + (dx * dw) * float(isum)        (two roundings, no fma; dw = 2^(e - 128) or fp16 d).
 //

@@ -42,6 +42,17 @@ RIDGE_PANEL_INLINE void transpose_qs(const uint8_t* const* row, int64_t at, __m5
   t[3] = _mm512_unpackhi_epi64(a1, a3);
 }
 
+// The 4-bit table formats' quants: each nibble of the transposed qs looked up (vpshufb) in
+// `table` (16 bytes: the values shifted to unsigned), low nibbles into w[0..3], high into w[4..7].
+RIDGE_PANEL_INLINE void table_quants(const __m512i t[4], const uint8_t* table, PanelBlock<false>* out) {
+  const __m512i lut = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  for (int k = 0; k < 4; ++k) {
+    out->w[k] = _mm512_shuffle_epi8(lut, _mm512_and_si512(t[k], low4));
+    out->w[k + 4] = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4));
+  }
+}
+
 // Block layouts (kernels/quant/blocks.h): d at 0; m at 2 (formats with a min); qh (5-bit formats)
 // at kQh; the 16 qs bytes at kQs, element j < 16 in the low nibble of qs[j], j + 16 in the high.
 template <int64_t kBytes, int64_t kQsAt, int64_t kQhAt, bool kHasMin>
@@ -157,12 +168,7 @@ struct Mxfp4Format {
 
   // The block from its transposed qs and the 16 exponents (one per 32-bit lane).
   RIDGE_PANEL_INLINE static void finish(const __m512i t[4], __m512i e, PanelBlock<false>* out) {
-    const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kMxfp4ValuesU.data())));
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    for (int k = 0; k < 4; ++k) {
-      out->w[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(t[k], low4));
-      out->w[k + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4));
-    }
+    table_quants(t, kMxfp4ValuesU.data(), out);
     // 2^(e - 128) as f32 bits: (e - 1) << 23 for e >= 2, the subnormal 2^21 << e below.
     const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
     const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
@@ -187,7 +193,7 @@ struct Iq4NlFormat {
   RIDGE_PANEL_INLINE static void load(const uint8_t* const* row, int64_t off, PanelBlock<false>* out) {
     __m512i t[4];
     transpose_qs(row, off + 2, t);
-    finish(t, out);
+    table_quants(t, kIq4NlValuesU.data(), out);
     out->d = load_halves(row, off);
   }
 
@@ -195,17 +201,8 @@ struct Iq4NlFormat {
   RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<false>* out) {
     const __m512i t[4] = {_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
                           _mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192)};
-    finish(t, out);
+    table_quants(t, kIq4NlValuesU.data(), out);
     out->d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256)));
-  }
-
-  RIDGE_PANEL_INLINE static void finish(const __m512i t[4], PanelBlock<false>* out) {
-    const __m512i table = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIq4NlValuesU.data())));
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    for (int k = 0; k < 4; ++k) {
-      out->w[k] = _mm512_shuffle_epi8(table, _mm512_and_si512(t[k], low4));
-      out->w[k + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(t[k], 4), low4));
-    }
   }
 };
 
