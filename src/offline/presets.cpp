@@ -232,6 +232,10 @@ std::vector<Preset> build() {
   mtp.n_nextn_layers = moe_mtp.n_nextn_layers = 1;
   p.push_back({"tiny-qwen35-mtp", "", mtp});
   p.push_back({"tiny-qwen35moe-mtp", "", moe_mtp});
+  // Rows of 256 columns and more, for the 256-element formats with no fallback (IQ4_XS): Qwen3
+  // with 4 heads of 64 and an FFN of 512.
+  p.push_back({"tiny-qwen3-256", "", make("qwen3", "tiny-qwen3-256", 512, 256, 2, 4, 2, 64, 512, 2048, 1e-6f,
+                                          1e6f, true)});
   // Llama 3 rope scaling with a short original context (32), so that most rotary frequencies of
   // a 64-token test sequence are scaled or smoothed (rope_freqs.weight).
   ModelConfig llama3 = make("llama", "tiny-llama3", 512, 64, 2, 4, 2, 16, 160, 2048, 1e-5f, 10000.0f, false);

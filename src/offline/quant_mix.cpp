@@ -13,7 +13,7 @@ namespace {
 
 using T = GgmlType;
 
-constexpr std::array<QuantMixInfo, 19> kMixes = {{
+constexpr std::array<QuantMixInfo, 20> kMixes = {{
     {QuantMix::kF32, "f32", T::kF32, 0, "32-bit float, unquantized"},
     {QuantMix::kF16, "f16", T::kF16, 1, "16-bit float"},
     {QuantMix::kBF16, "bf16", T::kBF16, 32, "bfloat16"},
@@ -33,6 +33,7 @@ constexpr std::array<QuantMixInfo, 19> kMixes = {{
     {QuantMix::kQ6_K, "q6_k", T::kQ6_K, 18, "q6_K"},
     {QuantMix::kMXFP4_MOE, "mxfp4_moe", T::kQ8_0, 38, "mixture of experts: expert stacks mxfp4, the rest q8_0"},
     {QuantMix::kIQ4_NL, "iq4_nl", T::kIQ4_NL, 25, "4.5 bits/weight, non-linear; output q6_K, some attn_v and ffn_down q5_K"},
+    {QuantMix::kIQ4_XS, "iq4_xs", T::kIQ4_XS, 30, "4.25 bits/weight, non-linear; output q6_K, some attn_v and ffn_down q5_K"},
 }};
 
 std::string lower(std::string_view s) {
@@ -98,7 +99,7 @@ GgmlType attn_v_rule(const RuleInput& in, GgmlType t) {
   if (m == QuantMix::kQ2_K) t = in.n_gqa >= 4 ? T::kQ4_K : T::kQ3_K;
   else if (m == QuantMix::kQ3_K_M) t = in.i_attn_v < 2 ? T::kQ5_K : T::kQ4_K;
   else if (m == QuantMix::kQ3_K_L) t = T::kQ5_K;
-  else if (m == QuantMix::kIQ4_NL && in.n_gqa >= 4) t = T::kQ5_K;
+  else if ((m == QuantMix::kIQ4_NL || m == QuantMix::kIQ4_XS) && in.n_gqa >= 4) t = T::kQ5_K;
   else if ((m == QuantMix::kQ4_K_M || m == QuantMix::kQ5_K_M) && use_more_bits(in.i_attn_v, in.n_attn_v)) t = T::kQ6_K;
   else if (m == QuantMix::kQ4_K_S && in.i_attn_v < 4) t = T::kQ5_K;
   if (in.llama_70b && (t == T::kQ3_K || t == T::kQ4_K)) t = T::kQ5_K;
@@ -122,7 +123,7 @@ GgmlType ffn_down_rule(const RuleInput& in, GgmlType t) {
     if (in.falcon) return i < n / 16 ? T::kQ6_K : use_more_bits(i, n) ? T::kQ5_K : T::kQ4_K;
     return use_more_bits(i, n) ? T::kQ6_K : t;
   }
-  if (m == QuantMix::kIQ4_NL && i < n / 8 && !in.imatrix) return T::kQ5_K;
+  if ((m == QuantMix::kIQ4_NL || m == QuantMix::kIQ4_XS) && i < n / 8 && !in.imatrix) return T::kQ5_K;
   if (m == QuantMix::kQ5_K_M && use_more_bits(i, n)) return T::kQ6_K;
   if (m == QuantMix::kQ4_K_S && !in.falcon && i < n / 8) return T::kQ5_K;
   return t;
@@ -134,7 +135,8 @@ GgmlType attn_output_rule(const RuleInput& in, GgmlType t) {
   if (in.n_expert == 8) {
     // In 8-expert models the low mixtures (not q3_K_L, q5_K_*) raise attn_output to q5_K instead.
     const bool low = m == QuantMix::kQ2_K || m == QuantMix::kQ3_K_S || m == QuantMix::kQ3_K_M ||
-                     m == QuantMix::kQ4_K_S || m == QuantMix::kQ4_K_M || m == QuantMix::kIQ4_NL;
+                     m == QuantMix::kQ4_K_S || m == QuantMix::kQ4_K_M || m == QuantMix::kIQ4_NL ||
+                     m == QuantMix::kIQ4_XS;
     return low ? T::kQ5_K : t;
   }
   if (m == QuantMix::kQ2_K) return T::kQ3_K;
@@ -286,7 +288,7 @@ Result<TensorTypeOverride> parse_tensor_type_override(std::string_view spec) {
   auto t = ggml_type_from_name(type_name);
   if (!t || !is_writable_type(*t)) {
     return usage_error("--tensor-type '{}': '{}' is not a type ridge can write (f32, f16, bf16, q4_0, q4_1, "
-                       "q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, mxfp4, iq4_nl)", spec, type_name);
+                       "q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, mxfp4, iq4_nl, iq4_xs)", spec, type_name);
   }
   o.type = *t;
   if (!is_glob(o.pattern)) {
@@ -303,7 +305,7 @@ bool is_writable_type(GgmlType t) {
   switch (t) {
     case T::kF32: case T::kF16: case T::kBF16: case T::kQ4_0: case T::kQ4_1: case T::kQ5_0: case T::kQ5_1:
     case T::kQ8_0: case T::kQ2_K: case T::kQ3_K: case T::kQ4_K: case T::kQ5_K: case T::kQ6_K:
-    case T::kMXFP4: case T::kIQ4_NL:
+    case T::kMXFP4: case T::kIQ4_NL: case T::kIQ4_XS:
       return true;
     default:
       return false;

@@ -27,6 +27,7 @@ enum class QuantMix {
   kQ2_K, kQ3_K_S, kQ3_K_M, kQ3_K_L, kQ4_K_S, kQ4_K_M, kQ5_K_S, kQ5_K_M, kQ6_K,
   kMXFP4_MOE,  // gpt-oss's: expert stacks mxfp4, every other matrix q8_0
   kIQ4_NL,     // iq4_nl with llama.cpp's raised attn_v / ffn_down / attn_output
+  kIQ4_XS,     // iq4_xs, the same rules
 };
 
 struct QuantMixInfo {

@@ -234,6 +234,7 @@ uint32_t file_type_of(GgmlType type) {
     case GgmlType::kBF16: return 32;
     case GgmlType::kMXFP4: return 38;  // MXFP4_MOE
     case GgmlType::kIQ4_NL: return 25;
+    case GgmlType::kIQ4_XS: return 30;
     default: return 1024;  // LLAMA_FTYPE_GUESSED
   }
 }

@@ -70,7 +70,7 @@ const Format kFormats[] = {
     {GgmlType::kQ3_K, "q3_K", {108}},   {GgmlType::kQ4_K, "q4_K", {0, 2}},
     {GgmlType::kQ5_K, "q5_K", {0, 2}},  {GgmlType::kQ6_K, "q6_K", {208}},
     {GgmlType::kMXFP4, "mxfp4", {}},  // every E8M0 byte decodes (255: 2^127 halved scale)
-    {GgmlType::kIQ4_NL, "iq4_nl", {0}},
+    {GgmlType::kIQ4_NL, "iq4_nl", {0}},    {GgmlType::kIQ4_XS, "iq4_xs", {0}},
 };
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b, size_t* first_diff) {

@@ -40,7 +40,7 @@ double tolerance(GgmlType t) {
     case GgmlType::kQ6_K: return 1.3 / 63;
     case GgmlType::kQ5_0: case GgmlType::kQ5_1: case GgmlType::kQ5_K: return 1.3 / 31;
     case GgmlType::kQ4_0: case GgmlType::kQ4_1: case GgmlType::kQ4_K: return 1.3 / 15;
-    case GgmlType::kIQ4_NL: return 1.3 / 15;  // 16 levels, denser near 0: 0.062 measured
+    case GgmlType::kIQ4_NL: case GgmlType::kIQ4_XS: return 1.3 / 15;  // 16 levels, denser near 0: 0.062 measured
     case GgmlType::kQ3_K: return 1.3 / 7;
     case GgmlType::kQ2_K: return 1.3 / 3;
     // E2M1 steps up to 2 of 6 under a power-of-two scale that may clip amax by up to 8/6: 0.101

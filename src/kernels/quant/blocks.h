@@ -142,6 +142,21 @@ inline constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22,
 inline constexpr int32_t kIq4NlOffset = 128;
 alignas(16) inline constexpr std::array<uint8_t, 16> kIq4NlValuesU = shifted_table(kIq4NlValues, kIq4NlOffset);
 
+// IQ4_XS (ggml type 23): 256 elements in 8 sub-blocks of 32, each IQ4_NL's 16 qs bytes with a
+// 6-bit scale ls (low 4 bits in scales_l, nibble ib % 2 of byte ib / 2; high 2 bits in scales_h,
+// bits 2 ib and 2 ib + 1): x = d * (ls - 32) * kIq4NlValues[q].
+struct BlockIq4Xs {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQkK / 64];
+  uint8_t qs[kQkK / 2];
+};
+static_assert(sizeof(BlockIq4Xs) == 136);
+// Sub-block ib's 6-bit scale.
+inline int iq4_xs_scale(const BlockIq4Xs& b, int ib) {
+  return ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b.scales_h >> (2 * ib)) & 3) << 4);
+}
+
 static_assert(sizeof(BlockIq4Nl) == 18);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);

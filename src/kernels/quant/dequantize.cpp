@@ -180,6 +180,21 @@ void dequant_iq4_nl(const BlockIq4Nl* b, float* y, int64_t nb) {
   }
 }
 
+// ggml's order: dl = d * (ls - 32), then dl times the table value.
+void dequant_iq4_xs(const BlockIq4Xs* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_f32(b[i].d);
+    for (int ib = 0; ib < kQkK / kQk; ++ib, y += kQk) {
+      const float dl = d * static_cast<float>(iq4_xs_scale(b[i], ib) - 32);
+      const uint8_t* qs = b[i].qs + 16 * ib;
+      for (int j = 0; j < 16; ++j) {
+        y[j] = dl * static_cast<float>(kIq4NlValues[qs[j] & 0x0f]);
+        y[j + 16] = dl * static_cast<float>(kIq4NlValues[qs[j] >> 4]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool can_quantize(GgmlType type) {
@@ -187,7 +202,7 @@ bool can_quantize(GgmlType type) {
     case GgmlType::kQ4_0: case GgmlType::kQ4_1: case GgmlType::kQ5_0: case GgmlType::kQ5_1:
     case GgmlType::kQ8_0: case GgmlType::kQ8_1: case GgmlType::kQ2_K: case GgmlType::kQ3_K:
     case GgmlType::kQ4_K: case GgmlType::kQ5_K: case GgmlType::kQ6_K: case GgmlType::kQ8_K:
-    case GgmlType::kMXFP4: case GgmlType::kIQ4_NL:
+    case GgmlType::kMXFP4: case GgmlType::kIQ4_NL: case GgmlType::kIQ4_XS:
       return true;
     default:
       return false;
@@ -216,6 +231,7 @@ void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n)
     case GgmlType::kQ8_K: return dequant_q8_k(static_cast<const BlockQ8_K*>(src), dst, nb);
     case GgmlType::kMXFP4: return dequant_mxfp4(static_cast<const BlockMxfp4*>(src), dst, nb);
     case GgmlType::kIQ4_NL: return dequant_iq4_nl(static_cast<const BlockIq4Nl*>(src), dst, nb);
+    case GgmlType::kIQ4_XS: return dequant_iq4_xs(static_cast<const BlockIq4Xs*>(src), dst, nb);
     default: RIDGE_CHECK(false && "unreachable");
   }
 }

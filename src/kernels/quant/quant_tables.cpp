@@ -17,6 +17,7 @@ void add_quant_rows_ref(TypeTable& t) {
   t.set(GgmlType::kQ6_K, {quant_ref::rows_q6_k, ActFormat::kQ8_K, 1});
   t.set(GgmlType::kMXFP4, {quant_ref::rows_mxfp4, ActFormat::kQ8_0, 1});
   t.set(GgmlType::kIQ4_NL, {quant_ref::rows_iq4_nl, ActFormat::kQ8_0, 1});
+  t.set(GgmlType::kIQ4_XS, {quant_ref::rows_iq4_xs, ActFormat::kQ8_K, 1});
 }
 
 void add_quant_rows_avx2(TypeTable& t) {

@@ -28,6 +28,7 @@ void quantize_row_weighted(GgmlType type, const float* src, void* dst, int64_t n
     case GgmlType::kQ8_K: return quantize_q8_k(src, dst, nb);
     case GgmlType::kMXFP4: return quantize_mxfp4(src, dst, nb);
     case GgmlType::kIQ4_NL: return quantize_iq4_nl(src, dst, nb, w);
+    case GgmlType::kIQ4_XS: return quantize_iq4_xs(src, dst, nb, w);
     default: RIDGE_CHECK(false && "unreachable");
   }
 }

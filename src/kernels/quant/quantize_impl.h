@@ -21,5 +21,6 @@ void quantize_q6_k(const float* x, void* dst, int64_t nb, const float* w = nullp
 void quantize_q8_k(const float* x, void* dst, int64_t nb);
 void quantize_mxfp4(const float* x, void* dst, int64_t nb);  // quantize_mxfp4.cpp: ggml's bytes
 void quantize_iq4_nl(const float* x, void* dst, int64_t nb, const float* w = nullptr);  // quantize_iq4_nl.cpp
+void quantize_iq4_xs(const float* x, void* dst, int64_t nb, const float* w = nullptr);  // quantize_iq4_nl.cpp
 
 }  // namespace ridge::kernels

@@ -190,6 +190,28 @@ float dot_table(const Block* w, const ActRow& x, int64_t nb) {
 float mxfp4_scale(const BlockMxfp4& b) { return mxfp4_half_scale(b.e); }
 float iq4_nl_scale(const BlockIq4Nl& b) { return fp16_to_f32(b.d); }
 
+// ggml's IQ4_XS x Q8_K dot (ggml_vec_dot_iq4_xs_q8_K_generic): per super-block d4d8 = dw * dx,
+// then per sub-block d_s = d4d8 * (ls - 32) (rounded) and acc = acc + d_s * float(isum_s), the
+// exact integer dot of its 32 table values (a rounded product, then a rounded sum).
+float dot_iq4_xs(const BlockIq4Xs* w, const ActRow& x, int64_t nb) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const float d4d8 = fp16_to_f32(w[b].d) * x.d[b];
+    for (int ib = 0; ib < kQkK / kQk; ++ib) {
+      int8_t q[kQk];
+      const uint8_t* qs = w[b].qs + 16 * ib;
+      for (int j = 0; j < 16; ++j) {
+        q[j] = kIq4NlValues[qs[j] & 15];
+        q[j + 16] = kIq4NlValues[qs[j] >> 4];
+      }
+      const int isum = dot_i8(q, x.q + kQkK * b + kQk * ib, kQk);
+      const float d = rounded(d4d8 * static_cast<float>(iq4_xs_scale(w[b], ib) - 32));
+      acc += rounded(d * static_cast<float>(isum));
+    }
+  }
+  return acc;
+}
+
 template <typename Block, int kBlock, float (*kDot)(const Block*, const ActRow&, int64_t)>
 void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(a.cols / kBlock) * sizeof(Block));
@@ -231,6 +253,9 @@ void rows_q6_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float
 
 void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<BlockMxfp4, kQk, dot_table<BlockMxfp4, kMxfp4Values, mxfp4_scale>>(w, a, j0, j1, y, ldy);
+}
+void rows_iq4_xs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<BlockIq4Xs, kQkK, dot_iq4_xs>(w, a, j0, j1, y, ldy);
 }
 void rows_iq4_nl(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   rows<BlockIq4Nl, kQk, dot_table<BlockIq4Nl, kIq4NlValues, iq4_nl_scale>>(w, a, j0, j1, y, ldy);

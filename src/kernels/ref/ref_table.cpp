@@ -24,7 +24,7 @@ TypeTable ref_type_table() {
   add_quant_dequantizers<GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
                          GgmlType::kQ8_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
                          GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K,
-                         GgmlType::kMXFP4, GgmlType::kIQ4_NL>(t);
+                         GgmlType::kMXFP4, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS>(t);
   ref::add_float_types(t);
   ref::add_q8_0(t);
   add_quant_rows_ref(t);  // Q4_0 ... Q6_K, MXFP4, IQ4_NL (kernels/quant/quant_tables.cpp)

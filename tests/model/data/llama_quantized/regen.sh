@@ -12,7 +12,7 @@ peer=${PEER:-$HOME/.cache/llamacpp-peer/llamacpp-peer.mjs}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tokens=$(python3 -c "print(','.join(str((37 + 101 * i) % 512) for i in range(64)))")
-for case in tiny-qwen3:iq4_nl tiny-llama:iq4_nl; do
+for case in tiny-qwen3:iq4_nl tiny-llama:iq4_nl tiny-qwen3-256:iq4_xs; do
   preset=${case%%:*} type=${case#*:}
   "$ridge" synth --preset "$preset" --type f32 --seed 7 -t 1 -o "$tmp/f32.gguf" > /dev/null
   out="$here/$preset-$type.gguf"
