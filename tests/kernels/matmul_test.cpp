@@ -94,7 +94,7 @@ TEST_P(MatmulIsaTest, BatchAndThreadInvariant) {
   uint32_t seed = 100;
   const GgmlType block_types[] = {GgmlType::kQ4_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
                                   GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K,
-                                  GgmlType::kQ6_K, GgmlType::kMXFP4, GgmlType::kIQ4_NL};
+                                  GgmlType::kQ6_K, GgmlType::kMXFP4, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
   std::vector<GgmlType> types(std::begin(kTypes), std::end(kTypes));
   types.insert(types.end(), std::begin(block_types), std::end(block_types));
   for (GgmlType type : types) {

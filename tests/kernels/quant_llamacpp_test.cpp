@@ -337,5 +337,32 @@ TEST(QuantLlamaCpp, Iq4NlDotMatchesGgmlsBitForBit) {
   }
 }
 
+// IQ4_XS on every ISA: the reference's bits, decode and prefill sizes, ragged panels (its dot
+// against ggml is covered through the peer's probabilities, tests/offline/synthetic_peer_test.cpp).
+TEST(QuantIsa, Iq4XsGivesTheReferenceBits) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const int64_t rows = 21, cols = 1024;
+  std::vector<float> wf(static_cast<size_t>(rows * cols));
+  for (float& v : wf) v = nd(rng);
+  const uint64_t row_bytes = cols / 256 * 136;
+  std::vector<uint8_t> w(rows * row_bytes);
+  for (int64_t j = 0; j < rows; ++j) quantize_row(GgmlType::kIQ4_XS, wf.data() + j * cols, w.data() + j * row_bytes, cols);
+  const WeightView view{GgmlType::kIQ4_XS, w.data(), rows, cols, row_bytes};
+  ThreadPool pool(2);
+  for (int64_t m : {1, 3, 40}) {
+    std::vector<float> x(static_cast<size_t>(m * cols));
+    for (float& v : x) v = nd(rng);
+    std::vector<float> ref(static_cast<size_t>(m * rows));
+    kernels_for(Isa::kRef).matmul(view, x.data(), cols, m, ref.data(), rows, pool);
+    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+      if (!isa_supported(isa)) continue;
+      std::vector<float> y(ref.size(), NAN);
+      kernels_for(isa).matmul(view, x.data(), cols, m, y.data(), rows, pool);
+      EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa) << " m " << m;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ridge::kernels

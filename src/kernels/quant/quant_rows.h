@@ -28,7 +28,7 @@ QuantRows rows_q4_0, rows_q4_1, rows_q5_0, rows_q5_1;
 QuantRows rows_q2_k, rows_q3_k, rows_q4_k, rows_q5_k, rows_q6_k;
 QuantRows rows_mxfp4;  // Q8_0 activations, ggml's per-block rule without fma (bit-exact spec)
 QuantRows rows_iq4_nl;  // Q8_0 activations, the same rule as MXFP4's with a fp16 scale
-QuantRows rows_iq4_xs;  // Q8_K activations, ggml's rule (every ISA runs this one for now)
+QuantRows rows_iq4_xs;  // Q8_K activations, ggml's per-sub-block rule (bit-exact spec)
 }  // namespace quant_ref
 
 namespace quant_avx2 {  // x86_avx2/quant_*.cpp (call only when isa_supported(Isa::kAvx2))
@@ -36,6 +36,7 @@ QuantRows rows_q2_k, rows_q3_k, rows_q4_k, rows_q5_k, rows_q6_k;  // quant_dot.c
 QuantRows rows_q4_0, rows_q4_1, rows_q5_0, rows_q5_1;              // quant_dot_more.cpp
 QuantRows rows_mxfp4;  // mxfp4.cpp: bit-identical to quant_ref::rows_mxfp4; row grain kMxfp4Grain
 QuantRows rows_iq4_nl;  // mxfp4.cpp: bit-identical to quant_ref::rows_iq4_nl; row grain kMxfp4Grain
+QuantRows rows_iq4_xs;  // mxfp4.cpp: bit-identical to quant_ref::rows_iq4_xs; row grain kMxfp4Grain
 inline constexpr int64_t kMxfp4Grain = 8;
 }  // namespace quant_avx2
 

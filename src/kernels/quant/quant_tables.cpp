@@ -32,6 +32,7 @@ void add_quant_rows_avx2(TypeTable& t) {
   t.set(GgmlType::kQ3_K, {quant_avx2::rows_q3_k, ActFormat::kQ8_K, 8});
   t.set(GgmlType::kMXFP4, {quant_avx2::rows_mxfp4, ActFormat::kQ8_0, quant_avx2::kMxfp4Grain});
   t.set(GgmlType::kIQ4_NL, {quant_avx2::rows_iq4_nl, ActFormat::kQ8_0, quant_avx2::kMxfp4Grain});
+  t.set(GgmlType::kIQ4_XS, {quant_avx2::rows_iq4_xs, ActFormat::kQ8_K, quant_avx2::kMxfp4Grain});
 }
 
 void add_quant_rows_avx512(TypeTable& t) {

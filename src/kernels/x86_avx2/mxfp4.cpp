@@ -1,4 +1,5 @@
-// AVX2 matmul of the table formats MXFP4 and IQ4_NL with Q8_0 activations, bit-identical to the
+// AVX2 matmul of the table formats MXFP4 and IQ4_NL with Q8_0 activations (IQ4_XS with Q8_K: see
+// iq4_xs_panel), bit-identical to the
 // reference (kernels/quant/ref_rows.cpp, dot_table): per block the exact integer dot
 // isum of the 32 table values with the activation bytes, then per output, block after block from 0,
 //   acc = acc + (dx * dw) * float(isum)        (two roundings, no fma; dw = 2^(e - 128) or fp16 d).
@@ -207,7 +208,78 @@ void table_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, floa
   }
 }
 
+// IQ4_XS (136-byte super-blocks of 256: fp16 d, the 6-bit sub-block scales, then 8 sub-blocks
+// of IQ4_NL's qs) with Q8_K activations, 8 weight rows side by side: per super-block lane r's
+// d4d8 = d_r * dx (rounded), per sub-block d_s = d4d8 * (ls_r - 32) (rounded), isum of its 32
+// signed table bytes (IQ4_NL's vpsignb + vpmaddubsw), acc = acc + d_s * isum (rounded product):
+// quant_ref::rows_iq4_xs's operations, lane by lane. The 8 rows' scale codes are unpacked in
+// lanes once per super-block, their table bytes once per sub-block for up to kMaxMr x rows.
+template <int MR>
+void iq4_xs_panel(const uint8_t* const* row, const Acts& a, int64_t i0, int64_t nb, float* y, int64_t ldy,
+                  int n_valid) {
+  constexpr int64_t kBytes = sizeof(BlockIq4Xs), kQsAt = 8;
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues)));
+  const __m256i low4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const __m256i mask4 = _mm256_set1_epi32(0xf), mask2 = _mm256_set1_epi32(3), k32 = _mm256_set1_epi32(32);
+  __m256 acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t off = b * kBytes;
+    const __m256 dw = _mm256_cvtph_ps(halves(row, off));
+    const __m256i sh = _mm256_cvtepu16_epi32(halves(row, off + 2));  // scales_h
+    uint32_t l[kPanel];
+    for (int r = 0; r < kPanel; ++r) std::memcpy(&l[r], row[r] + off + 4, 4);  // scales_l
+    const __m256i sl = _mm256_setr_epi32(static_cast<int>(l[0]), static_cast<int>(l[1]), static_cast<int>(l[2]),
+                                         static_cast<int>(l[3]), static_cast<int>(l[4]), static_cast<int>(l[5]),
+                                         static_cast<int>(l[6]), static_cast<int>(l[7]));
+    __m256 d4d8[MR];
+    for (int i = 0; i < MR; ++i) d4d8[i] = _mm256_mul_ps(dw, _mm256_set1_ps(a.q8k_d[(i0 + i) * nb + b]));
+    for (int ib = 0; ib < kQkK / kQk; ++ib) {
+      const __m256i lo = _mm256_and_si256(_mm256_srl_epi32(sl, _mm_cvtsi32_si128(4 * ib)), mask4);
+      const __m256i hi = _mm256_and_si256(_mm256_srl_epi32(sh, _mm_cvtsi32_si128(2 * ib)), mask2);
+      const __m256 ls = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), k32));
+      __m256i w[kPanel];
+      for (int r = 0; r < kPanel; ++r) {
+        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r] + off + kQsAt + 16 * ib));
+        w[r] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low4));
+      }
+      for (int i = 0; i < MR; ++i) {
+        const __m256i x = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(a.q8_qs + (i0 + i) * a.cols + b * kQkK + ib * kQk));
+        __m256i p[kPanel];
+        for (int r = 0; r < kPanel; ++r) {
+          p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w[r]), _mm256_sign_epi8(x, w[r])), ones);
+        }
+        const __m256 ds = rounded(_mm256_mul_ps(d4d8[i], ls));
+        acc[i] = _mm256_add_ps(acc[i], rounded(_mm256_mul_ps(ds, _mm256_cvtepi32_ps(fold8_epi32(p)))));
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) store_lanes(y + (i0 + i) * ldy, acc[i], n_valid);
+}
+
 }  // namespace
+
+void rows_iq4_xs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  const int64_t nb = a.cols / kQkK;
+  RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(nb) * sizeof(BlockIq4Xs));
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int64_t j = j0; j < j1; j += kPanel) {
+    const int n_valid = static_cast<int>(j1 - j < kPanel ? j1 - j : kPanel);
+    const uint8_t* row[kPanel];
+    for (int r = 0; r < kPanel; ++r) {
+      row[r] = base + static_cast<uint64_t>(j + (r < n_valid ? r : n_valid - 1)) * w.row_bytes;
+    }
+    int64_t i = 0;
+    for (; i + kMaxMr <= a.m; i += kMaxMr) iq4_xs_panel<kMaxMr>(row, a, i, nb, y + j, ldy, n_valid);
+    switch (a.m - i) {
+      case 1: iq4_xs_panel<1>(row, a, i, nb, y + j, ldy, n_valid); break;
+      case 2: iq4_xs_panel<2>(row, a, i, nb, y + j, ldy, n_valid); break;
+      case 3: iq4_xs_panel<3>(row, a, i, nb, y + j, ldy, n_valid); break;
+      default: break;
+    }
+  }
+}
 
 void rows_mxfp4(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   table_rows<Mxfp4>(w, a, j0, j1, y, ldy);
