@@ -262,6 +262,22 @@ void expect_dot_matches_ggml(void* cpu, GgmlType type, int64_t block_bytes, cons
   }
 }
 
+// Every SIMD ISA's matmul of `view` against m random x rows: the reference table's bits.
+void expect_isas_give_reference_bits(const WeightView& view, int64_t m, std::mt19937& rng) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(m * view.cols));
+  for (float& v : x) v = nd(rng);
+  ThreadPool pool(2);
+  std::vector<float> ref(static_cast<size_t>(m * view.rows));
+  kernels_for(Isa::kRef).matmul(view, x.data(), view.cols, m, ref.data(), view.rows, pool);
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    std::vector<float> y(ref.size(), NAN);
+    kernels_for(isa).matmul(view, x.data(), view.cols, m, y.data(), view.rows, pool);
+    EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa) << " m " << m;
+  }
+}
+
 void* ggml_cpu_baseline() {
   void* cpu = ggml_cpu_x64_library();
   if (cpu == nullptr) return nullptr;
@@ -322,19 +338,7 @@ TEST(QuantLlamaCpp, Iq4NlDotMatchesGgmlsBitForBit) {
   expect_dot_matches_ggml(cpu, GgmlType::kIQ4_NL, 18, w, rows, nb, sign,
                           {"ggml_vec_dot_iq4_nl_q8_0", "ggml_vec_dot_iq4_nl_q8_0_generic"}, quant_ref::rows_iq4_nl, rng);
   // Prefill-sized m (AVX2's packed panels, AVX-512's packed path): the reference's bits too.
-  const int64_t m = 40;
-  std::vector<float> x(static_cast<size_t>(m * cols));
-  for (float& v : x) v = nd(rng);
-  const WeightView view{GgmlType::kIQ4_NL, w.data(), rows, cols, static_cast<uint64_t>(nb * 18)};
-  ThreadPool pool(2);
-  std::vector<float> ref(static_cast<size_t>(m * rows));
-  kernels_for(Isa::kRef).matmul(view, x.data(), cols, m, ref.data(), rows, pool);
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    if (!isa_supported(isa)) continue;
-    std::vector<float> y(ref.size(), NAN);
-    kernels_for(isa).matmul(view, x.data(), cols, m, y.data(), rows, pool);
-    EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa) << " m " << m;
-  }
+  expect_isas_give_reference_bits({GgmlType::kIQ4_NL, w.data(), rows, cols, static_cast<uint64_t>(nb * 18)}, 40, rng);
 }
 
 // IQ4_XS on every ISA: the reference's bits, decode and prefill sizes, ragged panels (its dot
@@ -348,20 +352,7 @@ TEST(QuantIsa, Iq4XsGivesTheReferenceBits) {
   const uint64_t row_bytes = cols / 256 * 136;
   std::vector<uint8_t> w(rows * row_bytes);
   for (int64_t j = 0; j < rows; ++j) quantize_row(GgmlType::kIQ4_XS, wf.data() + j * cols, w.data() + j * row_bytes, cols);
-  const WeightView view{GgmlType::kIQ4_XS, w.data(), rows, cols, row_bytes};
-  ThreadPool pool(2);
-  for (int64_t m : {1, 3, 40}) {
-    std::vector<float> x(static_cast<size_t>(m * cols));
-    for (float& v : x) v = nd(rng);
-    std::vector<float> ref(static_cast<size_t>(m * rows));
-    kernels_for(Isa::kRef).matmul(view, x.data(), cols, m, ref.data(), rows, pool);
-    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-      if (!isa_supported(isa)) continue;
-      std::vector<float> y(ref.size(), NAN);
-      kernels_for(isa).matmul(view, x.data(), cols, m, y.data(), rows, pool);
-      EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa) << " m " << m;
-    }
-  }
+  for (int64_t m : {1, 3, 40}) expect_isas_give_reference_bits({GgmlType::kIQ4_XS, w.data(), rows, cols, row_bytes}, m, rng);
 }
 
 }  // namespace
