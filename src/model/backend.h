@@ -38,6 +38,7 @@ struct EmbedOp {
   const float* rope_factors = nullptr;
   const float* rope_factors_swa = nullptr;
   const YarnParams* yarn = nullptr;
+  // cos null: the step's tables are already made (a second embedding of the same rows).
   float* cos = nullptr;
   float* sin = nullptr;
   float* cos_swa = nullptr;

@@ -86,6 +86,9 @@ class Model {
                             std::span<uint8_t> writable);
   Status check_step(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
                     const Backend& backend) const;
+  // What every step must fit: the workspace's sizes and threads, and the batch's indices.
+  Status check_limits(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
+                      const Backend& backend) const;
   std::span<const float> run_layers(const Batch& batch, kv::KvCache& kv, Workspace& ws,
                                     Backend& backend) const;
   void embed(Workspace& ws, Backend& backend) const;
@@ -98,8 +101,9 @@ class Model {
   // attend = false: only the layer's K/V are written (the MTP layer in a trunk step).
   void attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& ws, Backend& backend,
                        bool attend = true) const;
-  // MTP: x = eh_proj · [RMSNorm(embedding) * enorm, RMSNorm(h) * hnorm] for the n rows.
-  void mtp_input(int64_t n, const float* h, Workspace& ws, Backend& backend) const;
+  // MTP: x = eh_proj · [RMSNorm(embedding) * enorm, RMSNorm(h) * hnorm] for the n rows (and
+  // their rotary tables, unless rope_made: the trunk made them in this step).
+  void mtp_input(int64_t n, const float* h, bool rope_made, Workspace& ws, Backend& backend) const;
   // The trunk step's MTP K/V from the rows' hidden states (ws.mtp_hidden) and Batch::mtp_h.
   void mtp_kv(const Batch& batch, kv::KvCache& kv, Workspace& ws, Backend& backend) const;
   void ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) const;

@@ -11,10 +11,12 @@
 
 namespace ridge::model {
 
-void Model::mtp_input(int64_t n, const float* h, Workspace& ws, Backend& backend) const {
+void Model::mtp_input(int64_t n, const float* h, bool rope_made, Workspace& ws, Backend& backend) const {
   const int64_t d = cfg_.n_embd;
   const MtpWeights& m = w_.mtp;
-  backend.embed(embed_op(m.embed, ws));  // x: the rows' token embeddings, and their rotary tables
+  EmbedOp op = embed_op(m.embed, ws);  // x: the rows' token embeddings, and their rotary tables
+  if (rope_made) op.cos = nullptr;
+  backend.embed(op);
   backend.rms_norm(ws.x.data(), m.enorm.data, ws.xn.data(), n, d, cfg_.rms_eps);
   backend.copy_rows(ws.xn.data(), d, ws.mtp_cat.data(), 2 * d, n, d);
   backend.rms_norm(h, m.hnorm.data, ws.xn.data(), n, d, cfg_.rms_eps);
@@ -26,7 +28,7 @@ void Model::mtp_kv(const Batch& batch, kv::KvCache& kv, Workspace& ws, Backend& 
   const int64_t n = batch.n_tokens();
   backend.previous_rows(ws.mtp_hidden.data(), batch.mtp_h.empty() ? nullptr : batch.mtp_h.data(),
                         ws.mtp_h_in.data(), cfg_.n_embd);
-  mtp_input(n, ws.mtp_h_in.data(), ws, backend);
+  mtp_input(n, ws.mtp_h_in.data(), /*rope_made=*/true, ws, backend);  // the trunk's tables
   attention_block(cfg_.n_layer, n, kv, ws, backend, /*attend=*/false);
 }
 
@@ -40,23 +42,11 @@ Result<std::span<const float>> Model::forward_mtp(const Batch& batch, std::span<
     return error("forward_mtp: {} hidden values for {} rows of {}", h.size(), n, d);
   }
   if (batch.n_outputs() != n) return error("forward_mtp: every row of an MTP step returns logits");
-  if (n > ws.limits().max_outputs) {
-    return error("forward_mtp: {} rows, the workspace holds logits for {}", n, ws.limits().max_outputs);
-  }
-  if (backend.n_threads() > ws.limits().n_threads || kv.block_size() != ws.limits().block_size) {
-    return error("forward_mtp: workspace made for {} threads / block size {}", ws.limits().n_threads,
-                 ws.limits().block_size);
-  }
-  for (int32_t ctx : batch.context_lens) {
-    if (ctx > ws.limits().max_context) {
-      return error("forward_mtp: context {} exceeds the workspace's {}", ctx, ws.limits().max_context);
-    }
-  }
-  RIDGE_RETURN_IF_ERROR(batch.validate({cfg_.n_vocab, kv.n_blocks(), kv.block_size(), kv.n_blocks_window(), cfg_.n_swa}));
+  RIDGE_RETURN_IF_ERROR(check_limits(batch, kv, ws, backend));
   if (n == 0) return std::span<const float>();
   const int64_t il = cfg_.n_layer;
   backend.begin_step(batch);
-  mtp_input(n, h.data(), ws, backend);
+  mtp_input(n, h.data(), /*rope_made=*/false, ws, backend);
   attention_block(il, n, kv, ws, backend);
   ffn_block(il, n, ws, backend);
   backend.rms_norm(ws.x.data(), w_.mtp.head_norm.data, ws.mtp_hidden.data(), n, d, cfg_.rms_eps);

@@ -40,6 +40,12 @@ Status Model::check_step(const Batch& batch, const kv::KvCache& kv, const Worksp
     }
     RIDGE_RETURN_IF_ERROR(check_recurrent_batch(batch, kv.states()));
   }
+  return check_limits(batch, kv, ws, backend);
+}
+
+Status Model::check_limits(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
+                           const Backend& backend) const {
+  const kv::KvCacheConfig& kc = kv.config();
   const WorkspaceLimits& lim = ws.limits();
   if (batch.n_tokens() > lim.max_tokens) {
     return error("forward: {} tokens in one step, the workspace holds {}", batch.n_tokens(),

@@ -60,6 +60,7 @@ void ScalarBackend::embed(const model::EmbedOp& op) {
     kernels::dequantize_weight_row(*ref_, *op.table, b.tokens[row], x);
     for (int64_t i = 0; i < op.d; ++i) x[i] *= op.scale;
     // The rotary tables are the model's definition (model::rope_cos_sin), not an op's choice.
+    if (op.cos == nullptr) continue;
     const int64_t pos = b.positions[row];
     model::rope_cos_sin(cfg.rope_dims, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors,
                         *op.yarn, pos, op.cos + t * half, op.sin + t * half);

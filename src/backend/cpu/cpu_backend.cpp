@@ -27,6 +27,7 @@ void CpuBackend::embed(const model::EmbedOp& op) {
     if (op.scale != 1.0f) {
       for (int64_t i = 0; i < d; ++i) x[i] *= op.scale;
     }
+    if (op.cos == nullptr) return;
     const int64_t pos = b.positions[row];
     model::rope_cos_sin(cfg.rope_dims, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors,
                         *op.yarn, pos, op.cos + t * half, op.sin + t * half);

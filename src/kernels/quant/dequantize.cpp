@@ -169,14 +169,17 @@ void dequant_mxfp4(const BlockMxfp4* b, float* y, int64_t nb) {
   }
 }
 
-// ggml's order: d times the table value.
+// 32 elements of IQ4_NL's table under scale d, in ggml's order (d times the value).
+void decode_iq4(const uint8_t* qs, float d, float* y) {
+  for (int j = 0; j < kQk / 2; ++j) {
+    y[j] = d * static_cast<float>(kIq4NlValues[qs[j] & 0x0f]);
+    y[j + 16] = d * static_cast<float>(kIq4NlValues[qs[j] >> 4]);
+  }
+}
+
 void dequant_iq4_nl(const BlockIq4Nl* b, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, y += kQk) {
-    const float d = fp16_to_f32(b[i].d);
-    for (int j = 0; j < kQk / 2; ++j) {
-      y[j] = d * static_cast<float>(kIq4NlValues[b[i].qs[j] & 0x0f]);
-      y[j + 16] = d * static_cast<float>(kIq4NlValues[b[i].qs[j] >> 4]);
-    }
+    decode_iq4(b[i].qs, fp16_to_f32(b[i].d), y);
   }
 }
 
@@ -185,12 +188,7 @@ void dequant_iq4_xs(const BlockIq4Xs* b, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_f32(b[i].d);
     for (int ib = 0; ib < kQkK / kQk; ++ib, y += kQk) {
-      const float dl = d * static_cast<float>(iq4_xs_scale(b[i], ib) - 32);
-      const uint8_t* qs = b[i].qs + 16 * ib;
-      for (int j = 0; j < 16; ++j) {
-        y[j] = dl * static_cast<float>(kIq4NlValues[qs[j] & 0x0f]);
-        y[j + 16] = dl * static_cast<float>(kIq4NlValues[qs[j] >> 4]);
-      }
+      decode_iq4(b[i].qs + 16 * ib, d * static_cast<float>(iq4_xs_scale(b[i], ib) - 32), y);
     }
   }
 }

@@ -171,15 +171,20 @@ inline float rounded(float v) {
 // 32 * 12 * 127; IQ4_NL: its non-linear table, dw the block's fp16 d, |isum| <= 32 * 127 * 127;
 // both exact in f32. Every ISA gives these bits (tests/kernels/mxfp4_test.cpp,
 // quant_llamacpp_test.cpp).
+// The 32 table values of 16 qs bytes (element j < 16 the low nibble of qs[j], j + 16 the high).
+void unpack_table(const uint8_t* qs, const int8_t (&values)[16], int8_t* q) {
+  for (int j = 0; j < kQk / 2; ++j) {
+    q[j] = values[qs[j] & 15];
+    q[j + 16] = values[qs[j] >> 4];
+  }
+}
+
 template <typename Block, const int8_t (&kValues)[16], float (*kScale)(const Block&)>
 float dot_table(const Block* w, const ActRow& x, int64_t nb) {
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
     int8_t q[kQk];
-    for (int j = 0; j < kQk / 2; ++j) {
-      q[j] = kValues[w[b].qs[j] & 15];
-      q[j + 16] = kValues[w[b].qs[j] >> 4];
-    }
+    unpack_table(w[b].qs, kValues, q);
     const int isum = dot_i8(q, x.q + kQk * b, kQk);
     const float d = x.d[b] * kScale(w[b]);
     acc += rounded(d * static_cast<float>(isum));
@@ -199,11 +204,7 @@ float dot_iq4_xs(const BlockIq4Xs* w, const ActRow& x, int64_t nb) {
     const float d4d8 = fp16_to_f32(w[b].d) * x.d[b];
     for (int ib = 0; ib < kQkK / kQk; ++ib) {
       int8_t q[kQk];
-      const uint8_t* qs = w[b].qs + 16 * ib;
-      for (int j = 0; j < 16; ++j) {
-        q[j] = kIq4NlValues[qs[j] & 15];
-        q[j + 16] = kIq4NlValues[qs[j] >> 4];
-      }
+      unpack_table(w[b].qs + 16 * ib, kIq4NlValues, q);
       const int isum = dot_i8(q, x.q + kQkK * b + kQk * ib, kQk);
       const float d = rounded(d4d8 * static_cast<float>(iq4_xs_scale(w[b], ib) - 32));
       acc += rounded(d * static_cast<float>(isum));

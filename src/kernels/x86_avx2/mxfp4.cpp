@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "base/check.h"
 #include "base/thread_scratch.h"
@@ -75,12 +76,37 @@ struct Iq4Nl {
   static __m256 scales(const uint8_t* const* row, int64_t off) { return _mm256_cvtph_ps(halves(row, off)); }
 };
 
-// The 32 table bytes of the block at blk, element k in byte k.
-template <typename F>
-inline __m256i unpack(const uint8_t* blk, __m256i table, __m256i low4) {
-  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + F::kQsAt));
+// The 32 table bytes of the 16 qs bytes at qs, element k in byte k.
+inline __m256i unpack_qs(const uint8_t* qs, __m256i table, __m256i low4) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
   const __m256i idx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low4);
   return _mm256_shuffle_epi8(table, idx);
+}
+
+// Pairwise sums of signed table bytes w times x: |w| times x with w's sign (pairs <= 2 * 127 * 127).
+inline __m256i signed_pairs(__m256i w, __m256i x) {
+  return _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+}
+
+// The 8 rows of the panel at weight row j (past j1: the last valid row again, results discarded).
+inline void panel_row_pointers(const WeightView& w, int64_t j, int n_valid, const uint8_t** row) {
+  const auto* base = static_cast<const uint8_t*>(w.data);
+  for (int r = 0; r < kPanel; ++r) {
+    row[r] = base + static_cast<uint64_t>(j + (r < n_valid ? r : n_valid - 1)) * w.row_bytes;
+  }
+}
+
+// run(std::integral_constant<int, MR>, i0) for the x rows [0, m), kMaxMr at a time, then the rest.
+template <typename Run>
+inline void by_row_groups(int64_t m, const Run& run) {
+  int64_t i = 0;
+  for (; i + kMaxMr <= m; i += kMaxMr) run(std::integral_constant<int, kMaxMr>{}, i);
+  switch (m - i) {
+    case 1: return run(std::integral_constant<int, 1>{}, i);
+    case 2: return run(std::integral_constant<int, 2>{}, i);
+    case 3: return run(std::integral_constant<int, 3>{}, i);
+    default: return;
+  }
 }
 
 // v as an opaque value: what reaches the next operation is the rounded product, not a multiply
@@ -123,7 +149,7 @@ struct DirectBlocks {
       for (int r = 0; r < kPanel; ++r) _mm_prefetch(reinterpret_cast<const char*>(row[r] + off) + ahead, _MM_HINT_T1);
     }
     const __m256i low4 = _mm256_set1_epi8(0x0f);
-    for (int r = 0; r < kPanel; ++r) tmp->u[r] = unpack<F>(row[r] + off, table, low4);
+    for (int r = 0; r < kPanel; ++r) tmp->u[r] = unpack_qs(row[r] + off + F::kQsAt, table, low4);
     tmp->d = F::scales(row, off);
     return *tmp;
   }
@@ -153,8 +179,7 @@ void panel(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float* y, i
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + i * a.cols + b * 32));
       __m256i p[kPanel];
       for (int r = 0; r < kPanel; ++r) {
-        const __m256i pairs = F::kSigned ? _mm256_maddubs_epi16(_mm256_abs_epi8(blk.u[r]), _mm256_sign_epi8(x, blk.u[r]))
-                                         : _mm256_maddubs_epi16(blk.u[r], x);
+        const __m256i pairs = F::kSigned ? signed_pairs(blk.u[r], x) : _mm256_maddubs_epi16(blk.u[r], x);
         p[r] = _mm256_madd_epi16(pairs, ones);
       }
       const __m256i isum = F::kOffset == 0 ? fold8_epi32(p)
@@ -166,17 +191,10 @@ void panel(const Blocks& src, const Acts& a, int64_t i0, int64_t nb, float* y, i
   for (int i = 0; i < MR; ++i) store_lanes(y + (i0 + i) * ldy, acc[i], n_valid);
 }
 
-// x rows [0, m) over one panel, kMaxMr at a time, then the rest.
+// x rows [0, m) over one panel.
 template <typename F, typename Blocks>
 void panel_all_rows(const Blocks& src, const Acts& a, int64_t nb, float* y, int64_t ldy, int n_valid) {
-  int64_t i = 0;
-  for (; i + kMaxMr <= a.m; i += kMaxMr) panel<F, kMaxMr>(src, a, i, nb, y, ldy, n_valid);
-  switch (a.m - i) {
-    case 1: return panel<F, 1>(src, a, i, nb, y, ldy, n_valid);
-    case 2: return panel<F, 2>(src, a, i, nb, y, ldy, n_valid);
-    case 3: return panel<F, 3>(src, a, i, nb, y, ldy, n_valid);
-    default: return;
-  }
+  by_row_groups(a.m, [&](auto mr, int64_t i) { panel<F, decltype(mr)::value>(src, a, i, nb, y, ldy, n_valid); });
 }
 
 // m <= kMaxMr (decode): each block is unpacked in registers and used at once by every x row.
@@ -186,7 +204,6 @@ template <typename F>
 void table_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   const int64_t nb = a.cols / kQk;
   RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(nb * F::kBlockBytes));
-  const auto* base = static_cast<const uint8_t*>(w.data);
   const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(F::table())));
   const bool pack = a.m > kMaxMr;
   const ThreadScratch buffer(kScratchKernelPack, pack ? static_cast<size_t>(nb) * sizeof(PanelBlock) : 0);
@@ -194,9 +211,7 @@ void table_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, floa
   for (int64_t j = j0; j < j1; j += kPanel) {
     const int n_valid = static_cast<int>(j1 - j < kPanel ? j1 - j : kPanel);
     const uint8_t* row[kPanel];
-    for (int r = 0; r < kPanel; ++r) {
-      row[r] = base + static_cast<uint64_t>(j + (r < n_valid ? r : n_valid - 1)) * w.row_bytes;
-    }
+    panel_row_pointers(w, j, n_valid, row);
     const int64_t ahead = j + kPanel < j1 ? static_cast<int64_t>(kPanel * w.row_bytes) : 0;
     const DirectBlocks<F> direct{row, ahead, table};
     if (!pack) {
@@ -239,17 +254,12 @@ void iq4_xs_panel(const uint8_t* const* row, const Acts& a, int64_t i0, int64_t 
       const __m256i hi = _mm256_and_si256(_mm256_srl_epi32(sh, _mm_cvtsi32_si128(2 * ib)), mask2);
       const __m256 ls = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), k32));
       __m256i w[kPanel];
-      for (int r = 0; r < kPanel; ++r) {
-        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r] + off + kQsAt + 16 * ib));
-        w[r] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low4));
-      }
+      for (int r = 0; r < kPanel; ++r) w[r] = unpack_qs(row[r] + off + kQsAt + 16 * ib, table, low4);
       for (int i = 0; i < MR; ++i) {
         const __m256i x = _mm256_loadu_si256(
             reinterpret_cast<const __m256i*>(a.q8_qs + (i0 + i) * a.cols + b * kQkK + ib * kQk));
         __m256i p[kPanel];
-        for (int r = 0; r < kPanel; ++r) {
-          p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w[r]), _mm256_sign_epi8(x, w[r])), ones);
-        }
+        for (int r = 0; r < kPanel; ++r) p[r] = _mm256_madd_epi16(signed_pairs(w[r], x), ones);
         const __m256 ds = rounded(_mm256_mul_ps(d4d8[i], ls));
         acc[i] = _mm256_add_ps(acc[i], rounded(_mm256_mul_ps(ds, _mm256_cvtepi32_ps(fold8_epi32(p)))));
       }
@@ -263,21 +273,13 @@ void iq4_xs_panel(const uint8_t* const* row, const Acts& a, int64_t i0, int64_t 
 void rows_iq4_xs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
   const int64_t nb = a.cols / kQkK;
   RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(nb) * sizeof(BlockIq4Xs));
-  const auto* base = static_cast<const uint8_t*>(w.data);
   for (int64_t j = j0; j < j1; j += kPanel) {
     const int n_valid = static_cast<int>(j1 - j < kPanel ? j1 - j : kPanel);
     const uint8_t* row[kPanel];
-    for (int r = 0; r < kPanel; ++r) {
-      row[r] = base + static_cast<uint64_t>(j + (r < n_valid ? r : n_valid - 1)) * w.row_bytes;
-    }
-    int64_t i = 0;
-    for (; i + kMaxMr <= a.m; i += kMaxMr) iq4_xs_panel<kMaxMr>(row, a, i, nb, y + j, ldy, n_valid);
-    switch (a.m - i) {
-      case 1: iq4_xs_panel<1>(row, a, i, nb, y + j, ldy, n_valid); break;
-      case 2: iq4_xs_panel<2>(row, a, i, nb, y + j, ldy, n_valid); break;
-      case 3: iq4_xs_panel<3>(row, a, i, nb, y + j, ldy, n_valid); break;
-      default: break;
-    }
+    panel_row_pointers(w, j, n_valid, row);
+    by_row_groups(a.m, [&](auto mr, int64_t i) {
+      iq4_xs_panel<decltype(mr)::value>(row, a, i, nb, y + j, ldy, n_valid);
+    });
   }
 }
 

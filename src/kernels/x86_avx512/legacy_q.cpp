@@ -42,6 +42,11 @@ RIDGE_PANEL_INLINE void transpose_qs(const uint8_t* const* row, int64_t at, __m5
   t[3] = _mm512_unpackhi_epi64(a1, a3);
 }
 
+// A kPanels16 block's transposed qs (t[k] at 64 k, as transpose_qs gives them).
+RIDGE_PANEL_INLINE void layout_qs(const uint8_t* p, __m512i t[4]) {
+  for (int k = 0; k < 4; ++k) t[k] = _mm512_loadu_si512(p + 64 * k);
+}
+
 // The 4-bit table formats' quants: each nibble of the transposed qs looked up (vpshufb) in
 // `table` (16 bytes: the values shifted to unsigned), low nibbles into w[0..3], high into w[4..7].
 RIDGE_PANEL_INLINE void table_quants(const __m512i t[4], const uint8_t* table, PanelBlock<false>* out) {
@@ -84,8 +89,8 @@ struct LegacyFormat {
   static constexpr int64_t kLayoutQh = 256;
   static constexpr int64_t kLayoutScales = kFive ? 320 : 256;
   RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<kMin>* out) {
-    const __m512i t[4] = {_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
-                          _mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192)};
+    __m512i t[4];
+    layout_qs(p, t);
     const __m512i qh = kFive ? _mm512_loadu_si512(p + kLayoutQh) : _mm512_setzero_si512();
     if constexpr (kMin) {
       finish(t, qh, _mm512_loadu_si512(p + kLayoutScales), out);
@@ -160,8 +165,8 @@ struct Mxfp4Format {
   // kPanels16 (weight_layout.h): t[0..3], then the 16 exponent bytes at 256.
   static constexpr int64_t kLayoutExponents = 256;
   RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<false>* out) {
-    const __m512i t[4] = {_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
-                          _mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192)};
+    __m512i t[4];
+    layout_qs(p, t);
     const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kLayoutExponents));
     finish(t, _mm512_cvtepu8_epi32(e), out);
   }
@@ -199,8 +204,8 @@ struct Iq4NlFormat {
 
   // kPanels16 (weight_layout.h, Q4_0's): t[0..3], then the 16 fp16 d at 256.
   RIDGE_PANEL_INLINE static void load_layout(const uint8_t* p, PanelBlock<false>* out) {
-    const __m512i t[4] = {_mm512_loadu_si512(p), _mm512_loadu_si512(p + 64),
-                          _mm512_loadu_si512(p + 128), _mm512_loadu_si512(p + 192)};
+    __m512i t[4];
+    layout_qs(p, t);
     table_quants(t, kIq4NlValuesU.data(), out);
     out->d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 256)));
   }
