@@ -19,7 +19,10 @@ trap cleanup EXIT
 for pooling in last mean cls; do
   model="$tmp/$pooling.gguf"
   "$ridge" synth --preset tiny-qwen3 --type f32 --seed 7 -t 1 --pooling "$pooling" -o "$model" >/dev/null
-  # 32 tokens per step: the 100-token input is pooled over four chunks.
+  # 32 tokens per step: the 100-token input is pooled over four chunks. The log files exist
+  # before the server starts: the background job opens them only when it is scheduled.
+  : >"$tmp/out"
+  : >"$tmp/err"
   "$ridge" serve -m "$model" --embeddings --port 0 --max-model-len 256 -t 1 --max-batched-tokens 32 \
       >"$tmp/out" 2>"$tmp/err" &
   pid=$!
