@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "kernels/ggml_peer.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul_driver.h"
 #include "kernels/quant/quant_rows.h"
@@ -35,27 +36,12 @@
 namespace ridge::kernels {
 namespace {
 
-using DequantizeFn = void (*)(const void*, float*, int64_t);
+using ggml_peer::DequantizeFn;
+using ggml_peer::VecDotFn;
+using ggml_peer::expect_isas_give_reference_bits;
+using ggml_peer::ggml_cpu_baseline;
+using ggml_peer::ggml_library;
 using QuantizeFn = void (*)(const float*, void*, int64_t);
-
-void* peer_library(const char* name) {
-  const char* home = std::getenv("HOME");
-  if (home == nullptr) return nullptr;
-  const std::string path = std::string(home) +
-      "/.cache/llamacpp-peer/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/" + name;
-  return dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-}
-
-void* ggml_library() {
-  static void* handle = peer_library("libggml-base.so");
-  return handle;
-}
-
-// The peer's CPU backend built for baseline x86-64 (finds libggml-base.so next to it).
-void* ggml_cpu_x64_library() {
-  static void* handle = peer_library("libggml-cpu-x64.so");
-  return handle;
-}
 
 struct Format {
   GgmlType type;
@@ -189,9 +175,6 @@ TEST(QuantLlamaCpp, Mxfp4QuantizerWritesGgmlsBytes) {
   }
 }
 
-using VecDotFn = void (*)(int n, float* s, size_t bs, const void* vx, size_t bx, const void* vy,
-                          size_t by, int nrc);
-
 // ridge's reference dot against ggml's `names` (of the baseline CPU library) on the weight rows
 // w ([rows, nb blocks of block_bytes]), for m = 3 activation rows whose signs follow `sign` per
 // column, with one block (a single rounding) and whole rows; then every ISA's matmul.
@@ -262,29 +245,7 @@ void expect_dot_matches_ggml(void* cpu, GgmlType type, int64_t block_bytes, cons
   }
 }
 
-// Every SIMD ISA's matmul of `view` against m random x rows: the reference table's bits.
-void expect_isas_give_reference_bits(const WeightView& view, int64_t m, std::mt19937& rng) {
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(m * view.cols));
-  for (float& v : x) v = nd(rng);
-  ThreadPool pool(2);
-  std::vector<float> ref(static_cast<size_t>(m * view.rows));
-  kernels_for(Isa::kRef).matmul(view, x.data(), view.cols, m, ref.data(), view.rows, pool);
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    if (!isa_supported(isa)) continue;
-    std::vector<float> y(ref.size(), NAN);
-    kernels_for(isa).matmul(view, x.data(), view.cols, m, y.data(), view.rows, pool);
-    EXPECT_EQ(std::memcmp(y.data(), ref.data(), y.size() * 4), 0) << isa_name(isa) << " m " << m;
-  }
-}
 
-void* ggml_cpu_baseline() {
-  void* cpu = ggml_cpu_x64_library();
-  if (cpu == nullptr) return nullptr;
-  auto init = reinterpret_cast<void (*)()>(dlsym(cpu, "ggml_cpu_init"));
-  if (init != nullptr) init();  // its fp16 table (the baseline build has no F16C)
-  return cpu;
-}
 
 TEST(QuantLlamaCpp, Mxfp4DotMatchesGgmlsBitForBit) {
   void* cpu = ggml_cpu_baseline();

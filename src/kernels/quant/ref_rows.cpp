@@ -6,6 +6,7 @@
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/mxfp4.h"
 #include "kernels/quant/quant_rows.h"
+#include "kernels/quant/rounded.h"
 #include "kernels/quant/scale_packing.h"
 #include "tensor/fp16.h"
 
@@ -153,15 +154,6 @@ float dot_q6_k(const BlockQ6_K* w, const ActRow& x, int64_t nb) {
   return acc;
 }
 
-// v as an opaque value, so that the compiler cannot contract the product it holds with a
-// following add into an fma (GCC's default in C++ where the target has FMA, e.g. -march=native;
-// the baseline x86-64 this file is built for has none, so this only guards other builds).
-inline float rounded(float v) {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-  __asm__("" : "+x"(v));
-#endif
-  return v;
-}
 
 // ggml's dot of the 4-bit table formats with Q8_0 (ggml_vec_dot_mxfp4_q8_0_generic,
 // ggml_vec_dot_iq4_nl_q8_0_generic): per block the exact integer dot of the 32 table values with

@@ -30,14 +30,11 @@
 #include "kernels/gather_halves.h"
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/quant_rows.h"
+#include "kernels/x86_avx2/panel_rows.h"
 #include "kernels/x86_avx2/quant_simd.h"
 
 namespace ridge::kernels::quant_avx2 {
 namespace {
-
-constexpr int kPanel = 8;            // weight rows per panel, one per lane
-constexpr int kMaxMr = 4;            // x rows sharing one unpacked block
-
 
 // The 8 rows' 16-bit fields at `off` (MXFP4: e and qs[0]; IQ4_NL: d), lane r = row r's,
 // assembled in general registers (gather_halves.h; a byte-wise assembly was vectorized by GCC
@@ -81,50 +78,6 @@ inline __m256i unpack_qs(const uint8_t* qs, __m256i table, __m256i low4) {
   const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
   const __m256i idx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low4);
   return _mm256_shuffle_epi8(table, idx);
-}
-
-// Pairwise sums of signed table bytes w times x: |w| times x with w's sign (pairs <= 2 * 127 * 127).
-inline __m256i signed_pairs(__m256i w, __m256i x) {
-  return _mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
-}
-
-// The 8 rows of the panel at weight row j (past j1: the last valid row again, results discarded).
-inline void panel_row_pointers(const WeightView& w, int64_t j, int n_valid, const uint8_t** row) {
-  const auto* base = static_cast<const uint8_t*>(w.data);
-  for (int r = 0; r < kPanel; ++r) {
-    row[r] = base + static_cast<uint64_t>(j + (r < n_valid ? r : n_valid - 1)) * w.row_bytes;
-  }
-}
-
-// run(std::integral_constant<int, MR>, i0) for the x rows [0, m), kMaxMr at a time, then the rest.
-template <typename Run>
-inline void by_row_groups(int64_t m, const Run& run) {
-  int64_t i = 0;
-  for (; i + kMaxMr <= m; i += kMaxMr) run(std::integral_constant<int, kMaxMr>{}, i);
-  switch (m - i) {
-    case 1: return run(std::integral_constant<int, 1>{}, i);
-    case 2: return run(std::integral_constant<int, 2>{}, i);
-    case 3: return run(std::integral_constant<int, 3>{}, i);
-    default: return;
-  }
-}
-
-// v as an opaque value: what reaches the next operation is the rounded product, not a multiply
-// the compiler may fuse into a following add.
-inline __m256 rounded(__m256 v) {
-  __asm__("" : "+v"(v));
-  return v;
-}
-
-// The first n_valid of v's 8 lanes to y.
-inline void store_lanes(float* y, __m256 v, int n_valid) {
-  if (n_valid == kPanel) {
-    _mm256_storeu_ps(y, v);
-  } else {
-    alignas(32) float tmp[kPanel];
-    _mm256_store_ps(tmp, v);
-    std::memcpy(y, tmp, static_cast<size_t>(n_valid) * sizeof(float));
-  }
 }
 
 // One block of a panel: the 8 rows' unpacked bytes (u[r]: row r, element k in byte k) and their
