@@ -228,7 +228,10 @@ TEST_P(LlamaQuantizedPeer, TeacherForcedProbsMatchLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(Files, LlamaQuantizedPeer,
                          ::testing::Values(Case{"tiny-qwen3", "iq4_nl", 1e-2}, Case{"tiny-llama", "iq4_nl", 1e-2},
-                                           Case{"tiny-qwen3-256", "iq4_xs", 4e-2}),
+                                           Case{"tiny-qwen3-256", "iq4_xs", 4e-2},
+                                           Case{"tiny-qwen3-256", "grid-iq2", 1e-4},
+                                           Case{"tiny-qwen3-256", "grid-iq3", 1e-4},
+                                           Case{"tiny-qwen3-256", "grid-iq1-tq", 1e-4}),
                          case_name);
 
 INSTANTIATE_TEST_SUITE_P(

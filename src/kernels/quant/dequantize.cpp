@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "kernels/quant/blocks.h"
+#include "kernels/quant/grid_formats.h"
 #include "kernels/quant/mxfp4.h"
 #include "kernels/quant/scale_packing.h"
 #include "kernels/quant/quants.h"
@@ -207,8 +208,12 @@ bool can_quantize(GgmlType type) {
   }
 }
 
+bool can_dequantize(GgmlType type) {
+  return can_quantize(type) || with_grid_format(type, [](auto) {});
+}
+
 void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n) {
-  RIDGE_CHECK(can_quantize(type));
+  RIDGE_CHECK(can_dequantize(type));
   const int64_t qk = traits(type).block_elems;
   RIDGE_CHECK(n >= 0 && n % qk == 0);
   const int64_t nb = n / qk;
@@ -230,7 +235,7 @@ void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n)
     case GgmlType::kMXFP4: return dequant_mxfp4(static_cast<const BlockMxfp4*>(src), dst, nb);
     case GgmlType::kIQ4_NL: return dequant_iq4_nl(static_cast<const BlockIq4Nl*>(src), dst, nb);
     case GgmlType::kIQ4_XS: return dequant_iq4_xs(static_cast<const BlockIq4Xs*>(src), dst, nb);
-    default: RIDGE_CHECK(false && "unreachable");
+    default: return dequantize_grid(type, src, dst, nb);
   }
 }
 

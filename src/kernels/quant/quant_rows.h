@@ -29,6 +29,9 @@ QuantRows rows_q2_k, rows_q3_k, rows_q4_k, rows_q5_k, rows_q6_k;
 QuantRows rows_mxfp4;  // Q8_0 activations, ggml's per-block rule without fma (bit-exact spec)
 QuantRows rows_iq4_nl;  // Q8_0 activations, the same rule as MXFP4's with a fp16 scale
 QuantRows rows_iq4_xs;  // Q8_K activations, ggml's per-sub-block rule (bit-exact spec)
+// The grid formats (kernels/quant/grid_formats.h: IQ1-IQ3 and TQ), Q8_K activations, ggml's
+// generic dot's bits; nullptr for other types.
+MatmulRowsFn grid_rows(GgmlType type);
 }  // namespace quant_ref
 
 namespace quant_avx2 {  // x86_avx2/quant_*.cpp (call only when isa_supported(Isa::kAvx2))
@@ -38,6 +41,8 @@ QuantRows rows_mxfp4;  // mxfp4.cpp: bit-identical to quant_ref::rows_mxfp4; row
 QuantRows rows_iq4_nl;  // mxfp4.cpp: bit-identical to quant_ref::rows_iq4_nl; row grain kMxfp4Grain
 QuantRows rows_iq4_xs;  // mxfp4.cpp: bit-identical to quant_ref::rows_iq4_xs; row grain kMxfp4Grain
 inline constexpr int64_t kMxfp4Grain = 8;
+// grid_formats.cpp: quant_ref::grid_rows's bits; row grain kMxfp4Grain
+QuantRows rows_tq1_0, rows_tq2_0, rows_iq2_xxs, rows_iq2_xs, rows_iq2_s, rows_iq3_xxs, rows_iq3_s, rows_iq1_s, rows_iq1_m;
 }  // namespace quant_avx2
 
 namespace quant_avx512 {  // x86_avx512/quant_*.cpp, kquant_*.cpp (call only when isa_supported(Isa::kAvx512))

@@ -29,6 +29,10 @@ void quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
 // bytes. The Q8 formats and MXFP4 have no search: their bytes do not depend on w.
 void quantize_row_weighted(GgmlType type, const float* src, void* dst, int64_t n, const float* w);
 
+// Whether dequantize_row_quant decodes this type: can_quantize's formats and the grid formats
+// ridge reads but does not write (IQ1-IQ3, TQ1_0, TQ2_0: kernels/quant/grid_formats.h).
+bool can_dequantize(GgmlType type);
+
 // Decodes n elements (a multiple of the block size) of blocks at src into dst.
 void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n);
 

@@ -1,0 +1,119 @@
+// AVX2 matmul of the grid formats (kernels/quant/grid_formats.h: IQ1-IQ3, TQ1_0, TQ2_0) with Q8_K
+// activations, bit-identical to the reference (kernels/quant/grid_rows.cpp): per super-block the
+// exact integer isum = sum_s ls_s * sum_{e in s} q_e x_e, acc = acc + (d * dx) * float(isum)
+// (a rounded product, then a rounded sum), and acc * kUnit at the end of the row.
+//
+// A panel of 8 weight rows, one per f32 lane. Per super-block each row's block is unpacked once
+// (the format's scalar unpack: grid words with their signs applied, 64 bits at a time) into 256
+// signed bytes and 16 scales, then serves every x row: per 32 elements vpmaddubsw of |q| with x
+// carrying q's sign (pairs <= 2 * 62 * 127: no saturation), vpmaddwd by the two sub-blocks' scales,
+// and a vphaddd tree that leaves row r's isum in lane r. The f32 accumulators of all x rows live
+// in a per-thread buffer while the panel's super-blocks are walked in order.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "base/check.h"
+#include "base/thread_scratch.h"
+#include "kernels/quant/grid_formats.h"
+#include "kernels/quant/quant_rows.h"
+#include "kernels/x86_avx2/panel_rows.h"
+#include "kernels/x86_avx2/quant_simd.h"
+
+namespace ridge::kernels::quant_avx2 {
+namespace {
+
+// One super-block of a panel, unpacked: the rows' bytes and, per 32 elements k, the int16 scale
+// pattern of its two sub-blocks (lanes 0-7: ls[2k], lanes 8-15: ls[2k + 1]).
+struct PanelGrid {
+  GridBlock u[kPanel];
+  __m256i ls[kPanel][kQkK / 32];
+  __m256 d;
+};
+
+template <typename F>
+void unpack_panel(const uint8_t* const* row, int64_t b, PanelGrid& p) {
+  alignas(32) float d[kPanel];
+  for (int r = 0; r < kPanel; ++r) {
+    F::unpack(reinterpret_cast<const typename F::Block*>(row[r])[b], p.u[r]);
+    d[r] = p.u[r].d;
+    for (int k = 0; k < kQkK / 32; ++k) {
+      p.ls[r][k] = _mm256_set_m128i(_mm_set1_epi16(p.u[r].ls[2 * k + 1]), _mm_set1_epi16(p.u[r].ls[2 * k]));
+    }
+  }
+  p.d = _mm256_load_ps(d);
+}
+
+// Lane r: row r's isum against the 256 x bytes at x.
+inline __m256i panel_isums(const PanelGrid& p, const int8_t* x) {
+  __m256i s[kPanel];
+  for (int r = 0; r < kPanel; ++r) s[r] = _mm256_setzero_si256();
+  for (int k = 0; k < kQkK / 32; ++k) {
+    const __m256i xv = load32(x + 32 * k);
+    for (int r = 0; r < kPanel; ++r) {
+      const __m256i q = _mm256_load_si256(reinterpret_cast<const __m256i*>(p.u[r].q + 32 * k));
+      s[r] = _mm256_add_epi32(s[r], _mm256_madd_epi16(signed_pairs(q, xv), p.ls[r][k]));
+    }
+  }
+  return fold8_epi32(s);
+}
+
+template <typename F>
+void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  const int64_t nb = a.cols / kQkK;
+  RIDGE_CHECK(w.row_bytes == static_cast<uint64_t>(nb) * sizeof(typename F::Block));
+  ThreadScratch scratch(kScratchKernelLanes, static_cast<size_t>(a.m) * kPanel * sizeof(float) + sizeof(PanelGrid) + 64);
+  auto* base = static_cast<uint8_t*>(scratch.data());
+  auto* p = reinterpret_cast<PanelGrid*>(base + (-reinterpret_cast<uintptr_t>(base) & 63));
+  auto* acc = reinterpret_cast<float*>(p + 1);
+  for (int64_t j = j0; j < j1; j += kPanel) {
+    const int n_valid = static_cast<int>(j1 - j < kPanel ? j1 - j : kPanel);
+    const uint8_t* row[kPanel];
+    panel_row_pointers(w, j, n_valid, row);
+    for (int64_t i = 0; i < a.m * kPanel; ++i) acc[i] = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+      unpack_panel<F>(row, b, *p);
+      for (int64_t i = 0; i < a.m; ++i) {
+        const __m256i isum = panel_isums(*p, a.q8_qs + i * a.cols + b * kQkK);
+        const __m256 dd = rounded(_mm256_mul_ps(p->d, _mm256_set1_ps(a.q8k_d[i * nb + b])));
+        float* ai = acc + i * kPanel;
+        _mm256_storeu_ps(ai, _mm256_add_ps(_mm256_loadu_ps(ai), rounded(_mm256_mul_ps(dd, _mm256_cvtepi32_ps(isum)))));
+      }
+    }
+    for (int64_t i = 0; i < a.m; ++i) {
+      store_lanes(y + i * ldy + j, _mm256_mul_ps(_mm256_loadu_ps(acc + i * kPanel), _mm256_set1_ps(F::kUnit)), n_valid);
+    }
+  }
+}
+
+}  // namespace
+
+void rows_tq1_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Tq1_0>(w, a, j0, j1, y, ldy);
+}
+void rows_tq2_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Tq2_0>(w, a, j0, j1, y, ldy);
+}
+void rows_iq2_xxs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Iq2Xxs>(w, a, j0, j1, y, ldy);
+}
+void rows_iq2_xs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Iq2Xs>(w, a, j0, j1, y, ldy);
+}
+void rows_iq2_s(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Iq2S>(w, a, j0, j1, y, ldy);
+}
+void rows_iq3_xxs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Iq3Xxs>(w, a, j0, j1, y, ldy);
+}
+void rows_iq3_s(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Iq3S>(w, a, j0, j1, y, ldy);
+}
+void rows_iq1_s(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Iq1S>(w, a, j0, j1, y, ldy);
+}
+void rows_iq1_m(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  rows<Iq1M>(w, a, j0, j1, y, ldy);
+}
+
+}  // namespace ridge::kernels::quant_avx2
