@@ -120,8 +120,9 @@ struct Tq2_0 {
   using Block = BlockTq2_0;
   static constexpr float kUnit = 1.0f;
   static constexpr GridScaleRule kRule = GridScaleRule::kOdd;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int j = 0; j < 2; ++j) {
       for (int l = 0; l < 4; ++l) {
         for (int m = 0; m < 32; ++m) u.q[128 * j + 32 * l + m] = static_cast<int8_t>(((b.qs[32 * j + m] >> (2 * l)) & 3) - 1);
@@ -135,9 +136,10 @@ struct Tq1_0 {
   using Block = BlockTq1_0;
   static constexpr float kUnit = 1.0f;
   static constexpr GridScaleRule kRule = GridScaleRule::kOdd;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
     using grid_detail::trit;
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int l = 0; l < 5; ++l) {
       for (int m = 0; m < 32; ++m) u.q[32 * l + m] = trit(b.qs[m], l);
       for (int m = 0; m < 16; ++m) u.q[160 + 16 * l + m] = trit(b.qs[32 + m], l);
@@ -153,14 +155,15 @@ struct Iq2Xxs {
   using Block = BlockIq2Xxs;
   static constexpr float kUnit = 0.125f;
   static constexpr GridScaleRule kRule = GridScaleRule::kHalfQuarter;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
       const uint32_t idx = grid_detail::load32(b.qs + 4 * ib), aux = grid_detail::load32(b.qs + 4 * ib + 2);
       u.ls[2 * ib] = u.ls[2 * ib + 1] = static_cast<int16_t>(2 * (aux >> 28) + 1);
       for (int l = 0; l < 4; ++l) {
         grid_detail::put_signed(u.q + 32 * ib + 8 * l, kIq2XxsGrid[(idx >> (8 * l)) & 255],
-                                kSignBytes[even_signs(aux >> (7 * l))]);
+                                kEvenSignBytes[(aux >> (7 * l)) & 127]);
       }
     }
   }
@@ -170,14 +173,15 @@ struct Iq2Xs {
   using Block = BlockIq2Xs;
   static constexpr float kUnit = 0.125f;
   static constexpr GridScaleRule kRule = GridScaleRule::kHalfQuarter;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
       u.ls[2 * ib] = static_cast<int16_t>(2 * (b.scales[ib] & 15) + 1);
       u.ls[2 * ib + 1] = static_cast<int16_t>(2 * (b.scales[ib] >> 4) + 1);
       for (int l = 0; l < 4; ++l) {
         const uint16_t v = b.qs[4 * ib + l];
-        grid_detail::put_signed(u.q + 32 * ib + 8 * l, kIq2XsGrid[v & 511], kSignBytes[even_signs(v >> 9)]);
+        grid_detail::put_signed(u.q + 32 * ib + 8 * l, kIq2XsGrid[v & 511], kEvenSignBytes[v >> 9]);
       }
     }
   }
@@ -187,8 +191,9 @@ struct Iq2S {
   using Block = BlockIq2S;
   static constexpr float kUnit = 0.125f;
   static constexpr GridScaleRule kRule = GridScaleRule::kHalfQuarter;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
       u.ls[2 * ib] = static_cast<int16_t>(2 * (b.scales[ib] & 15) + 1);
       u.ls[2 * ib + 1] = static_cast<int16_t>(2 * (b.scales[ib] >> 4) + 1);
@@ -204,15 +209,16 @@ struct Iq3Xxs {
   using Block = BlockIq3Xxs;
   static constexpr float kUnit = 0.25f;
   static constexpr GridScaleRule kRule = GridScaleRule::kHalfHalf;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
       const uint32_t aux = grid_detail::load32(b.qs + 64 + 4 * ib);
       u.ls[2 * ib] = u.ls[2 * ib + 1] = static_cast<int16_t>(2 * (aux >> 28) + 1);
       const uint8_t* g = b.qs + 8 * ib;
       for (int l = 0; l < 4; ++l) {
         const uint64_t pair = kIq3XxsGrid[g[2 * l]] | (static_cast<uint64_t>(kIq3XxsGrid[g[2 * l + 1]]) << 32);
-        grid_detail::put_signed(u.q + 32 * ib + 8 * l, pair, kSignBytes[even_signs(aux >> (7 * l))]);
+        grid_detail::put_signed(u.q + 32 * ib + 8 * l, pair, kEvenSignBytes[(aux >> (7 * l)) & 127]);
       }
     }
   }
@@ -222,8 +228,9 @@ struct Iq3S {
   using Block = BlockIq3S;
   static constexpr float kUnit = 1.0f;
   static constexpr GridScaleRule kRule = GridScaleRule::kOdd;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
       u.ls[2 * ib] = u.ls[2 * ib + 1] = static_cast<int16_t>(2 * ((b.scales[ib / 2] >> (4 * (ib % 2))) & 15) + 1);
       const uint8_t* g = b.qs + 8 * ib;
@@ -241,8 +248,9 @@ struct Iq1S {
   using Block = BlockIq1S;
   static constexpr float kUnit = 0.125f;
   static constexpr GridScaleRule kRule = GridScaleRule::kOddEighth;
+  static float scale(const Block& b) { return fp16_to_f32(b.d); }
   static void unpack(const Block& b, GridBlock& u) {
-    u.d = fp16_to_f32(b.d);
+    u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
       const uint32_t h = b.qh[ib];
       u.ls[2 * ib] = u.ls[2 * ib + 1] = static_cast<int16_t>(2 * ((h >> 12) & 7) + 1);
@@ -258,11 +266,17 @@ struct Iq1M {
   using Block = BlockIq1M;
   static constexpr float kUnit = 0.125f;
   static constexpr GridScaleRule kRule = GridScaleRule::kOddEighth;
+  // The fp16 d in the top nibbles of the four 16-bit scale words.
+  static float scale(const Block& b) {
+    uint16_t sc[4];
+    std::memcpy(sc, b.scales, 8);
+    return fp16_to_f32(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) |
+                                             (sc[3] & 0xf000)));
+  }
   static void unpack(const Block& b, GridBlock& u) {
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);
-    u.d = fp16_to_f32(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) |
-                                            (sc[3] & 0xf000)));
+    u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
       const int shift = 6 * (ib % 2);
       u.ls[2 * ib] = static_cast<int16_t>(2 * ((sc[ib / 2] >> shift) & 7) + 1);

@@ -448,6 +448,13 @@ constexpr std::array<uint64_t, 256> sign_masks() {
   return out;
 }
 
+constexpr std::array<uint64_t, 128> even_sign_masks() {
+  const std::array<uint64_t, 256> all = sign_masks();
+  std::array<uint64_t, 128> out{};
+  for (uint32_t s = 0; s < 128; ++s) out[s] = all[even_signs(s)];
+  return out;
+}
+
 }  // namespace
 
 alignas(64) constinit const std::array<uint64_t, 256> kIq2XxsGrid = expand<uint64_t, 256, 8, 2>(kIq2XxsCodes, kIq2Levels);
@@ -457,5 +464,6 @@ alignas(64) constinit const std::array<uint32_t, 256> kIq3XxsGrid = expand<uint3
 alignas(64) constinit const std::array<uint32_t, 512> kIq3SGrid = expand<uint32_t, 512, 4, 3>(kIq3SCodes, kIq3SLevels);
 alignas(64) constinit const std::array<uint64_t, 2048> kIq1SGrid = expand<uint64_t, 2048, 8, 2>(kIq1SCodes, kIq1Levels);
 alignas(64) constinit const std::array<uint64_t, 256> kSignBytes = sign_masks();
+alignas(64) constinit const std::array<uint64_t, 128> kEvenSignBytes = even_sign_masks();
 
 }  // namespace ridge::kernels

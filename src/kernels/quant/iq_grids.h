@@ -22,5 +22,7 @@ inline constexpr uint8_t even_signs(uint32_t seven) {
   seven &= 127;
   return static_cast<uint8_t>(seven | ((__builtin_popcount(seven) & 1) << 7));
 }
+// kEvenSignBytes[s] = kSignBytes[even_signs(s)] for the 7 stored bits s.
+extern const std::array<uint64_t, 128> kEvenSignBytes;
 
 }  // namespace ridge::kernels
