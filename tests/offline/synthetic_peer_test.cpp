@@ -104,8 +104,10 @@ struct Case {
 // The 256-element formats need rows of 256 (tiny-qwen3-256: 256 wide, an FFN of 512; the other
 // tiny presets' 64 columns give them a 32-element fallback). Its sharper distributions and the Q8_K
 // activations (ridge's quantizer and llama.cpp's SIMD one round a few values differently) move
-// more: seed 7, q6_K 6.8e-3, iq4_nl 2.1e-3, and q4_K, a format long checked otherwise, 2.8e-2;
-// iq4_xs 2.1e-2 on ridge's file and 1.0e-2 on llama-quantize's. Their bound there is 4e-2.
+// more: seed 7, q6_K 6.8e-3, iq4_nl 2.1e-3, and q4_K, a format long checked otherwise, 2.8e-2:
+// their bound there is 4e-2. IQ4_XS, whose dot follows llama.cpp's x86 rule (one integer total
+// per super-block, then an fma), gives 1e-6 on ridge's file (bound 1e-4) and 5.3e-3 on
+// llama-quantize's (bound 1e-2); the grid formats on llama-quantize's files 1e-6 (bound 1e-4).
 constexpr double kOtherIsaBf16Factor = 3.0;
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
@@ -228,7 +230,7 @@ TEST_P(LlamaQuantizedPeer, TeacherForcedProbsMatchLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(Files, LlamaQuantizedPeer,
                          ::testing::Values(Case{"tiny-qwen3", "iq4_nl", 1e-2}, Case{"tiny-llama", "iq4_nl", 1e-2},
-                                           Case{"tiny-qwen3-256", "iq4_xs", 4e-2},
+                                           Case{"tiny-qwen3-256", "iq4_xs", 1e-2},
                                            Case{"tiny-qwen3-256", "grid-iq2", 1e-4},
                                            Case{"tiny-qwen3-256", "grid-iq3", 1e-4},
                                            Case{"tiny-qwen3-256", "grid-iq1-tq", 1e-4}),
@@ -264,7 +266,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"tiny-qwen35moe", "f32", 1e-4}, Case{"tiny-qwen35moe", "f16", 3e-3},
                       Case{"tiny-qwen35moe", "bf16", 5e-3}, Case{"tiny-qwen35moe", "q8_0", 1e-2},
                       Case{"tiny-llama", "iq4_nl", 1e-2}, Case{"tiny-qwen3", "iq4_nl", 1e-2},
-                      Case{"tiny-qwen3moe", "iq4_nl", 1e-2}, Case{"tiny-qwen3-256", "iq4_xs", 4e-2},
+                      Case{"tiny-qwen3moe", "iq4_nl", 1e-2}, Case{"tiny-qwen3-256", "iq4_xs", 1e-4},
                       Case{"tiny-qwen3-256", "iq4_nl", 1e-2}, Case{"tiny-qwen3-256", "q4_K", 4e-2},
                       Case{"tiny-qwen3-256", "q6_K", 1e-2}),
     case_name);

@@ -2,6 +2,8 @@
 // activations: the specification of kernels/quant/quant_rows.h. Each block is first unpacked to
 // its integer quants (signed where the format subtracts an offset) and sub-block scales, then the
 // integer dots are exact and the float terms are summed block by block.
+#include <cmath>
+
 #include "base/check.h"
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/mxfp4.h"
@@ -187,20 +189,20 @@ float dot_table(const Block* w, const ActRow& x, int64_t nb) {
 float mxfp4_scale(const BlockMxfp4& b) { return mxfp4_half_scale(b.e); }
 float iq4_nl_scale(const BlockIq4Nl& b) { return fp16_to_f32(b.d); }
 
-// ggml's IQ4_XS x Q8_K dot (ggml_vec_dot_iq4_xs_q8_K_generic): per super-block d4d8 = dw * dx,
-// then per sub-block d_s = d4d8 * (ls - 32) (rounded) and acc = acc + d_s * float(isum_s), the
-// exact integer dot of its 32 table values (a rounded product, then a rounded sum).
+// IQ4_XS x Q8_K, the K formats' rule (ggml's x86 kernels' too): per super-block the exact integer
+// total isum = sum_ib (ls_ib - 32) * dot(table values of sub-block ib, x) (|isum| < 2^27), then
+// acc = fma(float(isum), dw * dx, acc): one rounding of the product and sum. Every ISA's kernel
+// computes these operations (AVX-512: kquant_iq4xs.cpp's float_step).
 float dot_iq4_xs(const BlockIq4Xs* w, const ActRow& x, int64_t nb) {
   float acc = 0.0f;
   for (int64_t b = 0; b < nb; ++b) {
-    const float d4d8 = fp16_to_f32(w[b].d) * x.d[b];
+    int32_t isum = 0;
     for (int ib = 0; ib < kQkK / kQk; ++ib) {
       int8_t q[kQk];
       unpack_table(w[b].qs + 16 * ib, kIq4NlValues, q);
-      const int isum = dot_i8(q, x.q + kQkK * b + kQk * ib, kQk);
-      const float d = rounded(d4d8 * static_cast<float>(iq4_xs_scale(w[b], ib) - 32));
-      acc += rounded(d * static_cast<float>(isum));
+      isum += (iq4_xs_scale(w[b], ib) - 32) * dot_i8(q, x.q + kQkK * b + kQk * ib, kQk);
     }
+    acc = std::fma(static_cast<float>(isum), fp16_to_f32(w[b].d) * x.d[b], acc);
   }
   return acc;
 }

@@ -177,11 +177,11 @@ void table_rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, floa
 }
 
 // IQ4_XS (136-byte super-blocks of 256: fp16 d, the 6-bit sub-block scales, then 8 sub-blocks
-// of IQ4_NL's qs) with Q8_K activations, 8 weight rows side by side: per super-block lane r's
-// d4d8 = d_r * dx (rounded), per sub-block d_s = d4d8 * (ls_r - 32) (rounded), isum of its 32
-// signed table bytes (IQ4_NL's vpsignb + vpmaddubsw), acc = acc + d_s * isum (rounded product):
-// quant_ref::rows_iq4_xs's operations, lane by lane. The 8 rows' scale codes are unpacked in
-// lanes once per super-block, their table bytes once per sub-block for up to kMaxMr x rows.
+// of IQ4_NL's qs) with Q8_K activations, 8 weight rows side by side: per sub-block the isum of its
+// 32 signed table bytes (IQ4_NL's vpsignb + vpmaddubsw), times ls - 32 into the super-block's
+// integer total (vpmulld), then acc = fma(float(total), d_r * dx, acc): quant_ref::rows_iq4_xs's
+// operations, lane by lane. The 8 rows' scale codes are unpacked in lanes once per super-block,
+// their table bytes once per sub-block for up to kMaxMr x rows.
 template <int MR>
 void iq4_xs_panel(const uint8_t* const* row, const Acts& a, int64_t i0, int64_t nb, float* y, int64_t ldy,
                   int n_valid) {
@@ -201,11 +201,15 @@ void iq4_xs_panel(const uint8_t* const* row, const Acts& a, int64_t i0, int64_t 
                                          static_cast<int>(l[3]), static_cast<int>(l[4]), static_cast<int>(l[5]),
                                          static_cast<int>(l[6]), static_cast<int>(l[7]));
     __m256 d4d8[MR];
-    for (int i = 0; i < MR; ++i) d4d8[i] = _mm256_mul_ps(dw, _mm256_set1_ps(a.q8k_d[(i0 + i) * nb + b]));
+    __m256i tot[MR];
+    for (int i = 0; i < MR; ++i) {
+      d4d8[i] = _mm256_mul_ps(dw, _mm256_set1_ps(a.q8k_d[(i0 + i) * nb + b]));
+      tot[i] = _mm256_setzero_si256();
+    }
     for (int ib = 0; ib < kQkK / kQk; ++ib) {
       const __m256i lo = _mm256_and_si256(_mm256_srl_epi32(sl, _mm_cvtsi32_si128(4 * ib)), mask4);
       const __m256i hi = _mm256_and_si256(_mm256_srl_epi32(sh, _mm_cvtsi32_si128(2 * ib)), mask2);
-      const __m256 ls = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), k32));
+      const __m256i ls = _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), k32);
       __m256i w[kPanel];
       for (int r = 0; r < kPanel; ++r) w[r] = unpack_qs(row[r] + off + kQsAt + 16 * ib, table, low4);
       for (int i = 0; i < MR; ++i) {
@@ -213,10 +217,10 @@ void iq4_xs_panel(const uint8_t* const* row, const Acts& a, int64_t i0, int64_t 
             reinterpret_cast<const __m256i*>(a.q8_qs + (i0 + i) * a.cols + b * kQkK + ib * kQk));
         __m256i p[kPanel];
         for (int r = 0; r < kPanel; ++r) p[r] = _mm256_madd_epi16(signed_pairs(w[r], x), ones);
-        const __m256 ds = rounded(_mm256_mul_ps(d4d8[i], ls));
-        acc[i] = _mm256_add_ps(acc[i], rounded(_mm256_mul_ps(ds, _mm256_cvtepi32_ps(fold8_epi32(p)))));
+        tot[i] = _mm256_add_epi32(tot[i], _mm256_mullo_epi32(fold8_epi32(p), ls));
       }
     }
+    for (int i = 0; i < MR; ++i) acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(tot[i]), d4d8[i], acc[i]);
   }
   for (int i = 0; i < MR; ++i) store_lanes(y + (i0 + i) * ldy, acc[i], n_valid);
 }
