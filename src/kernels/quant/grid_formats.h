@@ -10,10 +10,11 @@
 // ternary formats). The IQ1 formats' shift of +-1/8 per group of 8 (ggml's IQ1S_DELTA) is folded
 // into q: q = 8 g + delta for a grid value g in {-1, 0, 1} and delta in {-1, +1}, kUnit 1/8.
 //
-// Dot with Q8_K activations (the specification, ggml's ggml_vec_dot_*_q8_K_generic): per
-// super-block the integer isum = sum_s ls[s] * sum_{e in s} q_e x_e is exact, acc += (d * dx) *
-// isum in f32, and the row's result is acc * kUnit. (ggml's IQ1 rule, d dx (sumi + 1/8 sumi1),
-// gives the same bits: both sides are exact multiples of 1/8 below 2^21.)
+// Dot with Q8_K activations (the specification; the bits of ggml's ggml_vec_dot_*_q8_K_generic):
+// per super-block the integer isum = sum_s ls[s] * sum_{e in s} q_e x_e is exact, and acc = acc +
+// ((d * kUnit) * dx) * isum in f32 (a rounded product, then a rounded sum). ggml multiplies the
+// sum by kUnit at the end instead: a power of two, the same bits while nothing is subnormal; and
+// its IQ1 rule, d dx (sumi + 1/8 sumi1), gives the same bits (exact multiples of 1/8 below 2^21).
 #pragma once
 
 #include <cstdint>

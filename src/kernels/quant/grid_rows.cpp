@@ -56,10 +56,10 @@ void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, 
       float acc = 0.0f;
       for (int64_t b = 0; b < nb; ++b) {
         F::unpack(wr[b], u);
-        const float dd = u.d * a.q8k_d[i * nb + b];
+        const float dd = (u.d * F::kUnit) * a.q8k_d[i * nb + b];
         acc += rounded(dd * static_cast<float>(block_isum(u, a.q8_qs + i * a.cols + b * kQkK)));
       }
-      y[i * ldy + j] = acc * F::kUnit;
+      y[i * ldy + j] = acc;
     }
   }
 }

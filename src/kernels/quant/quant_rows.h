@@ -49,6 +49,8 @@ namespace quant_avx512 {  // x86_avx512/quant_*.cpp, kquant_*.cpp (call only whe
 QuantRows rows_q4_k, rows_q5_k, rows_q6_k;  // kquant_q45k.cpp, kquant_q6k.cpp
 QuantRows rows_q2_k, rows_q3_k;  // quant_dot_low_bits.cpp
 QuantRows rows_iq4_xs;  // kquant_iq4xs.cpp: bit-identical to quant_ref::rows_iq4_xs; kRows only
+// kquant_grid.cpp: quant_ref::grid_rows's bits; kRows only, row grain 16
+QuantRows rows_tq1_0, rows_tq2_0, rows_iq2_xxs, rows_iq2_xs, rows_iq2_s, rows_iq3_xxs, rows_iq3_s, rows_iq1_s, rows_iq1_m;
 }  // namespace quant_avx512
 
 }  // namespace ridge::kernels

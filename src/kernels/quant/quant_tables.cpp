@@ -60,6 +60,13 @@ void add_quant_rows_avx512(TypeTable& t) {
   t.set(GgmlType::kMXFP4, {avx512::rows_mxfp4, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
   t.set(GgmlType::kIQ4_NL, {avx512::rows_iq4_nl, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
   t.set(GgmlType::kIQ4_XS, {quant_avx512::rows_iq4_xs, ActFormat::kQ8_K, 16});
+  const std::pair<GgmlType, MatmulRowsFn> grid[] = {
+      {GgmlType::kTQ1_0, quant_avx512::rows_tq1_0},     {GgmlType::kTQ2_0, quant_avx512::rows_tq2_0},
+      {GgmlType::kIQ2_XXS, quant_avx512::rows_iq2_xxs}, {GgmlType::kIQ2_XS, quant_avx512::rows_iq2_xs},
+      {GgmlType::kIQ2_S, quant_avx512::rows_iq2_s},     {GgmlType::kIQ3_XXS, quant_avx512::rows_iq3_xxs},
+      {GgmlType::kIQ3_S, quant_avx512::rows_iq3_s},     {GgmlType::kIQ1_S, quant_avx512::rows_iq1_s},
+      {GgmlType::kIQ1_M, quant_avx512::rows_iq1_m}};
+  for (const auto& [type, rows] : grid) t.set(type, {rows, ActFormat::kQ8_K, 16});
 }
 
 }  // namespace ridge::kernels

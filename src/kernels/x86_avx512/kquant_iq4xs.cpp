@@ -13,8 +13,6 @@
 // many intrinsics (GCC bug 105593); -Wmaybe-uninitialized then fires inside our functions.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include "base/check.h"
-#include "base/thread_scratch.h"
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/quant_rows.h"
 #include "kernels/x86_avx512/kquant_panel.h"
@@ -77,25 +75,8 @@ struct FormatIq4Xs : OffsetChains<-kIq4NlOffset> {
 
 namespace ridge::kernels::quant_avx512 {
 
-// Weights in GGUF's rows only (no kPanels16 layout for IQ4_XS): decode packs one super-block of a
-// panel at a time, prefill two whole panels (kquant_panel.h's rows_k_from).
 void rows_iq4_xs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  using F = kquant_avx512::FormatIq4Xs;
-  RIDGE_CHECK(w.layout == WeightLayout::kRows);
-  kquant_avx512::KActs x;
-  x.q = a.q8_qs;
-  x.d = a.q8k_d;
-  x.cols = a.cols;
-  x.nb = a.cols / kquant_avx512::kSuperBlock;
-  const ThreadScratch extra(kScratchKernelTables, static_cast<size_t>(a.m * x.nb * F::kExtra) * sizeof(int32_t));
-  x.extra = static_cast<int32_t*>(extra.data());
-  F::prepare_extra(a, x);
-  const auto rows_at = [&](int64_t j, int ahead_panels) {
-    kquant_avx512::Panel panel = kquant_avx512::panel_at(w, j, j1);
-    panel.prefetch_ahead *= ahead_panels;
-    return panel;
-  };
-  kquant_avx512::rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
+  kquant_avx512::rows_k_plain<kquant_avx512::FormatIq4Xs>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::quant_avx512

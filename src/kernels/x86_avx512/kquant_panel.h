@@ -34,6 +34,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/check.h"
 #include "base/thread_scratch.h"
 #include "kernels/matmul_driver.h"
 #include "kernels/weight_layout.h"
@@ -570,6 +571,27 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
         rows_k_from<F>(layout_at, a, x, p0, p1, y, ldy);
       },
       [&](int64_t r0, int64_t r1) { rows_k_from<F>(rows_at, a, x, r0, r1, y, ldy); });
+}
+
+// The rows routine of a format without a kPanels16 layout (IQ4_XS, the grid formats): weights in
+// GGUF's rows, decode packing one super-block of a panel at a time, prefill two whole panels.
+template <typename F>
+void rows_k_plain(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
+  RIDGE_CHECK(w.layout == WeightLayout::kRows);
+  KActs x;
+  x.q = a.q8_qs;
+  x.d = a.q8k_d;
+  x.cols = a.cols;
+  x.nb = a.cols / kSuperBlock;
+  const ThreadScratch extra(kScratchKernelTables, static_cast<size_t>(a.m * x.nb * F::kExtra) * sizeof(int32_t));
+  x.extra = static_cast<int32_t*>(extra.data());
+  F::prepare_extra(a, x);
+  const auto rows_at = [&](int64_t j, int ahead_panels) {
+    Panel panel = panel_at(w, j, j1);
+    panel.prefetch_ahead *= ahead_panels;
+    return panel;
+  };
+  rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
 }
 
 }  // namespace
