@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       nlohmann-json3-dev libcli11-dev libfmt-dev libpcre2-dev libxxhash-dev libboost-dev libcpp-httplib-dev
+      libcurl4-openssl-dev libssl-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       clang libclang-rt-14-dev curl jq bc
       python3 python3-jinja2 python3-jsonschema)

@@ -18,5 +18,6 @@ int cmd_bench(int argc, char** argv);
 int cmd_perplexity(int argc, char** argv);
 int cmd_quality(int argc, char** argv);
 int cmd_imatrix(int argc, char** argv);
+int cmd_pull(int argc, char** argv);
 
 }  // namespace ridge::cli

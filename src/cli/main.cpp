@@ -2,9 +2,12 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/hf_option.h"
 
 namespace {
 
@@ -29,12 +32,14 @@ constexpr Command kCommands[] = {
     {"perplexity", ridge::cli::cmd_perplexity, "a model's perplexity over a text file (llama.cpp's method), KL divergence"},
     {"quality", ridge::cli::cmd_quality, "quality per byte: each quantization's KL divergence, bytes and speed"},
     {"imatrix", ridge::cli::cmd_imatrix, "an importance matrix over a text (llama-imatrix's GGUF file) for quantizing"},
+    {"pull", ridge::cli::cmd_pull, "download a GGUF model from the Hugging Face hub (USER/REPO[:QUANT]) into the cache"},
 };
 
 void print_usage(std::FILE* out) {
   fmt::print(out, "usage: ridge <command> [options]   (ridge <command> --help for details)\n\n");
   fmt::print(out, "commands:\n");
   for (const auto& c : kCommands) fmt::print(out, "  {:<10} {}\n", c.name, c.summary);
+  fmt::print(out, "\nEvery command that takes -m FILE also takes -hf USER/REPO[:QUANT] (see ridge pull --help).\n");
 }
 
 }  // namespace
@@ -54,7 +59,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const auto& c : kCommands) {
-    if (c.name == name) return c.run(argc - 1, argv + 1);
+    if (c.name != name) continue;
+    if (name == "pull") return c.run(argc - 1, argv + 1);
+    auto args = ridge::cli::expand_hf_option(name, argc - 1, argv + 1);
+    if (!args.ok()) {
+      fmt::print(stderr, "ridge: error: {}\n", args.status().message());
+      return args.status().exit_code();
+    }
+    std::vector<char*> ptrs;
+    for (auto& a : *args) ptrs.push_back(a.data());
+    ptrs.push_back(nullptr);
+    return c.run(static_cast<int>(args->size()), ptrs.data());
   }
   fmt::print(stderr, "ridge: error: unknown command '{}' (see ridge --help)\n", name);
   return 2;

@@ -26,7 +26,7 @@
 namespace ridge::cli {
 namespace {
 
-struct Args {
+struct QualityArgs {
   std::string model_path, text_path, isa, svg_path, keep_dir, types = "q8_0,q6_k,q5_k_m,q4_k_m,q4_0,q3_k_m,q2_k";
   std::vector<std::string> hws;
   quality::PerplexityOptions o;
@@ -88,7 +88,7 @@ Status measure_file(const model::Model& m, const std::string& label, int64_t con
 // against the base's distributions.
 Result<QualityRow> measure_copy(const gguf::File& in, const offline::QuantizePlan& plan, const std::string& name,
                                 const std::string& dir, bool keep, const kernels::Kernels& k,
-                                const quality::BaseDistributions& base, std::span<const int32_t> tokens, const Args& a,
+                                const quality::BaseDistributions& base, std::span<const int32_t> tokens, const QualityArgs& a,
                                 const std::vector<analysis::Hardware>& hws, ThreadPool& pool) {
   const std::string path = fmt::format("{}/ridge-quality-{}-{}.gguf", dir, ::getpid(), name);
   struct Remove {
@@ -121,7 +121,7 @@ Result<QualityRow> measure_copy(const gguf::File& in, const offline::QuantizePla
 int cmd_quality(int argc, char** argv) {
   CLI::App app{"Quality per byte: quantize a model to each type, measure each copy's KL divergence from it on a text, "
                "its bytes per token and decode speed here and on named hardware; the Pareto frontier", "quality"};
-  Args a;
+  QualityArgs a;
   a.o.n_ctx = 256;
   a.o.n_chunks = 8;
   app.add_option("-m,--model", a.model_path, "F32 / F16 / BF16 GGUF model (the base)")->required();

@@ -258,6 +258,14 @@ float ModelConfig::attention_scale() const {
 
 Result<ModelConfig> config_from_gguf(const gguf::File& f) {
   ModelConfig c;
+  {
+    auto parts = f.get_int_or("split.count", 1);
+    if (!parts.ok()) return parts.status().with_prefix(f.path());
+    if (*parts > 1) {
+      return error("{}: one part of a GGUF split in {} files; ridge loads single files for now (merge the parts "
+                   "with llama-gguf-split --merge FIRST_PART OUT.gguf)", f.path(), *parts);
+    }
+  }
   c.arch = f.architecture();
   if (c.arch.empty()) return error("{}: no 'general.architecture' in metadata", f.path());
   RIDGE_RETURN_IF_ERROR(apply_arch_defaults(c).with_prefix(f.path()));

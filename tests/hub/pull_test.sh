@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# ctest entry: `ridge pull` and -hf against a local imitation of the Hugging Face hub
+# (fake_hub.py): quant selection, redirects, a dropped connection resumed with a Range request, a
+# partial file resumed, a wrong checksum, a private repository with and without HF_TOKEN, split
+# files, the cache (no second transfer, --list, use when the hub is unreachable) and bad input.
+# usage: pull_test.sh RIDGE_BINARY. Exit 77 (skipped) without python3.
+set -euo pipefail
+ridge=$1
+here="$(cd "$(dirname "$0")" && pwd)"
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+[ -n "${KEEP:-}" ] && trap "kill \$pid 2>/dev/null; echo kept $tmp" EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$ridge" synth --preset tiny-qwen3 --type q8_0 --seed 7 -t 1 -o "$tmp/q8.gguf" >/dev/null
+"$ridge" synth --preset tiny-qwen3 --type q4_k_m --seed 7 -t 1 -o "$tmp/q4.gguf" >/dev/null
+head -c 300000 /dev/urandom > "$tmp/part1"
+head -c 200000 /dev/urandom > "$tmp/part2"
+echo "# a model card" > "$tmp/readme"
+cat > "$tmp/hub.json" <<JSON
+{"repos": {
+  "test/tiny": {"files": {"tiny-Q8_0.gguf": "$tmp/q8.gguf", "tiny-Q4_K_M.gguf": "$tmp/q4.gguf",
+                          "mmproj-tiny-f16.gguf": "$tmp/part2", "README.md": "$tmp/readme"}},
+  "test/flaky": {"files": {"model.Q4_K_M.gguf": "$tmp/q4.gguf"}, "drop_once": ["model.Q4_K_M.gguf"]},
+  "test/corrupt": {"files": {"model-Q4_K_M.gguf": "$tmp/q4.gguf"}, "wrong_sha": ["model-Q4_K_M.gguf"]},
+  "test/private": {"files": {"only.gguf": "$tmp/q8.gguf"}, "private": true},
+  "test/split": {"files": {"Q8_0/big-Q8_0-00001-of-00002.gguf": "$tmp/part1",
+                           "Q8_0/big-Q8_0-00002-of-00002.gguf": "$tmp/part2"}},
+  "test/partial": {"files": {"m-Q8_0.gguf": "$tmp/q8.gguf"}}
+}}
+JSON
+python3 "$here/fake_hub.py" "$tmp/hub.json" "$tmp/log" > "$tmp/port" &
+pid=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+port=$(cat "$tmp/port")
+[ -n "$port" ] || fail "the fake hub did not start"
+export HF_ENDPOINT="http://127.0.0.1:$port" RIDGE_MODELS="$tmp/cache"
+unset HF_TOKEN
+blob_gets() { grep -c '^GET /blobs/' "$tmp/log" || true; }
+
+# The default quantization (Q4_K_M), never the projector; the bytes are the served file's.
+out=$("$ridge" pull test/tiny 2>"$tmp/err")
+[ "$out" = "$tmp/cache/test/tiny/tiny-Q4_K_M.gguf" ] || fail "default pick: $out"
+cmp -s "$out" "$tmp/q4.gguf" || fail "tiny-Q4_K_M.gguf differs from the served file"
+grep -q "sha256 checked" "$tmp/err" || fail "no completion line: $(cat "$tmp/err")"
+[ ! -e "$out.part" ] || fail "a .part file was left"
+# A named quantization, case-insensitive; then a cache hit transfers nothing.
+out=$("$ridge" pull test/tiny:q8_0 -q)
+[ "$out" = "$tmp/cache/test/tiny/tiny-Q8_0.gguf" ] && cmp -s "$out" "$tmp/q8.gguf" || fail "q8_0 pick: $out"
+before=$(blob_gets)
+"$ridge" pull test/tiny:Q8_0 -q >/dev/null
+[ "$(blob_gets)" = "$before" ] || fail "a cached file was downloaded again"
+# A quantization the repository lacks: one line naming what it has.
+if "$ridge" pull test/tiny:Q5_K_M 2>"$tmp/err"; then fail "Q5_K_M should fail"; fi
+grep -q "Q4_K_M, Q8_0" "$tmp/err" || fail "missing quant message: $(cat "$tmp/err")"
+# -hf on a model command runs the pulled model.
+"$ridge" run -hf test/tiny:Q8_0 -p hello -n 4 -t 1 >"$tmp/run" 2>"$tmp/err" || fail "run -hf: $(cat "$tmp/err")"
+grep -q "decode" "$tmp/err" || fail "run -hf printed no decode line"
+"$ridge" inspect -hf test/tiny:Q8_0 | grep -q "qwen3" || fail "inspect -hf"
+
+# A connection dropped halfway: resumed with a Range request, the same bytes in the end.
+out=$("$ridge" pull test/flaky -q) || fail "flaky pull failed"
+cmp -s "$out" "$tmp/q4.gguf" || fail "flaky: the resumed file differs"
+grep -q "^GET /blobs/.* bytes=[1-9]" "$tmp/log" || fail "flaky: no Range request after the drop"
+# A partial file from an earlier, killed run is resumed, not fetched again.
+mkdir -p "$tmp/cache/test/partial"
+head -c 5000 "$tmp/q8.gguf" > "$tmp/cache/test/partial/m-Q8_0.gguf.part"
+out=$("$ridge" pull test/partial -q) || fail "partial pull failed"
+cmp -s "$out" "$tmp/q8.gguf" || fail "partial: the resumed file differs"
+grep -q "^GET /blobs/.* bytes=5000-" "$tmp/log" || fail "partial: not resumed at byte 5000"
+
+# A wrong checksum: an error, and nothing at the final path (the .part is deleted).
+if "$ridge" pull test/corrupt -q 2>"$tmp/err"; then fail "corrupt should fail"; fi
+grep -q "sha256" "$tmp/err" || fail "corrupt message: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/cache/test/corrupt" 2>/dev/null)" ] || fail "corrupt: files were left: $(ls "$tmp/cache/test/corrupt")"
+
+# A private repository: 401 names HF_TOKEN; with the token it downloads.
+if "$ridge" pull test/private -q 2>"$tmp/err"; then fail "private without a token should fail"; fi
+grep -q "HF_TOKEN" "$tmp/err" || fail "401 message: $(cat "$tmp/err")"
+out=$(HF_TOKEN=secret "$ridge" pull test/private -q) || fail "private with a token failed"
+cmp -s "$out" "$tmp/q8.gguf" || fail "private: bytes differ"
+
+# Split files: every part, in a sub-folder; the path of part 1.
+out=$("$ridge" pull test/split:Q8_0 -q) || fail "split pull failed"
+[ "$out" = "$tmp/cache/test/split/Q8_0/big-Q8_0-00001-of-00002.gguf" ] || fail "split path: $out"
+cmp -s "$tmp/cache/test/split/Q8_0/big-Q8_0-00002-of-00002.gguf" "$tmp/part2" || fail "split part 2"
+
+# --list shows the complete models.
+"$ridge" pull --list > "$tmp/list"
+grep -q "test/tiny/tiny-Q8_0.gguf" "$tmp/list" && grep -q "test/split/Q8_0/big-Q8_0-00002-of-00002.gguf" "$tmp/list" ||
+  fail "--list: $(cat "$tmp/list")"
+! grep -q corrupt "$tmp/list" || fail "--list shows the corrupt download"
+
+# The hub unreachable: a cached model is used with a note, an uncached one is an error.
+kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+out=$("$ridge" pull test/tiny:Q8_0 -q 2>"$tmp/err") || fail "offline cached pull failed: $(cat "$tmp/err")"
+[ "$out" = "$tmp/cache/test/tiny/tiny-Q8_0.gguf" ] && grep -q "cannot be reached" "$tmp/err" || fail "offline: $out $(cat "$tmp/err")"
+if "$ridge" pull test/absent -q 2>"$tmp/err"; then fail "offline uncached should fail"; fi
+
+# Bad input: usage errors (exit 2), one line each.
+for bad in notarepo "a/b/c" "../x" "user/repo:Q4 K"; do
+  set +e
+  "$ridge" pull "$bad" 2>"$tmp/err"
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "'$bad': exit $rc, $(cat "$tmp/err")"
+done
+set +e
+"$ridge" run -hf 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "-hf without a value: exit $rc"
+echo "pull: OK"
