@@ -56,6 +56,11 @@ std::string tags_of(const std::vector<RepoFile>& files) {
 
 }  // namespace
 
+std::string merged_name(const std::string& part_path) {
+  const SplitName s = split_name(part_path);
+  return s.count == 0 ? part_path : s.stem + ".gguf";
+}
+
 Result<RepoRef> parse_repo_ref(std::string_view text) {
   RepoRef r;
   const size_t colon = text.find(':');

@@ -35,4 +35,8 @@ bool has_quant_tag(std::string_view path, std::string_view quant);
 // taken. The error lists the quantizations the repository has.
 Result<std::vector<RepoFile>> pick_gguf(const std::vector<RepoFile>& files, std::string_view quant);
 
+// The name a split model's parts are merged into: "Q8_0/m-Q8_0-00001-of-00002.gguf" ->
+// "Q8_0/m-Q8_0.gguf" (a single file's own name).
+std::string merged_name(const std::string& part_path);
+
 }  // namespace ridge::hub

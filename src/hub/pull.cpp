@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "gguf/split.h"
 #include "hub/http.h"
 #include "hub/sha256.h"
 
@@ -174,6 +175,30 @@ Status fetch_file(const HubConfig& cfg, const std::string& repo, const std::stri
   return Status();
 }
 
+// A split model: its parts downloaded, merged into one file (what the loader reads) and deleted.
+// The merged file's marker lists the parts' digests, so a later pull of the same parts is a hit.
+Result<std::string> fetch_split(const HubConfig& cfg, const std::string& repo, const std::string& revision,
+                                const std::vector<RepoFile>& parts, const fs::path& root) {
+  const std::string merged = (root / merged_name(parts.front().path)).string();
+  std::string expected = "merged";
+  for (const RepoFile& f : parts) expected += " " + (f.sha256.empty() ? std::to_string(f.size) : f.sha256);
+  std::error_code ec;
+  if (fs::exists(merged, ec) && read_marker(merged + ".sha256") == expected) return merged;
+  std::vector<std::string> paths;
+  for (const RepoFile& f : parts) {
+    paths.push_back((root / f.path).string());
+    RIDGE_RETURN_IF_ERROR(fetch_file(cfg, repo, revision, f, paths.back()));
+  }
+  RIDGE_RETURN_IF_ERROR(gguf::merge_split(paths, merged));
+  std::ofstream(merged + ".sha256") << expected << "\n";
+  for (const std::string& p : paths) {
+    fs::remove(p, ec);
+    fs::remove(p + ".sha256", ec);
+  }
+  if (cfg.progress) fmt::print(stderr, "{}: {} parts merged\n", merged_name(parts.front().path), parts.size());
+  return merged;
+}
+
 }  // namespace
 
 HubConfig hub_config_from_env() {
@@ -208,10 +233,13 @@ Result<std::string> pull(const HubConfig& cfg, const RepoRef& ref, const std::st
   if (offline) {
     fmt::print(stderr, "pull: the hub cannot be reached ({}); using the cached {}\n", remote.status().message(),
                model.front().path);
-  } else {
-    for (const RepoFile& f : model) RIDGE_RETURN_IF_ERROR(fetch_file(cfg, ref.repo, revision, f, (root / f.path).string()));
+    return (root / model.front().path).string();
   }
-  return (root / model.front().path).string();
+  if (model.size() == 1) {
+    RIDGE_RETURN_IF_ERROR(fetch_file(cfg, ref.repo, revision, model.front(), (root / model.front().path).string()));
+    return (root / model.front().path).string();
+  }
+  return fetch_split(cfg, ref.repo, revision, model, root);
 }
 
 std::vector<CachedFile> list_cached(const HubConfig& cfg) {

@@ -19,7 +19,8 @@ struct HubConfig {
 };
 HubConfig hub_config_from_env();
 
-// The local path of `ref`'s model (its first part when split), downloading what the cache lacks.
+// The local path of `ref`'s model, downloading what the cache lacks. The parts of a split model
+// are merged into one file (gguf/split.h) and then deleted.
 // Files are written as <file>.part and renamed only once complete and checked: nothing
 // half-written is ever at the final path. When the hub cannot be reached, a model already in the
 // cache is used (with a note on stderr).

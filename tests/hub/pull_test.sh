@@ -2,7 +2,7 @@
 # ctest entry: `ridge pull` and -hf against a local imitation of the Hugging Face hub
 # (fake_hub.py): quant selection, redirects, a dropped connection resumed with a Range request, a
 # partial file resumed, a wrong checksum, a private repository with and without HF_TOKEN, split
-# files, the cache (no second transfer, --list, use when the hub is unreachable) and bad input.
+# files (merged into one), the cache (no second transfer, --list, use when the hub is unreachable) and bad input.
 # usage: pull_test.sh RIDGE_BINARY. Exit 77 (skipped) without python3.
 set -euo pipefail
 ridge=$1
@@ -17,7 +17,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$ridge" synth --preset tiny-qwen3 --type q8_0 --seed 7 -t 1 -o "$tmp/q8.gguf" >/dev/null
 "$ridge" synth --preset tiny-qwen3 --type q4_k_m --seed 7 -t 1 -o "$tmp/q4.gguf" >/dev/null
-head -c 300000 /dev/urandom > "$tmp/part1"
+python3 "$here/gguf_split.py" "$tmp/q8.gguf" 3 "$tmp/split"
 head -c 200000 /dev/urandom > "$tmp/part2"
 echo "# a model card" > "$tmp/readme"
 cat > "$tmp/hub.json" <<JSON
@@ -27,8 +27,9 @@ cat > "$tmp/hub.json" <<JSON
   "test/flaky": {"files": {"model.Q4_K_M.gguf": "$tmp/q4.gguf"}, "drop_once": ["model.Q4_K_M.gguf"]},
   "test/corrupt": {"files": {"model-Q4_K_M.gguf": "$tmp/q4.gguf"}, "wrong_sha": ["model-Q4_K_M.gguf"]},
   "test/private": {"files": {"only.gguf": "$tmp/q8.gguf"}, "private": true},
-  "test/split": {"files": {"Q8_0/big-Q8_0-00001-of-00002.gguf": "$tmp/part1",
-                           "Q8_0/big-Q8_0-00002-of-00002.gguf": "$tmp/part2"}},
+  "test/split": {"files": {"Q8_0/big-Q8_0-00001-of-00003.gguf": "$tmp/split-00001-of-00003.gguf",
+                           "Q8_0/big-Q8_0-00002-of-00003.gguf": "$tmp/split-00002-of-00003.gguf",
+                           "Q8_0/big-Q8_0-00003-of-00003.gguf": "$tmp/split-00003-of-00003.gguf"}},
   "test/partial": {"files": {"m-Q8_0.gguf": "$tmp/q8.gguf"}}
 }}
 JSON
@@ -83,14 +84,19 @@ grep -q "HF_TOKEN" "$tmp/err" || fail "401 message: $(cat "$tmp/err")"
 out=$(HF_TOKEN=secret "$ridge" pull test/private -q) || fail "private with a token failed"
 cmp -s "$out" "$tmp/q8.gguf" || fail "private: bytes differ"
 
-# Split files: every part, in a sub-folder; the path of part 1.
+# Split files: every part, in a sub-folder, merged into the one file they were cut from (the
+# parts deleted), which runs; a second pull transfers nothing.
 out=$("$ridge" pull test/split:Q8_0 -q) || fail "split pull failed"
-[ "$out" = "$tmp/cache/test/split/Q8_0/big-Q8_0-00001-of-00002.gguf" ] || fail "split path: $out"
-cmp -s "$tmp/cache/test/split/Q8_0/big-Q8_0-00002-of-00002.gguf" "$tmp/part2" || fail "split part 2"
+[ "$out" = "$tmp/cache/test/split/Q8_0/big-Q8_0.gguf" ] || fail "split path: $out"
+cmp -s "$out" "$tmp/q8.gguf" || fail "split: the merged file differs from the original"
+[ -z "$(ls "$tmp/cache/test/split/Q8_0" | grep -- '-of-')" ] || fail "split: parts left: $(ls "$tmp/cache/test/split/Q8_0")"
+before=$(blob_gets)
+"$ridge" run -hf test/split:Q8_0 -p hello -n 2 -t 1 >/dev/null 2>"$tmp/err" || fail "run -hf split: $(cat "$tmp/err")"
+[ "$(blob_gets)" = "$before" ] || fail "split: a merged model was downloaded again"
 
 # --list shows the complete models.
 "$ridge" pull --list > "$tmp/list"
-grep -q "test/tiny/tiny-Q8_0.gguf" "$tmp/list" && grep -q "test/split/Q8_0/big-Q8_0-00002-of-00002.gguf" "$tmp/list" ||
+grep -q "test/tiny/tiny-Q8_0.gguf" "$tmp/list" && grep -q "test/split/Q8_0/big-Q8_0.gguf" "$tmp/list" ||
   fail "--list: $(cat "$tmp/list")"
 ! grep -q corrupt "$tmp/list" || fail "--list shows the corrupt download"
 
