@@ -7,7 +7,7 @@ pkgs=(build-essential cmake ninja-build pkg-config git
       libcurl4-openssl-dev libssl-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       clang libclang-rt-14-dev curl jq bc
-      python3 python3-jinja2 python3-jsonschema)
+      python3 python3-jinja2 python3-jsonschema python3-yaml)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

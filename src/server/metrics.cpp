@@ -49,14 +49,15 @@ void Histogram::observe(double x) {
   sum_ += x;
 }
 
-void Histogram::render(std::string_view name, std::string& out) const {
+void Histogram::render(std::string_view name, std::string& out, std::string_view labels) const {
   uint64_t cumulative = 0;
   for (size_t i = 0; i < bounds_.size(); ++i) {
     cumulative += counts_[i];
-    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds_[i], cumulative);
+    out += fmt::format("{}_bucket{{{}le=\"{}\"}} {}\n", name, labels, bounds_[i], cumulative);
   }
-  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, count_);
-  out += fmt::format("{}_sum {}\n{}_count {}\n", name, sum_, name, count_);
+  out += fmt::format("{}_bucket{{{}le=\"+Inf\"}} {}\n", name, labels, count_);
+  const std::string plain = labels.empty() ? "" : fmt::format("{{{}}}", labels.substr(0, labels.size() - 1));
+  out += fmt::format("{}_sum{} {}\n{}_count{} {}\n", name, plain, sum_, name, plain, count_);
 }
 
 Metrics::Metrics()
@@ -158,7 +159,42 @@ std::string Metrics::render(const EngineSnapshot& e, bool ready) const {
   e2e_.render("ridge_e2e_request_latency_seconds", out);
   header(out, "ridge_queue_time_seconds", "histogram", "arrival to first schedule");
   queue_.render("ridge_queue_time_seconds", out);
+  render_vllm_names(e, out);
   return out;
+}
+
+// The same figures under the names vLLM exports, with its model_name label, so that what reads
+// vLLM's metrics reads ridge's unchanged: the Gateway API Inference Extension's endpoint picker
+// (queue length, running requests, KV-cache usage as a fraction, block size and block count from
+// cache_config_info), vLLM's production-stack router and its Grafana dashboards.
+void Metrics::render_vllm_names(const EngineSnapshot& e, std::string& out) const {
+  const std::string label = fmt::format("model_name=\"{}\"", escape_label(e.model_name));
+  auto sample = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    header(out, name, type, help);
+    out += fmt::format("{}{{{}}} {}\n", name, label, value);
+  };
+  const double usage = e.kv_blocks_total > 0 ? static_cast<double>(e.kv_blocks_used) / static_cast<double>(e.kv_blocks_total) : 0.0;
+  sample("vllm:num_requests_waiting", "gauge", "requests waiting to be scheduled (ridge_queue_depth)", e.n_waiting);
+  sample("vllm:num_requests_running", "gauge", "requests in the running batch (ridge_running_sequences)", e.n_running);
+  sample("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage, 1 = full (ridge_kv_blocks_used / ridge_kv_blocks_total)", usage);
+  sample("vllm:gpu_cache_usage_perc", "gauge", "KV-cache usage, 1 = full (the older vLLM name)", usage);
+  header(out, "vllm:cache_config_info", "gauge", "KV cache configuration (block size in tokens, number of blocks)");
+  out += fmt::format("vllm:cache_config_info{{{},block_size=\"{}\",num_gpu_blocks=\"{}\"}} 1\n", label, e.block_size,
+                     e.kv_blocks_total);
+  sample("vllm:num_preemptions_total", "counter", "sequences preempted (ridge_preemptions_total)", e.preemptions);
+  sample("vllm:prompt_tokens_total", "counter", "prompt tokens of finished requests", prompt_tokens_);
+  sample("vllm:generation_tokens_total", "counter", "completion tokens generated", generated_tokens_);
+  sample("vllm:prefix_cache_queries_total", "counter", "prompt tokens looked up in the prefix cache", prompt_tokens_);
+  sample("vllm:prefix_cache_hits_total", "counter", "prompt tokens served from the prefix cache", cached_prompt_tokens_);
+  const std::string hl = label + ",";
+  header(out, "vllm:time_to_first_token_seconds", "histogram", "arrival to first token");
+  ttft_.render("vllm:time_to_first_token_seconds", out, hl);
+  header(out, "vllm:inter_token_latency_seconds", "histogram", "time between streamed tokens");
+  inter_token_.render("vllm:inter_token_latency_seconds", out, hl);
+  header(out, "vllm:e2e_request_latency_seconds", "histogram", "arrival to finish");
+  e2e_.render("vllm:e2e_request_latency_seconds", out, hl);
+  header(out, "vllm:request_queue_time_seconds", "histogram", "arrival to first schedule");
+  queue_.render("vllm:request_queue_time_seconds", out, hl);
 }
 
 }  // namespace ridge::server

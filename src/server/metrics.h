@@ -23,7 +23,8 @@ class Histogram {
   explicit Histogram(std::vector<double> bounds);
   void observe(double x);
   // Appends the _bucket/_sum/_count lines of metric `name` to out.
-  void render(std::string_view name, std::string& out) const;
+  // `labels`: "key=\"value\"," pairs written before each bucket's le (may be empty).
+  void render(std::string_view name, std::string& out, std::string_view labels = "") const;
   uint64_t count() const { return count_; }
   double sum() const { return sum_; }
 
@@ -54,6 +55,8 @@ struct EngineSnapshot {
   double live_gbs = 0;          // achieved bandwidth over the recent steps
   double probed_gbs = 0;        // this machine's measured read bandwidth (0 = unknown)
   int64_t steps = 0;
+  std::string model_name;       // the id clients use (the vLLM-named metrics' model_name label)
+  int32_t block_size = 0;       // KV block size in tokens
 };
 
 class Metrics {
@@ -73,6 +76,7 @@ class Metrics {
   std::string render(const EngineSnapshot& engine, bool ready) const;
 
  private:
+  void render_vllm_names(const EngineSnapshot& e, std::string& out) const;  // under mu_
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;  // (endpoint, status) -> count
   uint64_t prompt_tokens_ = 0;

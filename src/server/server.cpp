@@ -142,6 +142,8 @@ EngineSnapshot Server::snapshot() const {
   s.busy_seconds = e.busy_seconds;
   s.steps = e.n_steps;
   s.probed_gbs = m->probed_gbs;
+  s.model_name = m->model_id;
+  s.block_size = m->engine->budget().block_size;
   // Live bandwidth: bytes over busy time since the previous scrape (kept when idle).
   std::lock_guard lock(gbs_mu_);
   if (e.busy_seconds > last_busy_) {

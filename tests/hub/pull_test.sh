@@ -60,7 +60,8 @@ grep -q "Q4_K_M, Q8_0" "$tmp/err" || fail "missing quant message: $(cat "$tmp/er
 # -hf on a model command runs the pulled model.
 "$ridge" run -hf test/tiny:Q8_0 -p hello -n 4 -t 1 >"$tmp/run" 2>"$tmp/err" || fail "run -hf: $(cat "$tmp/err")"
 grep -q "decode" "$tmp/err" || fail "run -hf printed no decode line"
-"$ridge" inspect -hf test/tiny:Q8_0 | grep -q "qwen3" || fail "inspect -hf"
+"$ridge" inspect -hf test/tiny:Q8_0 >"$tmp/inspect" || fail "inspect -hf failed"
+grep -q "qwen3" "$tmp/inspect" || fail "inspect -hf: $(head -3 "$tmp/inspect")"
 
 # A connection dropped halfway: resumed with a Range request, the same bytes in the end.
 out=$("$ridge" pull test/flaky -q) || fail "flaky pull failed"

@@ -63,6 +63,34 @@ TEST(Metrics, RenderHasEveryFamilyOnce) {
   EXPECT_GE(n_types, 20);
 }
 
+// The vLLM names routers and dashboards read, with vLLM's model_name label and its units (KV usage
+// a fraction; cache_config_info's labels).
+TEST(Metrics, VllmNamesCarryTheSameFigures) {
+  Metrics m;
+  m.add_tokens(40, 9, 30);
+  m.observe_ttft(0.02);
+  EngineSnapshot e;
+  e.n_waiting = 3;
+  e.n_running = 2;
+  e.kv_blocks_total = 200;
+  e.kv_blocks_used = 50;
+  e.kv_blocks_free = 150;
+  e.block_size = 16;
+  e.model_name = "qwen\"3";
+  const std::string out = m.render(e, true);
+  const std::string label = "{model_name=\"qwen\\\"3\"}";
+  for (const std::string& want :
+       {"vllm:num_requests_waiting" + label + " 3\n", "vllm:num_requests_running" + label + " 2\n",
+        "vllm:kv_cache_usage_perc" + label + " 0.25\n", "vllm:gpu_cache_usage_perc" + label + " 0.25\n",
+        std::string("vllm:cache_config_info{model_name=\"qwen\\\"3\",block_size=\"16\",num_gpu_blocks=\"200\"} 1\n"),
+        "vllm:prompt_tokens_total" + label + " 40\n", "vllm:generation_tokens_total" + label + " 9\n",
+        "vllm:prefix_cache_queries_total" + label + " 40\n", "vllm:prefix_cache_hits_total" + label + " 30\n",
+        std::string("vllm:time_to_first_token_seconds_bucket{model_name=\"qwen\\\"3\",le=\"0.025\"} 1\n"),
+        "vllm:time_to_first_token_seconds_count" + label + " 1\n"}) {
+    EXPECT_NE(out.find(want), std::string::npos) << want;
+  }
+}
+
 TEST(OpenAiResponse, SseFramingAndInvalidUtf8) {
   const std::string ev = sse_event(nlohmann::json{{"text", std::string("a\xff")}});
   EXPECT_EQ(ev.rfind("data: {", 0), 0u);
