@@ -100,6 +100,11 @@ inline uint32_t load32(const void* p) {
 inline void put_iq1(int8_t* q, uint64_t g, int delta) {
   for (int e = 0; e < 8; ++e) q[e] = static_cast<int8_t>(8 * static_cast<int8_t>(g >> (8 * e)) + delta);
 }
+// The two odd scales 2 s + 1 of a byte's nibbles (low: the first 16 elements, high: the next 16).
+inline void nibble_scales(uint8_t byte, int16_t* ls) {
+  ls[0] = static_cast<int16_t>(2 * (byte & 15) + 1);
+  ls[1] = static_cast<int16_t>(2 * (byte >> 4) + 1);
+}
 // The ternary digit l of a TQ1_0 byte (ggml: the byte times 3^l modulo 256, times 3, top bits).
 inline int8_t trit(uint8_t b, int l) {
   constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
@@ -178,8 +183,7 @@ struct Iq2Xs {
   static void unpack(const Block& b, GridBlock& u) {
     u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
-      u.ls[2 * ib] = static_cast<int16_t>(2 * (b.scales[ib] & 15) + 1);
-      u.ls[2 * ib + 1] = static_cast<int16_t>(2 * (b.scales[ib] >> 4) + 1);
+      grid_detail::nibble_scales(b.scales[ib], u.ls + 2 * ib);
       for (int l = 0; l < 4; ++l) {
         const uint16_t v = b.qs[4 * ib + l];
         grid_detail::put_signed(u.q + 32 * ib + 8 * l, kIq2XsGrid[v & 511], kEvenSignBytes[v >> 9]);
@@ -196,8 +200,7 @@ struct Iq2S {
   static void unpack(const Block& b, GridBlock& u) {
     u.d = scale(b);
     for (int ib = 0; ib < 8; ++ib) {
-      u.ls[2 * ib] = static_cast<int16_t>(2 * (b.scales[ib] & 15) + 1);
-      u.ls[2 * ib + 1] = static_cast<int16_t>(2 * (b.scales[ib] >> 4) + 1);
+      grid_detail::nibble_scales(b.scales[ib], u.ls + 2 * ib);
       for (int l = 0; l < 4; ++l) {
         const uint32_t idx = b.qs[4 * ib + l] | ((static_cast<uint32_t>(b.qh[ib]) << (8 - 2 * l)) & 0x300);
         grid_detail::put_signed(u.q + 32 * ib + 8 * l, kIq2SGrid[idx], kSignBytes[b.qs[32 + 4 * ib + l]]);

@@ -16,12 +16,13 @@
 
 #include "kernels/gather_halves.h"
 #include "kernels/matmul_driver.h"
+#include "kernels/x86_avx2/panel_rows.h"
 #include "kernels/x86_avx2/quant_simd.h"
 
 namespace ridge::kernels::avx2_panel {
 namespace {
 
-constexpr int kRows = 8;          // weight rows per panel, one per lane
+constexpr int kRows = quant_avx2::kPanel;  // weight rows per panel, one per lane
 constexpr int kDirectMaxM = 3;    // x rows served by one pass over the panel
 constexpr int64_t kBlockBytes = 34;  // Q8_0: fp16 d, then 32 int8
 
@@ -32,16 +33,7 @@ inline __m256 load_scales(const uint8_t* const* row, int64_t at) {
   return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(q[1]), static_cast<long long>(q[0])));
 }
 
-// The first n_valid of v's 8 lanes to y.
-inline void store_lanes(float* y, __m256 v, int n_valid) {
-  if (n_valid == kRows) {
-    _mm256_storeu_ps(y, v);
-  } else {
-    alignas(32) float tmp[kRows];
-    _mm256_store_ps(tmp, v);
-    std::memcpy(y, tmp, static_cast<size_t>(n_valid) * sizeof(float));
-  }
-}
+using quant_avx2::store_lanes;  // kRows == kPanel lanes (panel_rows.h)
 
 // Row r's 32 products with x summed into 8 int32 lanes: |w| times x with w's sign (vpmaddubsw
 // needs one unsigned operand; no pair saturates: |w| <= 128, |x| <= 127).

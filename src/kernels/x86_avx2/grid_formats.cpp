@@ -96,32 +96,19 @@ void rows(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, 
 
 }  // namespace
 
-void rows_tq1_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Tq1_0>(w, a, j0, j1, y, ldy);
-}
-void rows_tq2_0(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Tq2_0>(w, a, j0, j1, y, ldy);
-}
-void rows_iq2_xxs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Iq2Xxs>(w, a, j0, j1, y, ldy);
-}
-void rows_iq2_xs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Iq2Xs>(w, a, j0, j1, y, ldy);
-}
-void rows_iq2_s(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Iq2S>(w, a, j0, j1, y, ldy);
-}
-void rows_iq3_xxs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Iq3Xxs>(w, a, j0, j1, y, ldy);
-}
-void rows_iq3_s(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Iq3S>(w, a, j0, j1, y, ldy);
-}
-void rows_iq1_s(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Iq1S>(w, a, j0, j1, y, ldy);
-}
-void rows_iq1_m(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  rows<Iq1M>(w, a, j0, j1, y, ldy);
-}
+#define RIDGE_GRID_ROWS(name, Format)                                                             \
+  void name(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) { \
+    rows<Format>(w, a, j0, j1, y, ldy);                                                          \
+  }
+RIDGE_GRID_ROWS(rows_tq1_0, Tq1_0)
+RIDGE_GRID_ROWS(rows_tq2_0, Tq2_0)
+RIDGE_GRID_ROWS(rows_iq2_xxs, Iq2Xxs)
+RIDGE_GRID_ROWS(rows_iq2_xs, Iq2Xs)
+RIDGE_GRID_ROWS(rows_iq2_s, Iq2S)
+RIDGE_GRID_ROWS(rows_iq3_xxs, Iq3Xxs)
+RIDGE_GRID_ROWS(rows_iq3_s, Iq3S)
+RIDGE_GRID_ROWS(rows_iq1_s, Iq1S)
+RIDGE_GRID_ROWS(rows_iq1_m, Iq1M)
+#undef RIDGE_GRID_ROWS
 
 }  // namespace ridge::kernels::quant_avx2

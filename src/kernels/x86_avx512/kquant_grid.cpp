@@ -43,6 +43,7 @@ struct FormatGrid : OffsetChains<-kGridOffset> {
   using Packed = PackedGrid;
   static constexpr int kSubs = 16;
   static constexpr int kGroups = 4;
+  static constexpr bool kRowDecode = false;
 
   static void pack(const Panel& p, int64_t b, Packed* out) {
     using Block = typename G::Block;
@@ -82,7 +83,7 @@ namespace ridge::kernels::quant_avx512 {
 
 #define RIDGE_GRID_ROWS(name, Format)                                                                 \
   void name(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {     \
-    kquant_avx512::rows_k_plain<kquant_avx512::FormatGrid<Format>>(w, a, j0, j1, y, ldy);            \
+    kquant_avx512::rows_k<kquant_avx512::FormatGrid<Format>>(w, a, j0, j1, y, ldy);            \
   }
 RIDGE_GRID_ROWS(rows_tq1_0, Tq1_0)
 RIDGE_GRID_ROWS(rows_tq2_0, Tq2_0)

@@ -37,6 +37,7 @@ struct FormatIq4Xs : OffsetChains<-kIq4NlOffset> {
   static constexpr int kGroups = 4;
   static constexpr int64_t kBlockBytes = sizeof(BlockIq4Xs);
   static constexpr int64_t kQsAt = 8;
+  static constexpr bool kRowDecode = false;
 
   static void pack(const Panel& p, int64_t b, Packed* out) {
     const int64_t off = b * kBlockBytes;
@@ -76,7 +77,7 @@ struct FormatIq4Xs : OffsetChains<-kIq4NlOffset> {
 namespace ridge::kernels::quant_avx512 {
 
 void rows_iq4_xs(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  kquant_avx512::rows_k_plain<kquant_avx512::FormatIq4Xs>(w, a, j0, j1, y, ldy);
+  kquant_avx512::rows_k<kquant_avx512::FormatIq4Xs>(w, a, j0, j1, y, ldy);
 }
 
 }  // namespace ridge::kernels::quant_avx512

@@ -539,6 +539,11 @@ void rows_k_from(const PanelAt& panel_at, const Acts& a, const KActs& x, int64_t
   }
 }
 
+// Whether a format reads kPanels16 matrices (F::layout_step; IQ4_XS and the grid formats stay in
+// GGUF's rows: decode packs one super-block of a panel at a time, prefill two whole panels).
+template <typename F>
+constexpr bool kHasPanelLayout = requires { &F::template layout_step<1>; };
+
 // The rows routine of a format F (see the file comment): weights in kRows, or in kPanels16 (full
 // panels; the rows % 16 tail is kRows).
 template <typename F>
@@ -559,8 +564,12 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
     panel.prefetch_ahead *= ahead_panels;
     return panel;
   };
-  if (w.layout != WeightLayout::kPanels16) return rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
-  const auto* data = static_cast<const uint8_t*>(w.data);
+  if constexpr (!kHasPanelLayout<F>) {
+    RIDGE_CHECK(w.layout == WeightLayout::kRows);
+    return rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
+  } else {
+    if (w.layout != WeightLayout::kPanels16) return rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
+    const auto* data = static_cast<const uint8_t*>(w.data);
   split_panels16(
       w, j0, j1,
       [&](int64_t p0, int64_t p1, uint64_t panel_bytes) {
@@ -571,27 +580,7 @@ void rows_k(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y
         rows_k_from<F>(layout_at, a, x, p0, p1, y, ldy);
       },
       [&](int64_t r0, int64_t r1) { rows_k_from<F>(rows_at, a, x, r0, r1, y, ldy); });
-}
-
-// The rows routine of a format without a kPanels16 layout (IQ4_XS, the grid formats): weights in
-// GGUF's rows, decode packing one super-block of a panel at a time, prefill two whole panels.
-template <typename F>
-void rows_k_plain(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {
-  RIDGE_CHECK(w.layout == WeightLayout::kRows);
-  KActs x;
-  x.q = a.q8_qs;
-  x.d = a.q8k_d;
-  x.cols = a.cols;
-  x.nb = a.cols / kSuperBlock;
-  const ThreadScratch extra(kScratchKernelTables, static_cast<size_t>(a.m * x.nb * F::kExtra) * sizeof(int32_t));
-  x.extra = static_cast<int32_t*>(extra.data());
-  F::prepare_extra(a, x);
-  const auto rows_at = [&](int64_t j, int ahead_panels) {
-    Panel panel = panel_at(w, j, j1);
-    panel.prefetch_ahead *= ahead_panels;
-    return panel;
-  };
-  rows_k_from<F>(rows_at, a, x, j0, j1, y, ldy);
+  }
 }
 
 }  // namespace
