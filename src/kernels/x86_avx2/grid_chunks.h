@@ -136,21 +136,38 @@ Chunk chunk<Tq2_0>(const BlockTq2_0& b, int k) {
   return signed_chunk(_mm256_sub_epi8(q, _mm256_set1_epi8(1)), 1, 1);
 }
 
-// TQ1_0's digits are read by the scalar unpack (elements 32 k .. 32 k + 31 of it).
+// Ternary digits of TQ1_0's bytes b: ((b * m mod 256) * 3) >> 8 - 1 per byte, m the byte's power of
+// three (ggml's rule), through 16-bit multiplies of the even and the odd bytes apart.
+inline __m256i trits(__m256i b, __m256i m) {
+  const __m256i low = _mm256_set1_epi16(0xff), three = _mm256_set1_epi16(3);
+  const __m256i even = _mm256_and_si256(_mm256_mullo_epi16(_mm256_and_si256(b, low), _mm256_and_si256(m, low)), low);
+  const __m256i odd = _mm256_and_si256(_mm256_mullo_epi16(_mm256_srli_epi16(b, 8), _mm256_srli_epi16(m, 8)), low);
+  const __m256i t = _mm256_or_si256(_mm256_srli_epi16(_mm256_mullo_epi16(even, three), 8),
+                                    _mm256_slli_epi16(_mm256_srli_epi16(_mm256_mullo_epi16(odd, three), 8), 8));
+  return _mm256_sub_epi8(t, _mm256_set1_epi8(1));
+}
+
+// TQ1_0: elements 0-159 are digit k of qs[0..31] (k = 0..4, 32 at a time); 160-239 digit l of
+// qs[32..47] (16 at a time); 240-255 digit l of qh[j] at 240 + 4 l + j.
 template <>
 Chunk chunk<Tq1_0>(const BlockTq1_0& b, int k) {
-  alignas(32) int8_t q[32];
-  for (int e = 0; e < 32; ++e) {
-    const int at = 32 * k + e;
-    if (at < 160) {
-      q[e] = grid_detail::trit(b.qs[at % 32], at / 32);
-    } else if (at < 240) {
-      q[e] = grid_detail::trit(b.qs[32 + (at - 160) % 16], (at - 160) / 16);
-    } else {
-      q[e] = grid_detail::trit(b.qh[(at - 240) % 4], (at - 240) / 4);
-    }
+  constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  if (k < 5) {
+    const __m256i q = trits(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), _mm256_set1_epi8(static_cast<char>(kPow3[k])));
+    return signed_chunk(q, 1, 1);
   }
-  return signed_chunk(_mm256_load_si256(reinterpret_cast<const __m256i*>(q)), 1, 1);
+  const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 32));
+  const int l = 2 * (k - 5);  // digits l, l + 1 of the tail bytes (k = 7: digit 4, then qh)
+  __m256i bytes = _mm256_set_m128i(tail, tail);
+  __m256i mult = _mm256_set_m128i(_mm_set1_epi8(static_cast<char>(kPow3[l + 1 < 5 ? l + 1 : 0])),
+                                  _mm_set1_epi8(static_cast<char>(kPow3[l])));
+  if (k == 7) {
+    uint32_t qh;
+    std::memcpy(&qh, b.qh, 4);
+    bytes = _mm256_set_m128i(_mm_set1_epi32(static_cast<int>(qh)), tail);
+    mult = _mm256_set_m128i(_mm_setr_epi8(1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27), _mm_set1_epi8(81));
+  }
+  return signed_chunk(trits(bytes, mult), 1, 1);
 }
 
 }  // namespace
