@@ -1,6 +1,8 @@
 // ridge pull: a GGUF model from the Hugging Face hub into the local cache.
 #include <fmt/format.h>
 
+#include <regex>
+
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "hub/pull.h"
@@ -30,6 +32,10 @@ int cmd_pull(int argc, char** argv) {
     return 0;
   }
   if (spec.empty()) return report(usage_error("pull: give USER/REPO[:QUANT] or --list"));
+  static const std::regex kRevision(R"([A-Za-z0-9][A-Za-z0-9._/-]*)");
+  if (!std::regex_match(revision, kRevision) || revision.find("..") != std::string::npos) {
+    return report(usage_error("pull: --revision '{}' is not a branch, tag or commit name", revision));
+  }
   auto ref = hub::parse_repo_ref(spec);
   if (!ref.ok()) return report(ref.status());
   auto path = hub::pull(cfg, *ref, revision);

@@ -115,6 +115,13 @@ for bad in notarepo "a/b/c" "../x" "user/repo:Q4 K"; do
   set -e
   [ "$rc" = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "'$bad': exit $rc, $(cat "$tmp/err")"
 done
+for bad in "../x" "a b" "main?x=1"; do
+  set +e
+  "$ridge" pull test/tiny --revision "$bad" 2>"$tmp/err"
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] && grep -q -- "--revision" "$tmp/err" || fail "--revision '$bad': exit $rc, $(cat "$tmp/err")"
+done
 set +e
 "$ridge" run -hf 2>"$tmp/err"
 rc=$?

@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "kernels/quant/blocks.h"
+#include "kernels/quant/grid_list.h"
 #include "kernels/quant/iq_grids.h"
 #include "tensor/fp16.h"
 #include "tensor/ggml_type.h"
@@ -301,23 +302,20 @@ namespace ridge::kernels {
 // Calls fn(Format{}) for a grid format's type and returns true; false for any other type.
 template <typename Fn>
 bool with_grid_format(GgmlType type, Fn&& fn) {
+#define RIDGE_GRID_CASE(T, F, n) \
+  case GgmlType::k##T:           \
+    fn(F{});                     \
+    return true;
   switch (type) {
-    case GgmlType::kTQ1_0: fn(Tq1_0{}); return true;
-    case GgmlType::kTQ2_0: fn(Tq2_0{}); return true;
-    case GgmlType::kIQ2_XXS: fn(Iq2Xxs{}); return true;
-    case GgmlType::kIQ2_XS: fn(Iq2Xs{}); return true;
-    case GgmlType::kIQ2_S: fn(Iq2S{}); return true;
-    case GgmlType::kIQ3_XXS: fn(Iq3Xxs{}); return true;
-    case GgmlType::kIQ3_S: fn(Iq3S{}); return true;
-    case GgmlType::kIQ1_S: fn(Iq1S{}); return true;
-    case GgmlType::kIQ1_M: fn(Iq1M{}); return true;
+    RIDGE_GRID_FORMATS(RIDGE_GRID_CASE)
     default: return false;
   }
+#undef RIDGE_GRID_CASE
 }
 
-inline constexpr GgmlType kGridFormats[] = {GgmlType::kTQ1_0,   GgmlType::kTQ2_0,  GgmlType::kIQ2_XXS,
-                                            GgmlType::kIQ2_XS,  GgmlType::kIQ2_S,  GgmlType::kIQ3_XXS,
-                                            GgmlType::kIQ3_S,   GgmlType::kIQ1_S,  GgmlType::kIQ1_M};
+#define RIDGE_GRID_TYPE(T, F, n) GgmlType::k##T,
+inline constexpr GgmlType kGridFormats[] = {RIDGE_GRID_FORMATS(RIDGE_GRID_TYPE)};
+#undef RIDGE_GRID_TYPE
 
 // Decodes nb super-blocks of a grid format (CHECKs that `type` is one), bit-identical to ggml's
 // dequantize_row_* (kernels/quant/grid_rows.cpp).

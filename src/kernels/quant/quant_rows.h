@@ -11,8 +11,11 @@
 #pragma once
 
 #include "kernels/matmul_driver.h"
+#include "kernels/quant/grid_list.h"
 
 namespace ridge::kernels {
+
+#define RIDGE_GRID_ROWS_DECL(T, F, n) QuantRows rows_##n;
 
 // Registration (ISA-neutral code; the avx2/avx512 variants override what those ISAs accelerate).
 void add_quant_rows_ref(TypeTable& t);
@@ -42,7 +45,7 @@ QuantRows rows_iq4_nl;  // mxfp4.cpp: bit-identical to quant_ref::rows_iq4_nl; r
 QuantRows rows_iq4_xs;  // mxfp4.cpp: bit-identical to quant_ref::rows_iq4_xs; row grain kMxfp4Grain
 inline constexpr int64_t kMxfp4Grain = 8;
 // grid_formats.cpp: quant_ref::grid_rows's bits; row grain kMxfp4Grain
-QuantRows rows_tq1_0, rows_tq2_0, rows_iq2_xxs, rows_iq2_xs, rows_iq2_s, rows_iq3_xxs, rows_iq3_s, rows_iq1_s, rows_iq1_m;
+RIDGE_GRID_FORMATS(RIDGE_GRID_ROWS_DECL)
 }  // namespace quant_avx2
 
 namespace quant_avx512 {  // x86_avx512/quant_*.cpp, kquant_*.cpp (call only when isa_supported(Isa::kAvx512))
@@ -50,7 +53,9 @@ QuantRows rows_q4_k, rows_q5_k, rows_q6_k;  // kquant_q45k.cpp, kquant_q6k.cpp
 QuantRows rows_q2_k, rows_q3_k;  // quant_dot_low_bits.cpp
 QuantRows rows_iq4_xs;  // kquant_iq4xs.cpp: bit-identical to quant_ref::rows_iq4_xs; kRows only
 // kquant_grid.cpp: quant_ref::grid_rows's bits; kRows only, row grain 16
-QuantRows rows_tq1_0, rows_tq2_0, rows_iq2_xxs, rows_iq2_xs, rows_iq2_s, rows_iq3_xxs, rows_iq3_s, rows_iq1_s, rows_iq1_m;
+RIDGE_GRID_FORMATS(RIDGE_GRID_ROWS_DECL)
 }  // namespace quant_avx512
+
+#undef RIDGE_GRID_ROWS_DECL
 
 }  // namespace ridge::kernels

@@ -1,7 +1,5 @@
 // Registration of the quantized-format rows routines (ISA-neutral translation unit: it only
 // stores function pointers, so no ISA-flagged code runs before the registry checks CPUID).
-#include <utility>
-
 #include "kernels/quant/grid_formats.h"
 #include "kernels/quant/quant_rows.h"
 #include "kernels/x86_avx512/avx512.h"
@@ -37,13 +35,9 @@ void add_quant_rows_avx2(TypeTable& t) {
   t.set(GgmlType::kMXFP4, {quant_avx2::rows_mxfp4, ActFormat::kQ8_0, quant_avx2::kMxfp4Grain});
   t.set(GgmlType::kIQ4_NL, {quant_avx2::rows_iq4_nl, ActFormat::kQ8_0, quant_avx2::kMxfp4Grain});
   t.set(GgmlType::kIQ4_XS, {quant_avx2::rows_iq4_xs, ActFormat::kQ8_K, quant_avx2::kMxfp4Grain});
-  const std::pair<GgmlType, MatmulRowsFn> grid[] = {
-      {GgmlType::kTQ1_0, quant_avx2::rows_tq1_0},     {GgmlType::kTQ2_0, quant_avx2::rows_tq2_0},
-      {GgmlType::kIQ2_XXS, quant_avx2::rows_iq2_xxs}, {GgmlType::kIQ2_XS, quant_avx2::rows_iq2_xs},
-      {GgmlType::kIQ2_S, quant_avx2::rows_iq2_s},     {GgmlType::kIQ3_XXS, quant_avx2::rows_iq3_xxs},
-      {GgmlType::kIQ3_S, quant_avx2::rows_iq3_s},     {GgmlType::kIQ1_S, quant_avx2::rows_iq1_s},
-      {GgmlType::kIQ1_M, quant_avx2::rows_iq1_m}};
-  for (const auto& [type, rows] : grid) t.set(type, {rows, ActFormat::kQ8_K, quant_avx2::kMxfp4Grain});
+#define RIDGE_GRID_AVX2(T, F, n) t.set(GgmlType::k##T, {quant_avx2::rows_##n, ActFormat::kQ8_K, quant_avx2::kMxfp4Grain});
+  RIDGE_GRID_FORMATS(RIDGE_GRID_AVX2)
+#undef RIDGE_GRID_AVX2
 }
 
 void add_quant_rows_avx512(TypeTable& t) {
@@ -60,13 +54,9 @@ void add_quant_rows_avx512(TypeTable& t) {
   t.set(GgmlType::kMXFP4, {avx512::rows_mxfp4, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
   t.set(GgmlType::kIQ4_NL, {avx512::rows_iq4_nl, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
   t.set(GgmlType::kIQ4_XS, {quant_avx512::rows_iq4_xs, ActFormat::kQ8_K, 16});
-  const std::pair<GgmlType, MatmulRowsFn> grid[] = {
-      {GgmlType::kTQ1_0, quant_avx512::rows_tq1_0},     {GgmlType::kTQ2_0, quant_avx512::rows_tq2_0},
-      {GgmlType::kIQ2_XXS, quant_avx512::rows_iq2_xxs}, {GgmlType::kIQ2_XS, quant_avx512::rows_iq2_xs},
-      {GgmlType::kIQ2_S, quant_avx512::rows_iq2_s},     {GgmlType::kIQ3_XXS, quant_avx512::rows_iq3_xxs},
-      {GgmlType::kIQ3_S, quant_avx512::rows_iq3_s},     {GgmlType::kIQ1_S, quant_avx512::rows_iq1_s},
-      {GgmlType::kIQ1_M, quant_avx512::rows_iq1_m}};
-  for (const auto& [type, rows] : grid) t.set(type, {rows, ActFormat::kQ8_K, 16});
+#define RIDGE_GRID_AVX512(T, F, n) t.set(GgmlType::k##T, {quant_avx512::rows_##n, ActFormat::kQ8_K, 16});
+  RIDGE_GRID_FORMATS(RIDGE_GRID_AVX512)
+#undef RIDGE_GRID_AVX512
 }
 
 }  // namespace ridge::kernels

@@ -119,19 +119,9 @@ struct FormatGrid : OffsetChains<-kGridOffset> {
 
 namespace ridge::kernels::quant_avx512 {
 
-#define RIDGE_GRID_ROWS(name, Format)                                                                 \
-  void name(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) {     \
-    kquant_avx512::rows_k<kquant_avx512::FormatGrid<Format>>(w, a, j0, j1, y, ldy);            \
-  }
-RIDGE_GRID_ROWS(rows_tq1_0, Tq1_0)
-RIDGE_GRID_ROWS(rows_tq2_0, Tq2_0)
-RIDGE_GRID_ROWS(rows_iq2_xxs, Iq2Xxs)
-RIDGE_GRID_ROWS(rows_iq2_xs, Iq2Xs)
-RIDGE_GRID_ROWS(rows_iq2_s, Iq2S)
-RIDGE_GRID_ROWS(rows_iq3_xxs, Iq3Xxs)
-RIDGE_GRID_ROWS(rows_iq3_s, Iq3S)
-RIDGE_GRID_ROWS(rows_iq1_s, Iq1S)
-RIDGE_GRID_ROWS(rows_iq1_m, Iq1M)
+#define RIDGE_GRID_ROWS(T, F, n) \
+  void rows_##n(const WeightView& w, const Acts& a, int64_t j0, int64_t j1, float* y, int64_t ldy) { kquant_avx512::rows_k<kquant_avx512::FormatGrid<F>>(w, a, j0, j1, y, ldy); }
+RIDGE_GRID_FORMATS(RIDGE_GRID_ROWS)
 #undef RIDGE_GRID_ROWS
 
 }  // namespace ridge::kernels::quant_avx512
