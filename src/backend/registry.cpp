@@ -17,9 +17,16 @@ Result<std::unique_ptr<model::Backend>> make_cpu(const BackendParams& p) {
   return std::unique_ptr<model::Backend>(std::make_unique<CpuBackend>(*p.kernels, *p.pool));
 }
 
+DeviceMemory& host_memory_of(int /*device*/) { return host_memory(); }
+
+struct Entry {
+  BackendFactory factory = nullptr;
+  DeviceMemoryOf memory = host_memory_of;
+};
+
 struct Registry {
   std::mutex mu;
-  std::map<std::string, BackendFactory, std::less<>> factories{{"cpu", make_cpu}};
+  std::map<std::string, Entry, std::less<>> entries{{"cpu", Entry{make_cpu, host_memory_of}}};
 };
 
 Registry& registry() {
@@ -29,35 +36,46 @@ Registry& registry() {
 
 }  // namespace
 
-bool register_backend(std::string_view name, BackendFactory factory) {
+bool register_backend(std::string_view name, BackendFactory factory, DeviceMemoryOf memory) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  const bool name_is_new = r.factories.emplace(std::string(name), factory).second;
+  const Entry e{factory, memory != nullptr ? memory : host_memory_of};
+  const bool name_is_new = r.entries.emplace(std::string(name), e).second;
   RIDGE_CHECK(name_is_new);  // two registrations of one name: a build error, not an input's
   return true;
 }
 
-Result<std::unique_ptr<model::Backend>> create_backend(std::string_view name,
-                                                       const BackendParams& params) {
-  BackendFactory factory = nullptr;
+namespace {
+
+Result<Entry> find_backend(std::string_view name) {
   {
     Registry& r = registry();
     std::lock_guard lock(r.mu);
-    if (auto it = r.factories.find(name); it != r.factories.end()) factory = it->second;
+    if (auto it = r.entries.find(name); it != r.entries.end()) return it->second;
   }
-  if (factory == nullptr) {
-    std::string names;
-    for (const std::string& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
-    return usage_error("unknown backend '{}' (registered: {})", name, names);
-  }
-  return factory(params);
+  std::string names;
+  for (const std::string& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
+  return usage_error("unknown backend '{}' (registered: {})", name, names);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<model::Backend>> create_backend(std::string_view name,
+                                                       const BackendParams& params) {
+  RIDGE_ASSIGN_OR_RETURN(const Entry e, find_backend(name));
+  return e.factory(params);
+}
+
+Result<DeviceMemory*> device_memory(std::string_view name, int device) {
+  RIDGE_ASSIGN_OR_RETURN(const Entry e, find_backend(name));
+  return &e.memory(device);
 }
 
 std::vector<std::string> backend_names() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   std::vector<std::string> names;
-  for (const auto& [name, factory] : r.factories) names.push_back(name);
+  for (const auto& [name, entry] : r.entries) names.push_back(name);
   return names;
 }
 

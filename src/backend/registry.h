@@ -25,13 +25,18 @@ struct BackendParams {
 };
 
 using BackendFactory = Result<std::unique_ptr<model::Backend>> (*)(const BackendParams& params);
+// The memory of a backend's device (what its backends' memory() return), before any backend is
+// made: the engine sizes its KV pool from it.
+using DeviceMemoryOf = DeviceMemory& (*)(int device);
 
 // Adds a backend; returns true (for `static const bool registered = register_backend(...)`).
-// A second registration of a name CHECK-fails.
-bool register_backend(std::string_view name, BackendFactory factory);
+// A second registration of a name CHECK-fails. memory null: the host's.
+bool register_backend(std::string_view name, BackendFactory factory, DeviceMemoryOf memory = nullptr);
 // A backend by name ("cpu" is always there), or an error naming the registered ones.
 Result<std::unique_ptr<model::Backend>> create_backend(std::string_view name,
                                                        const BackendParams& params);
+// The memory of backend `name`'s device `device`, or the error create_backend would give.
+Result<DeviceMemory*> device_memory(std::string_view name, int device = 0);
 std::vector<std::string> backend_names();  // sorted
 
 }  // namespace ridge::backend

@@ -10,10 +10,14 @@ void HugeUnmap::operator()(void* p) const {
   if (p != nullptr) munmap(p, bytes);
 }
 
-HugeBuffer alloc_huge(size_t bytes) {
+size_t huge_rounded(size_t bytes) {
   if (bytes == 0) bytes = 1;
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+HugeBuffer alloc_huge(size_t bytes) {
   if (bytes > SIZE_MAX - 2 * kHugePageBytes) return HugeBuffer(nullptr, HugeUnmap{});
-  const size_t size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const size_t size = huge_rounded(bytes);
   // Map one huge page more than needed, then trim both ends to a 2 MiB-aligned region: mmap
   // only promises 4 KiB alignment, and a huge page needs an aligned 2 MiB range.
   const size_t span = size + kHugePageBytes;

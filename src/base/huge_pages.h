@@ -25,5 +25,7 @@ using HugeBuffer = std::unique_ptr<void, HugeUnmap>;
 // `bytes` (rounded up to whole huge pages), aligned to kHugePageBytes and advised into huge
 // pages; null when the system cannot map that much.
 HugeBuffer alloc_huge(size_t bytes);
+// The bytes alloc_huge maps for `bytes` (whole huge pages; at least one).
+size_t huge_rounded(size_t bytes);
 
 }  // namespace ridge

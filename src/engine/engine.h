@@ -70,6 +70,9 @@ struct EngineOptions {
   // earlier one starts part way in.
   int32_t state_snapshot_interval = 0;
   int n_threads = 1;
+  // The backend that runs the forward (backend/registry.h); the KV pool's default size is a
+  // fraction of its device's available memory.
+  std::string backend = "cpu";
   // Not kNone: an embedding engine. Every request's prompt is run once and pooled into one
   // vector (RequestOutput::embedding, L2-normalised); nothing is generated. Prefix caching is
   // off (pooling needs every pooled row computed).

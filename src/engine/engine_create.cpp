@@ -2,7 +2,7 @@
 // budget for the start-up banner.
 #include <algorithm>
 
-#include "base/meminfo.h"
+#include "backend/registry.h"
 #include "engine/engine.h"
 #include "engine/scheduler.h"
 #include "gguf/reader.h"
@@ -198,7 +198,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   if (o.kv_bytes > 0) {
     pools = split_kv_budget(o.kv_bytes, block_bytes, window_block_bytes, window_cap, int64_t{1} << 40);
   } else {
-    const uint64_t avail = meminfo_bytes("MemAvailable");
+    RIDGE_ASSIGN_OR_RETURN(DeviceMemory * memory, backend::device_memory(o.backend));
+    const uint64_t avail = memory->available_bytes();
     pools = split_kv_budget(static_cast<uint64_t>(o.kv_ram_fraction * static_cast<double>(avail)), block_bytes,
                             window_block_bytes, window_cap, per_seq * o.max_seqs);
   }
@@ -225,6 +226,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const model::Model& model,
   }
   ro.max_context = o.max_model_len;
   ro.n_threads = o.n_threads;
+  ro.backend = o.backend;
   ro.n_state_slots = o.max_seqs + spare_state_slots(o);
   ro.mtp = mtp;
   if (o.prefix_caching && o.pooling == model::Pooling::kNone) ro.n_state_slots += o.state_cache < 0 ? o.max_seqs : o.state_cache;

@@ -4,13 +4,14 @@
 
 namespace ridge::engine {
 
-ModelRunner::ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
-                         std::shared_ptr<ThreadPool> pool, std::unique_ptr<model::Backend> backend)
+ModelRunner::ModelRunner(const model::Model& model, std::shared_ptr<ThreadPool> pool,
+                         std::unique_ptr<model::Backend> backend, kv::KvCache kv,
+                         model::Workspace ws)
     : model_(&model),
-      kv_(std::move(kv)),
-      ws_(std::move(ws)),
       pool_(std::move(pool)),
-      backend_(std::move(backend)) {}
+      backend_(std::move(backend)),
+      kv_(std::move(kv)),
+      ws_(std::move(ws)) {}
 
 Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& model,
                                                          const ModelRunnerOptions& o,
@@ -20,9 +21,13 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
     return usage_error("engine: MTP drafts need a model with an MTP head (nextn layers and their "
                        "tensors); {} has none", model.config().name);
   }
+  if (!pool) pool = std::make_shared<ThreadPool>(o.n_threads);
+  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<model::Backend> backend,
+                         backend::create_backend(o.backend, {&model.kernels(), pool.get()}));
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
                          kv::KvCache::create(model.kv_config(o.n_blocks, o.kv_type, o.block_size,
-                                                             o.n_state_slots, o.n_window_blocks, o.mtp)));
+                                                             o.n_state_slots, o.n_window_blocks, o.mtp),
+                                             backend->memory()));
   model::WorkspaceLimits lim;
   lim.max_tokens = o.max_tokens;
   lim.max_outputs = std::min(o.max_outputs, o.max_tokens);
@@ -31,28 +36,36 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
   lim.block_size = o.block_size;
   lim.hidden_outputs = o.embeddings;
   lim.mtp = o.mtp;
-  RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(model.config(), lim));
-  if (!pool) pool = std::make_shared<ThreadPool>(o.n_threads);
-  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<model::Backend> backend,
-                         backend::create_backend(o.backend, {&model.kernels(), pool.get()}));
-  return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(kv), std::move(ws),
-                                                      std::move(pool), std::move(backend)));
+  RIDGE_ASSIGN_OR_RETURN(model::Workspace ws,
+                         model::Workspace::create(model.config(), lim, backend->memory()));
+  return std::unique_ptr<ModelRunner>(new ModelRunner(model, std::move(pool), std::move(backend),
+                                                      std::move(kv), std::move(ws)));
+}
+
+void ModelRunner::keep_hidden_rows(int64_t n) {
+  n_hidden_rows_ = n;
+  DeviceMemory& mem = backend_->memory();
+  if (mem.host_visible() || n == 0) return;
+  hidden_host_.resize(static_cast<size_t>(n * model_->config().n_embd));
+  mem.to_host(hidden_host_.data(), ws_.mtp_hidden.data(), hidden_host_.size() * sizeof(float));
 }
 
 Result<std::span<const float>> ModelRunner::run(const model::Batch& batch) {
   const Result<std::span<const float>> out = model_->forward(batch, kv_, ws_, *backend_);
-  n_hidden_rows_ = out.ok() && has_mtp() ? batch.n_tokens() : 0;
+  keep_hidden_rows(out.ok() && has_mtp() ? batch.n_tokens() : 0);
   return out;
 }
 
 Result<std::span<const float>> ModelRunner::run_mtp(const model::Batch& batch, std::span<const float> h) {
   const Result<std::span<const float>> out = model_->forward_mtp(batch, h, kv_, ws_, *backend_);
-  n_hidden_rows_ = out.ok() ? batch.n_tokens() : 0;
+  keep_hidden_rows(out.ok() ? batch.n_tokens() : 0);
   return out;
 }
 
 std::span<const float> ModelRunner::hidden_rows() const {
-  return std::span<const float>(ws_.mtp_hidden).first(static_cast<size_t>(n_hidden_rows_ * model_->config().n_embd));
+  const auto n = static_cast<size_t>(n_hidden_rows_ * model_->config().n_embd);
+  if (!backend_->memory().host_visible()) return std::span<const float>(hidden_host_).first(n);
+  return std::span<const float>(ws_.mtp_hidden.data(), n);
 }
 
 }  // namespace ridge::engine

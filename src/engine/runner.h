@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "model/backend.h"
@@ -94,14 +95,19 @@ class ModelRunner final : public Runner {
   std::span<const float> hidden_rows() const override;
 
  private:
-  ModelRunner(const model::Model& model, kv::KvCache kv, model::Workspace ws,
-              std::shared_ptr<ThreadPool> pool, std::unique_ptr<model::Backend> backend);
+  ModelRunner(const model::Model& model, std::shared_ptr<ThreadPool> pool,
+              std::unique_ptr<model::Backend> backend, kv::KvCache kv, model::Workspace ws);
+  // After a run: n rows of ws_.mtp_hidden are the hidden rows (copied to the host where the
+  // backend's memory is not).
+  void keep_hidden_rows(int64_t n);
   const model::Model* model_;
-  kv::KvCache kv_;
-  model::Workspace ws_;
+  // The pool and the backend before the memory they allocated (destroyed after it).
   std::shared_ptr<ThreadPool> pool_;
   std::unique_ptr<model::Backend> backend_;
-  int64_t n_hidden_rows_ = 0;  // rows of ws_.mtp_hidden the last run wrote
+  kv::KvCache kv_;
+  model::Workspace ws_;
+  int64_t n_hidden_rows_ = 0;        // rows of ws_.mtp_hidden the last run wrote
+  std::vector<float> hidden_host_;   // those rows, where the backend's memory is not the host's
 };
 
 }  // namespace ridge::engine

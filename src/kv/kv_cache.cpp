@@ -165,7 +165,7 @@ void kv_load_row(KvType type, const void* src, float* dst, int64_t n) {
   }
 }
 
-Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
+Result<KvCache> KvCache::create(const KvCacheConfig& cfg, DeviceMemory& memory) {
   RIDGE_RETURN_IF_ERROR(kv_check_config(cfg));
   if (cfg.n_blocks <= 0) return error("kv cache: {} blocks: must be positive", cfg.n_blocks);
   KvCache cache(cfg);
@@ -189,11 +189,13 @@ Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
     cache.layers_.push_back(Layer{nullptr, nullptr, shape.n_head_kv, shape.head_dim,
                                   cfg.n_blocks_of(cfg.space_of(l)), rb});
   }
-  cache.storage_ = alloc_huge(total);
-  if (!cache.storage_) {
-    return error("kv cache: cannot allocate {} bytes ({} layers, {} blocks)", total, cfg.n_layer,
-                 cfg.n_blocks);
+  Result<DeviceBuffer> storage =
+      memory.allocate(static_cast<size_t>(std::max<uint64_t>(total, 1)), MemoryUse::kStream);
+  if (!storage.ok()) {
+    return error("kv cache: cannot allocate {} bytes ({} layers, {} blocks) in {} memory", total,
+                 cfg.n_layer, cfg.n_blocks, memory.name());
   }
+  cache.storage_ = std::move(*storage);
   auto* p = static_cast<uint8_t*>(cache.storage_.get());
   for (size_t l = 0; l < cache.layers_.size(); ++l) {
     cache.layers_[l].k = p;
@@ -201,7 +203,7 @@ Result<KvCache> KvCache::create(const KvCacheConfig& cfg) {
     p += 2 * array_bytes[l];
   }
   if (cfg.state.n_slots > 0) {
-    RIDGE_ASSIGN_OR_RETURN(cache.states_, RecurrentState::create(cfg.state));
+    RIDGE_ASSIGN_OR_RETURN(cache.states_, RecurrentState::create(cfg.state, memory));
   }
   return cache;
 }

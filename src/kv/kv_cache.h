@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/huge_pages.h"
+#include "base/device_memory.h"
 #include "base/status.h"
 #include "kv/recurrent_state.h"
 #include "kv/kv_space.h"
@@ -80,8 +80,9 @@ void kv_load_row(KvType type, const void* src, float* dst, int64_t n);
 
 class KvCache {
  public:
-  // Allocates the storage (validated by kv_check_config, positive n_blocks, no overflow).
-  static Result<KvCache> create(const KvCacheConfig& cfg);
+  // Allocates the storage (validated by kv_check_config, positive n_blocks, no overflow) in
+  // `memory` (a backend's, Backend::memory()), the recurrent state's too.
+  static Result<KvCache> create(const KvCacheConfig& cfg, DeviceMemory& memory = host_memory());
 
   KvCache(KvCache&&) noexcept = default;
   KvCache& operator=(KvCache&&) noexcept = default;
@@ -99,13 +100,14 @@ class KvCache {
   const RecurrentState& states() const { return states_; }
 
   // K (or V) rows of KV head `head` in block `block` of `layer`: block_size rows of
-  // row_bytes(layer) bytes in type(), contiguous.
+  // row_bytes(layer) bytes in type(), contiguous, in the memory's device.
   const void* k_block(int64_t layer, int64_t block, int64_t head) const;
   const void* v_block(int64_t layer, int64_t block, int64_t head) const;
 
   // Stores one token's K and V (each [n_head_kv * head_dim] f32 of that layer, head-major) into `slot`
   // (of the layer's space), converting to type(). A slot inside the space is the caller's
-  // invariant (CHECKed).
+  // invariant (CHECKed). write and read convert on the host: host-visible memory only (a device
+  // backend writes its K/V in its own kernels).
   void write(int64_t layer, int64_t slot, const float* k, const float* v);
   // The inverse: the stored K and V of `slot` as f32 ([n_head_kv * head_dim] each).
   void read(int64_t layer, int64_t slot, float* k, float* v) const;
@@ -123,7 +125,7 @@ class KvCache {
   uint64_t slot_offset_bytes(const Layer& l, int64_t slot, int64_t head) const;
 
   KvCacheConfig cfg_;
-  HugeBuffer storage_;        // every layer's K and V, in huge pages (read by every step)
+  DeviceBuffer storage_;      // every layer's K and V (kStream: huge pages on the host)
   std::vector<Layer> layers_;
   RecurrentState states_;
 };

@@ -1,7 +1,5 @@
 #include "kv/recurrent_state.h"
 
-#include <cstring>
-
 #include "base/check.h"
 
 namespace ridge::kv {
@@ -14,7 +12,7 @@ uint64_t recurrent_slot_bytes(const RecurrentStateConfig& cfg) {
   return layers * floats * 4;
 }
 
-Result<RecurrentState> RecurrentState::create(const RecurrentStateConfig& cfg) {
+Result<RecurrentState> RecurrentState::create(const RecurrentStateConfig& cfg, DeviceMemory& memory) {
   const uint64_t slot = recurrent_slot_bytes(cfg);
   if (slot == 0 || cfg.n_slots <= 0 || cfg.n_slots > (int64_t{1} << 20) ||
       slot > UINT64_MAX / static_cast<uint64_t>(cfg.n_slots)) {
@@ -23,11 +21,13 @@ Result<RecurrentState> RecurrentState::create(const RecurrentStateConfig& cfg) {
   }
   RecurrentState s;
   s.cfg_ = cfg;
-  s.storage_ = alloc_huge(static_cast<size_t>(slot * static_cast<uint64_t>(cfg.n_slots)));
-  if (!s.storage_) {
-    return error("recurrent state: cannot allocate {} bytes ({} slots of {})",
-                 slot * static_cast<uint64_t>(cfg.n_slots), cfg.n_slots, slot);
+  Result<DeviceBuffer> storage =
+      memory.allocate(static_cast<size_t>(slot * static_cast<uint64_t>(cfg.n_slots)), MemoryUse::kStream);
+  if (!storage.ok()) {
+    return error("recurrent state: cannot allocate {} bytes ({} slots of {}) in {} memory",
+                 slot * static_cast<uint64_t>(cfg.n_slots), cfg.n_slots, slot, memory.name());
   }
+  s.storage_ = std::move(*storage);
   s.positions_.assign(static_cast<size_t>(cfg.n_slots), 0);
   return s;
 }
@@ -38,13 +38,13 @@ float* RecurrentState::data(int64_t layer, int64_t slot) {
 }
 
 void RecurrentState::reset(int64_t slot) {
-  std::memset(data(0, slot), 0, static_cast<size_t>(recurrent_slot_bytes(cfg_)));
+  storage_.memory()->zero(data(0, slot), static_cast<size_t>(recurrent_slot_bytes(cfg_)));
   positions_[static_cast<size_t>(slot)] = 0;
 }
 
 void RecurrentState::copy_slot(int64_t from, int64_t to) {
   if (from == to) return;
-  std::memcpy(data(0, to), data(0, from), static_cast<size_t>(recurrent_slot_bytes(cfg_)));
+  storage_.memory()->copy(data(0, to), data(0, from), static_cast<size_t>(recurrent_slot_bytes(cfg_)));
   positions_[static_cast<size_t>(to)] = positions_[static_cast<size_t>(from)];
 }
 

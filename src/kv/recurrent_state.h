@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "base/huge_pages.h"
+#include "base/device_memory.h"
 #include "base/status.h"
 
 namespace ridge::kv {
@@ -27,13 +27,16 @@ uint64_t recurrent_slot_bytes(const RecurrentStateConfig& cfg);
 class RecurrentState {
  public:
   RecurrentState() = default;  // no slots: a model without linear layers
-  static Result<RecurrentState> create(const RecurrentStateConfig& cfg);
+  // The slots in `memory` (a backend's, Backend::memory()).
+  static Result<RecurrentState> create(const RecurrentStateConfig& cfg,
+                                       DeviceMemory& memory = host_memory());
 
   const RecurrentStateConfig& config() const { return cfg_; }
   int64_t n_slots() const { return cfg_.n_slots; }
   uint64_t total_bytes() const { return recurrent_slot_bytes(cfg_) * static_cast<uint64_t>(cfg_.n_slots); }
 
-  // Layer `layer`'s state in `slot`: floats_per_layer values (CHECKed indices).
+  // Layer `layer`'s state in `slot`: floats_per_layer values (CHECKed indices), in the memory's
+  // device.
   float* data(int64_t layer, int64_t slot);
   // Positions of its sequence the slot's state has consumed (0: fresh).
   int32_t positions(int64_t slot) const { return positions_[static_cast<size_t>(slot)]; }
@@ -45,7 +48,7 @@ class RecurrentState {
 
  private:
   RecurrentStateConfig cfg_;
-  HugeBuffer storage_;  // [n_slots][n_layer][floats_per_layer]
+  DeviceBuffer storage_;  // [n_slots][n_layer][floats_per_layer]
   std::vector<int32_t> positions_;
 };
 

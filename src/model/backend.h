@@ -12,6 +12,7 @@
 #include <span>
 #include <string_view>
 
+#include "base/device_memory.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
 #include "model/attention.h"
@@ -109,6 +110,9 @@ class Backend {
   virtual std::string_view name() const = 0;
   // Threads the ops run on (a workspace is made for at most so many).
   virtual int n_threads() const = 0;
+  // The device memory the ops read and write (the same object for every backend of a device;
+  // it outlives them).
+  virtual DeviceMemory& memory() = 0;
 
   // The step's inputs, read by the ops until end_step (CUDA: where a decode step is captured
   // and replayed).
@@ -150,7 +154,8 @@ class Backend {
   virtual void copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,
                          int64_t width) = 0;
   // out[r] = the step's row before r where it is the same sequence's (rows[r - 1]), else, for a
-  // sequence's first row here, prev[its sequence] ([n_seqs, d]; null: zeros). The MTP head's
+  // sequence's first row here, prev[its sequence] ([n_seqs, d], host memory: the batch's; null:
+  // zeros). The MTP head's
   // h input: each position paired with the hidden state of the position before it.
   virtual void previous_rows(const float* rows, const float* prev, float* out, int64_t d) = 0;
   // Moves the rows that need logits to the front of each buffer ([n, width]), in order.

@@ -57,7 +57,8 @@ class Model {
 
   // Runs one step: writes the K/V of every batch token into `kv` and returns the logits of the
   // rows with need_logits, in row order: [n_outputs, n_vocab] (with batch.output_hidden their
-  // final-norm hidden states, [n_outputs, n_embd]), valid until the next forward with `ws`.
+  // final-norm hidden states, [n_outputs, n_embd]), in host memory, valid until the next forward
+  // with `ws`.
   // Errors (never CHECKs) on a batch inconsistent with the model, cache or workspace. The
   // backend runs every op; the weights must have been bound for it (CPU: the model's kernels).
   // With a cache that holds the MTP head's KV layer, every step also writes that layer's K/V
@@ -67,8 +68,8 @@ class Model {
                                          Backend& backend) const;
 
   // One step of the MTP head (model/mtp.cpp): row r pairs the batch's token r with hidden state
-  // h[r] ([n_tokens, n_embd]: the trunk's at the position before, or the head's own previous
-  // one), writes the head's K/V at its slot and returns the logits of every row (all need
+  // h[r] ([n_tokens, n_embd], host memory: the trunk's at the position before, or the head's own
+  // previous one), writes the head's K/V at its slot and returns the logits of every row (all need
   // logits) of the token after the next; ws.mtp_hidden gets each row's own hidden state.
   Result<std::span<const float>> forward_mtp(const Batch& batch, std::span<const float> h,
                                              kv::KvCache& kv, Workspace& ws,
@@ -89,6 +90,8 @@ class Model {
   // What every step must fit: the workspace's sizes and threads, and the batch's indices.
   Status check_limits(const Batch& batch, const kv::KvCache& kv, const Workspace& ws,
                       const Backend& backend) const;
+  // A step's returned rows, copied into ws.host_out when the backend's memory is not the host's.
+  static std::span<const float> to_host(std::span<const float> rows, Workspace& ws, Backend& backend);
   std::span<const float> run_layers(const Batch& batch, kv::KvCache& kv, Workspace& ws,
                                     Backend& backend) const;
   void embed(Workspace& ws, Backend& backend) const;

@@ -45,15 +45,21 @@ Result<std::span<const float>> Model::forward_mtp(const Batch& batch, std::span<
   RIDGE_RETURN_IF_ERROR(check_limits(batch, kv, ws, backend));
   if (n == 0) return std::span<const float>();
   const int64_t il = cfg_.n_layer;
+  const float* h_rows = h.data();
+  if (DeviceMemory& mem = backend.memory(); !mem.host_visible()) {  // h is the host's
+    mem.to_device(ws.mtp_h_in.data(), h.data(), h.size_bytes());
+    h_rows = ws.mtp_h_in.data();
+  }
   backend.begin_step(batch);
-  mtp_input(n, h.data(), /*rope_made=*/false, ws, backend);
+  mtp_input(n, h_rows, /*rope_made=*/false, ws, backend);
   attention_block(il, n, kv, ws, backend);
   ffn_block(il, n, ws, backend);
   backend.rms_norm(ws.x.data(), w_.mtp.head_norm.data, ws.mtp_hidden.data(), n, d, cfg_.rms_eps);
   const kernels::WeightView& head = w_.mtp.head;
   backend.matmul(head, ws.mtp_hidden.data(), head.cols, n, ws.logits.data(), head.rows);
   backend.end_step();
-  return std::span<const float>(ws.logits.data(), static_cast<size_t>(n * cfg_.n_vocab));
+  return to_host(std::span<const float>(ws.logits.data(), static_cast<size_t>(n * cfg_.n_vocab)), ws,
+                 backend);
 }
 
 }  // namespace ridge::model

@@ -248,7 +248,16 @@ Result<std::span<const float>> Model::forward(const Batch& batch, kv::KvCache& k
   backend.begin_step(batch);
   const std::span<const float> out = run_layers(batch, kv, ws, backend);
   backend.end_step();
-  return out;
+  return to_host(out, ws, backend);
+}
+
+std::span<const float> Model::to_host(std::span<const float> rows, Workspace& ws,
+                                      Backend& backend) {
+  DeviceMemory& mem = backend.memory();
+  if (mem.host_visible() || rows.empty()) return rows;
+  ws.host_out.resize(rows.size());
+  mem.to_host(ws.host_out.data(), rows.data(), rows.size_bytes());
+  return ws.host_out;
 }
 
 std::span<const float> Model::run_layers(const Batch& batch, kv::KvCache& kv, Workspace& ws,

@@ -6,7 +6,24 @@
 
 namespace ridge::model {
 
-Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimits& lim) {
+namespace {
+
+// a = n values of `mem` (kept through the status: the first failure is returned).
+template <class T>
+void allocate(DeviceMemory& mem, DeviceArray<T>& a, size_t n, Status& status) {
+  if (!status.ok()) return;
+  Result<DeviceArray<T>> r = DeviceArray<T>::create(mem, n);
+  if (r.ok()) {
+    a = std::move(*r);
+  } else {
+    status = r.status();
+  }
+}
+
+}  // namespace
+
+Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimits& lim,
+                                    DeviceMemory& mem) {
   if (lim.max_tokens <= 0 || lim.max_outputs <= 0 || lim.max_outputs > lim.max_tokens ||
       lim.max_context <= 0 || lim.n_threads <= 0 || lim.block_size <= 0) {
     return error("workspace: invalid limits (tokens {}, outputs {}, context {}, threads {})",
@@ -31,63 +48,64 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   if (floats > 1e10) return error("workspace: {} floats is too large; lower the batch size", floats);
   Workspace w;
   w.limits_ = lim;
+  Status st;
   const auto t = static_cast<size_t>(lim.max_tokens);
-  w.x.resize(t * static_cast<size_t>(cfg.n_embd));
-  w.xn.resize(t * static_cast<size_t>(cfg.n_embd));
-  w.q.resize(t * static_cast<size_t>(q_dim));
-  w.k.resize(t * static_cast<size_t>(kv_dim));
-  w.v.resize(t * static_cast<size_t>(kv_dim));
-  w.attn.resize(t * static_cast<size_t>(std::max(q_dim, cfg.ssm_value_dim())));
-  w.proj.resize(t * static_cast<size_t>(cfg.n_embd));
-  w.gate.resize(static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width));
-  w.up.resize(static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width));
+  allocate(mem, w.x, t * static_cast<size_t>(cfg.n_embd), st);
+  allocate(mem, w.xn, t * static_cast<size_t>(cfg.n_embd), st);
+  allocate(mem, w.q, t * static_cast<size_t>(q_dim), st);
+  allocate(mem, w.k, t * static_cast<size_t>(kv_dim), st);
+  allocate(mem, w.v, t * static_cast<size_t>(kv_dim), st);
+  allocate(mem, w.attn, t * static_cast<size_t>(std::max(q_dim, cfg.ssm_value_dim())), st);
+  allocate(mem, w.proj, t * static_cast<size_t>(cfg.n_embd), st);
+  allocate(mem, w.gate, static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width), st);
+  allocate(mem, w.up, static_cast<size_t>(ffn_rows) * static_cast<size_t>(ffn_width), st);
   if (cfg.is_moe()) {
     const size_t routed = t * static_cast<size_t>(k);
-    w.moe.probs.resize(t * static_cast<size_t>(cfg.n_expert));
-    w.moe.expert.resize(routed);
-    w.moe.weight.resize(routed);
-    w.moe.row_of.resize(routed);
-    w.moe.offsets.resize(static_cast<size_t>(cfg.n_expert) + 1);
-    w.moe.x.resize(routed * static_cast<size_t>(cfg.n_embd));
-    w.moe.y.resize(routed * static_cast<size_t>(cfg.n_embd));
+    allocate(mem, w.moe.probs, t * static_cast<size_t>(cfg.n_expert), st);
+    allocate(mem, w.moe.expert, routed, st);
+    allocate(mem, w.moe.weight, routed, st);
+    allocate(mem, w.moe.row_of, routed, st);
+    allocate(mem, w.moe.offsets, static_cast<size_t>(cfg.n_expert) + 1, st);
+    allocate(mem, w.moe.x, routed * static_cast<size_t>(cfg.n_embd), st);
+    allocate(mem, w.moe.y, routed * static_cast<size_t>(cfg.n_embd), st);
     w.moe.experts_run.resize(static_cast<size_t>(cfg.n_layer));
     if (cfg.moe_gemma4) {
-      w.moe.router_in.resize(t * static_cast<size_t>(cfg.n_embd));
-      w.moe.out.resize(t * static_cast<size_t>(cfg.n_embd));
+      allocate(mem, w.moe.router_in, t * static_cast<size_t>(cfg.n_embd), st);
+      allocate(mem, w.moe.out, t * static_cast<size_t>(cfg.n_embd), st);
     }
   }
   if (cfg.n_recurrent_layers() > 0) {
     const auto key = static_cast<size_t>(cfg.ssm_key_dim()), value = static_cast<size_t>(cfg.ssm_value_dim());
     const auto hv = static_cast<size_t>(cfg.ssm_n_v_heads);
-    w.lin.mixed.resize(t * static_cast<size_t>(cfg.ssm_conv_dim()));
-    w.lin.z.resize(t * value);
-    w.lin.beta.resize(t * hv);
-    w.lin.g.resize(t * hv);
-    w.lin.q.resize(t * key);
-    w.lin.k.resize(t * key);
-    w.lin.v.resize(t * value);
+    allocate(mem, w.lin.mixed, t * static_cast<size_t>(cfg.ssm_conv_dim()), st);
+    allocate(mem, w.lin.z, t * value, st);
+    allocate(mem, w.lin.beta, t * hv, st);
+    allocate(mem, w.lin.g, t * hv, st);
+    allocate(mem, w.lin.q, t * key, st);
+    allocate(mem, w.lin.k, t * key, st);
+    allocate(mem, w.lin.v, t * value, st);
   }
   if (lim.mtp) {
     if (!cfg.has_mtp()) return error("workspace: MTP buffers for a model without an MTP head");
-    w.mtp_hidden.resize(t * static_cast<size_t>(cfg.n_embd));
-    w.mtp_h_in.resize(t * static_cast<size_t>(cfg.n_embd));
-    w.mtp_cat.resize(t * static_cast<size_t>(2 * cfg.n_embd));
+    allocate(mem, w.mtp_hidden, t * static_cast<size_t>(cfg.n_embd), st);
+    allocate(mem, w.mtp_h_in, t * static_cast<size_t>(cfg.n_embd), st);
+    allocate(mem, w.mtp_cat, t * static_cast<size_t>(2 * cfg.n_embd), st);
   }
-  if (cfg.attn_output_gate) w.lin.q_gate.resize(t * static_cast<size_t>(2 * q_dim));
-  w.rope_cos.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
-  w.rope_sin.resize(t * static_cast<size_t>(cfg.rope_dims / 2 + 1));
+  if (cfg.attn_output_gate) allocate(mem, w.lin.q_gate, t * static_cast<size_t>(2 * q_dim), st);
+  allocate(mem, w.rope_cos, t * static_cast<size_t>(cfg.rope_dims / 2 + 1), st);
+  allocate(mem, w.rope_sin, t * static_cast<size_t>(cfg.rope_dims / 2 + 1), st);
   if (cfg.swa_rope_differs()) {
-    w.rope_cos_swa.resize(t * static_cast<size_t>(cfg.swa_rope_dims() / 2 + 1));
-    w.rope_sin_swa.resize(t * static_cast<size_t>(cfg.swa_rope_dims() / 2 + 1));
+    allocate(mem, w.rope_cos_swa, t * static_cast<size_t>(cfg.swa_rope_dims() / 2 + 1), st);
+    allocate(mem, w.rope_sin_swa, t * static_cast<size_t>(cfg.swa_rope_dims() / 2 + 1), st);
   }
   if (cfg.n_embd_per_layer > 0) {
     const auto p = static_cast<size_t>(cfg.n_embd_per_layer), layers = static_cast<size_t>(cfg.n_layer);
-    w.ple.resize(layers * t * p);
-    w.ple_proj.resize(t * layers * p);
-    w.ple_gate.resize(t * p);
+    allocate(mem, w.ple, layers * t * p, st);
+    allocate(mem, w.ple_proj, t * layers * p, st);
+    allocate(mem, w.ple_gate, t * p, st);
   }
   if (!lim.hidden_outputs) {
-    w.logits.resize(static_cast<size_t>(lim.max_outputs) * static_cast<size_t>(cfg.n_vocab));
+    allocate(mem, w.logits, static_cast<size_t>(lim.max_outputs) * static_cast<size_t>(cfg.n_vocab), st);
   }
   for (int64_t il = 0; il < cfg.n_layer; ++il) {  // the layer that needs the most
     w.attn_scratch_per_thread = std::max(
@@ -95,8 +113,9 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
         attention_scratch_floats(cfg.n_head, cfg.layer_n_head_kv(il), cfg.layer_head_dim(il),
                                  lim.block_size, lim.max_context));
   }
-  w.attn_scratch.resize(static_cast<size_t>(lim.n_threads) *
-                        static_cast<size_t>(w.attn_scratch_per_thread));
+  allocate(mem, w.attn_scratch, static_cast<size_t>(lim.n_threads) *
+                        static_cast<size_t>(w.attn_scratch_per_thread), st);
+  if (!st.ok()) return st.with_prefix("workspace");
   return w;
 }
 

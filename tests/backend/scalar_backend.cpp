@@ -1,8 +1,11 @@
 #include "scalar_backend.h"
 
+#include "guarded_memory.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -30,6 +33,11 @@ float scalar_dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
+// Activations the ops take are the backend's memory (checked when the guarded memory is strict).
+void on_device(std::initializer_list<const void*> pointers) {
+  for (const void* p : pointers) GuardedMemory::instance().expect_held(p);
+}
+
 float scalar_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 Result<std::unique_ptr<model::Backend>> make_scalar(const BackendParams& p) {
@@ -42,7 +50,9 @@ Result<std::unique_ptr<model::Backend>> make_scalar(const BackendParams& p) {
   return std::unique_ptr<model::Backend>(std::make_unique<ScalarBackend>());
 }
 
-const bool kScalarRegistered = register_backend(kScalarBackendName, make_scalar);
+DeviceMemory& guarded_memory(int /*device*/) { return GuardedMemory::instance(); }
+
+const bool kScalarRegistered = register_backend(kScalarBackendName, make_scalar, guarded_memory);
 
 }  // namespace
 
@@ -50,7 +60,11 @@ ScalarBackend::ScalarBackend() : ref_(&kernels::kernels_for(kernels::Isa::kRef))
   (void)kScalarRegistered;
 }
 
+DeviceMemory& ScalarBackend::memory() { return GuardedMemory::instance(); }
+
 void ScalarBackend::embed(const model::EmbedOp& op) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({op.x, op.cos, op.sin, op.cos_swa, op.sin_swa});
   const model::Batch& b = *step_;
   const model::ModelConfig& cfg = *op.cfg;
   const int64_t half = cfg.rope_dims / 2, half_swa = cfg.swa_rope_dims() / 2;
@@ -74,11 +88,15 @@ void ScalarBackend::embed(const model::EmbedOp& op) {
 
 void ScalarBackend::rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t d,
                              float eps) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({x, y});
   for (int64_t t = 0; t < rows; ++t) scalar_rms_norm(x + t * d, w, y + t * d, d, eps);
 }
 
 void ScalarBackend::matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m,
                            float* y, int64_t ldy) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({x, y});
   std::vector<float> row(static_cast<size_t>(w.cols));
   for (int64_t j = 0; j < w.rows; ++j) {
     kernels::dequantize_weight_row(*ref_, w, j, row.data());
@@ -88,10 +106,14 @@ void ScalarBackend::matmul(const kernels::WeightView& w, const float* x, int64_t
 
 void ScalarBackend::matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x,
                                  int64_t ldx, int64_t m) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({x});
   for (const kernels::MatmulTarget& t : targets) matmul(*t.w, x, ldx, m, t.y, t.ldy);
 }
 
 void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({op.q, op.k, op.v, op.q_gate, op.cos, op.sin});
   const model::Batch& b = *step_;
   const int64_t hd = op.head_dim, qd = op.n_head * hd, kvd = op.n_head_kv * hd;
   const int64_t half = op.rope_dims / 2;
@@ -129,6 +151,8 @@ void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
 // A plain softmax attention per token and head over the positions the token sees, K and V read
 // row by row from the paged cache in its stored type.
 void ScalarBackend::attention(const model::AttentionArgs& a, const float* q_gate) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({a.q, a.out, q_gate});
   const model::Batch& b = *step_;
   const kv::KvCache& cache = *a.cache;
   const int64_t hd = a.head_dim, qd = a.n_head * hd, group = a.n_head / a.n_head_kv;
@@ -176,6 +200,8 @@ void ScalarBackend::attention(const model::AttentionArgs& a, const float* q_gate
 }
 
 void ScalarBackend::residual(const model::ResidualOp& op) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({op.proj, op.x, op.xn});
   const int64_t d = op.d;
   for (int64_t t = 0; t < op.m; ++t) {
     float* p = op.proj + t * d;
@@ -189,6 +215,8 @@ void ScalarBackend::residual(const model::ResidualOp& op) {
 
 void ScalarBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m,
                               float* gate_buf, float* up_buf, float* out, int64_t ldo) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({x, gate_buf, up_buf, out});
   const int64_t ff = w.gate->rows;
   matmul(*w.gate, x, ldx, m, gate_buf, ff);
   matmul(*w.up, x, ldx, m, up_buf, ff);
@@ -225,30 +253,39 @@ void ScalarBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64_t 
 // their own references in tests/model (moe_test, delta_net_test).
 void ScalarBackend::moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
                             int64_t m, model::Workspace& ws, float* out) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({out});
   model::moe_ffn(cfg, l, il, *ref_, m, ws, out, pool_);
 }
 
 void ScalarBackend::begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) {
+  GuardedMemory::Open open(GuardedMemory::instance());
   model::begin_recurrent_step(*step_, states, ws);
 }
 
 void ScalarBackend::gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l,
                                     int64_t il, kv::RecurrentState& states, model::Workspace& ws) {
+  GuardedMemory::Open open(GuardedMemory::instance());
   model::gated_delta_net(cfg, l, il, *ref_, *step_, states, ws, pool_);
 }
 
 void ScalarBackend::end_recurrent(kv::RecurrentState& states) {
+  GuardedMemory::Open open(GuardedMemory::instance());
   model::end_recurrent_step(*step_, states);
 }
 
 void ScalarBackend::copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,
                               int64_t width) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({src, dst});
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t i = 0; i < width; ++i) dst[r * ldd + i] = src[r * lds + i];
   }
 }
 
 void ScalarBackend::previous_rows(const float* rows, const float* prev, float* out, int64_t d) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({rows, out});
   const model::Batch& b = *step_;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     const int32_t seq = b.seq_index[static_cast<size_t>(t)];
@@ -260,6 +297,8 @@ void ScalarBackend::previous_rows(const float* rows, const float* prev, float* o
 }
 
 void ScalarBackend::keep_output_rows(std::span<const model::RowBuffer> buffers) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  for (const model::RowBuffer& r : buffers) on_device({r.data});
   const model::Batch& b = *step_;
   int64_t m = 0;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
@@ -272,20 +311,28 @@ void ScalarBackend::keep_output_rows(std::span<const model::RowBuffer> buffers) 
 }
 
 void ScalarBackend::softcap(float* z, int64_t rows, int64_t n, float cap) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({z});
   for (int64_t i = 0; i < rows * n; ++i) z[i] = cap * std::tanh(z[i] / cap);
 }
 
 void ScalarBackend::scale(float* x, int64_t rows, int64_t n, float s) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({x});
   for (int64_t i = 0; i < rows * n; ++i) x[i] *= s;
 }
 
 void ScalarBackend::geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({gate, up, out});
   for (int64_t i = 0; i < rows * n; ++i) out[i] = model::geglu(gate[i], up[i]);
 }
 
 // Each layer's piece of the projection normed and mixed with the token's table row, one value
 // at a time.
 void ScalarBackend::per_layer_inputs(const model::PerLayerInputOp& op) {
+  GuardedMemory::Open open(GuardedMemory::instance());
+  on_device({op.proj, op.out});
   const model::Batch& b = *step_;
   const int64_t p = op.p, width = op.n_layer * p;
   std::vector<float> row(static_cast<size_t>(width));

@@ -3,6 +3,10 @@
 // folder and a registration: scalar_backend.cpp registers it as "test-scalar" from a static
 // initializer, and the tests create it by name (backend/registry.h).
 //
+// Its memory (the workspace, the KV cache, the recurrent state a runner makes for it) is
+// GuardedMemory: inaccessible outside its ops, as a GPU's memory is to host code, so a forward
+// through it also checks that nothing but the backend touches the backend's memory.
+//
 // Weights are read row by row through the ref kernel table (kernels::dequantize_weight_row), so a
 // model it runs must be bound for kernels_for(Isa::kRef) (its weights then stay in GGUF's row
 // order, which the whole ops below need too); create_backend refuses another table.
@@ -25,6 +29,8 @@ class ScalarBackend final : public model::Backend {
 
   std::string_view name() const override { return kScalarBackendName; }
   int n_threads() const override { return 1; }
+  // Memory that host code outside the ops cannot touch (guarded_memory.h).
+  DeviceMemory& memory() override;
 
   void begin_step(const model::Batch& batch) override { step_ = &batch; }
   void end_step() override { step_ = nullptr; }
