@@ -96,7 +96,8 @@ size_t write_to_file(char* data, size_t size, size_t n, void* out) {
 
 }  // namespace
 
-Result<std::string> http_get(const std::string& url, const HttpOptions& opt) {
+Result<std::string> http_get(const std::string& url, const HttpOptions& opt, bool* unreachable) {
+  if (unreachable != nullptr) *unreachable = false;
   Easy e;
   if (e.h == nullptr) return error("cannot start libcurl");
   common_options(e, url, opt);
@@ -104,7 +105,10 @@ Result<std::string> http_get(const std::string& url, const HttpOptions& opt) {
   curl_easy_setopt(e.h, CURLOPT_WRITEFUNCTION, append_to_string);
   curl_easy_setopt(e.h, CURLOPT_WRITEDATA, &body);
   const CURLcode rc = curl_easy_perform(e.h);
-  if (rc != CURLE_OK) return error("{}: {}", url, e.error[0] != 0 ? e.error : curl_easy_strerror(rc));
+  if (rc != CURLE_OK) {
+    if (unreachable != nullptr) *unreachable = true;
+    return error("{}: {}", url, e.error[0] != 0 ? e.error : curl_easy_strerror(rc));
+  }
   const long code = status_of(e);
   if (code < 200 || code >= 300) return status_error(code, url);
   return body;

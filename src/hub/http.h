@@ -17,8 +17,10 @@ struct HttpOptions {
   long stall_timeout_s = 60;    // a transfer below 1 KB/s for this long is cut
 };
 
-// GET url; the body of a 2xx answer. Errors name the status (401/403: the token) or curl's cause.
-Result<std::string> http_get(const std::string& url, const HttpOptions& opt);
+// GET url; the body of a 2xx answer. Errors name the status (401/403: the token) or curl's cause;
+// *unreachable (when given) says whether the server gave no answer at all (no connection, a
+// timeout) rather than an error status.
+Result<std::string> http_get(const std::string& url, const HttpOptions& opt, bool* unreachable = nullptr);
 
 // Called during a download with the bytes of the file received so far (offset included).
 using Progress = std::function<void(int64_t received)>;

@@ -31,9 +31,10 @@ HttpOptions http_options(const HubConfig& cfg) {
   return o;
 }
 
-Result<std::vector<RepoFile>> list_remote(const HubConfig& cfg, const std::string& repo, const std::string& revision) {
+Result<std::vector<RepoFile>> list_remote(const HubConfig& cfg, const std::string& repo, const std::string& revision,
+                                          bool* unreachable) {
   const std::string url = fmt::format("{}/api/models/{}/tree/{}?recursive=true", cfg.endpoint, repo, revision);
-  RIDGE_ASSIGN_OR_RETURN(const std::string body, http_get(url, http_options(cfg)));
+  RIDGE_ASSIGN_OR_RETURN(const std::string body, http_get(url, http_options(cfg), unreachable));
   const auto j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_array()) return error("{}: the hub's answer is not a file list", url);
   std::vector<RepoFile> files;
@@ -216,14 +217,16 @@ HubConfig hub_config_from_env() {
 }
 
 Result<std::string> pull(const HubConfig& cfg, const RepoRef& ref, const std::string& revision) {
-  auto remote = list_remote(cfg, ref.repo, revision);
+  bool unreachable = false;
+  auto remote = list_remote(cfg, ref.repo, revision, &unreachable);
   std::vector<RepoFile> files;
   bool offline = false;
   if (remote.ok()) {
     files = std::move(*remote);
   } else {
-    // HTTP errors (a missing repository, a token) stand; an unreachable hub falls back to the cache.
-    if (remote.status().message().find("HTTP ") != std::string::npos) return remote.status();
+    // An answer that is an error (a missing repository, a token, a garbled listing) stands; only
+    // a hub that does not answer falls back to the cache.
+    if (!unreachable) return remote.status();
     files = list_local(cfg, ref.repo);
     if (files.empty()) return remote.status();
     offline = true;

@@ -65,6 +65,8 @@ class Hub(BaseHTTPRequestHandler):
             if not self.authorized(repo):
                 return self.reply(401, b'{"error":"Invalid credentials"}')
             spec = config["repos"][repo]
+            if spec.get("garbled"):
+                return self.reply(200, b"<html>maintenance</html>", [("Content-Type", "text/html")])
             listing = [{"type": "directory", "path": "docs"}]
             for p, data in spec["data"].items():
                 oid = "0" * 64 if p in spec.get("wrong_sha", []) else sha(data)

@@ -2,7 +2,8 @@
 # ctest entry: `ridge pull` and -hf against a local imitation of the Hugging Face hub
 # (fake_hub.py): quant selection, redirects, a dropped connection resumed with a Range request, a
 # partial file resumed, a wrong checksum, a private repository with and without HF_TOKEN, split
-# files (merged into one), the cache (no second transfer, --list, use when the hub is unreachable) and bad input.
+# files (merged into one), the cache (no second transfer, --list, use when the hub is unreachable,
+# not when it answers with a garbled listing) and bad input.
 # usage: pull_test.sh RIDGE_BINARY. Exit 77 (skipped) without python3.
 set -euo pipefail
 ridge=$1
@@ -30,7 +31,8 @@ cat > "$tmp/hub.json" <<JSON
   "test/split": {"files": {"Q8_0/big-Q8_0-00001-of-00003.gguf": "$tmp/split-00001-of-00003.gguf",
                            "Q8_0/big-Q8_0-00002-of-00003.gguf": "$tmp/split-00002-of-00003.gguf",
                            "Q8_0/big-Q8_0-00003-of-00003.gguf": "$tmp/split-00003-of-00003.gguf"}},
-  "test/partial": {"files": {"m-Q8_0.gguf": "$tmp/q8.gguf"}}
+  "test/partial": {"files": {"m-Q8_0.gguf": "$tmp/q8.gguf"}},
+  "test/garbled": {"files": {"g-Q8_0.gguf": "$tmp/q8.gguf"}, "garbled": true}
 }}
 JSON
 python3 "$here/fake_hub.py" "$tmp/hub.json" "$tmp/log" > "$tmp/port" &
@@ -100,6 +102,13 @@ before=$(blob_gets)
 grep -q "test/tiny/tiny-Q8_0.gguf" "$tmp/list" && grep -q "test/split/Q8_0/big-Q8_0.gguf" "$tmp/list" ||
   fail "--list: $(cat "$tmp/list")"
 ! grep -q corrupt "$tmp/list" || fail "--list shows the corrupt download"
+
+# A hub that answers with something other than a file list: an error, even with the model cached
+# (only a hub that does not answer falls back to the cache).
+mkdir -p "$tmp/cache/test/garbled"
+for f in "$tmp/cache/test/tiny/tiny-Q8_0.gguf"*; do cp "$f" "$tmp/cache/test/garbled/g-Q8_0${f#"$tmp/cache/test/tiny/tiny-Q8_0"}"; done
+if "$ridge" pull test/garbled:Q8_0 -q 2>"$tmp/err"; then fail "a garbled listing should fail"; fi
+grep -q "not a file list" "$tmp/err" && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "garbled: $(cat "$tmp/err")"
 
 # The hub unreachable: a cached model is used with a note, an uncached one is an error.
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
