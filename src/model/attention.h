@@ -16,12 +16,13 @@
 
 namespace ridge::model {
 
-struct AttentionArgs {
+// One layer's paged attention over a step's rows, as the model asks a backend for it
+// (Backend::attention): the step's rows, positions and block tables are the backend's from
+// begin_step.
+struct AttentionOp {
   const float* q = nullptr;   // [n_tokens, n_head * head_dim], rope applied
   float* out = nullptr;       // [n_tokens, n_head * head_dim]
-  const Batch* batch = nullptr;
   const kv::KvCache* cache = nullptr;
-  const kernels::Kernels* kernels = nullptr;  // its isa picks the attention loops
   int64_t layer = 0;
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
@@ -29,10 +30,19 @@ struct AttentionArgs {
   float scale = 1.0f;         // usually 1 / sqrt(head_dim)
   int64_t window = 0;         // sliding window: a query at position p sees p - window + 1 .. p (0: all)
   const float* sinks = nullptr;  // [n_head] attention sinks (gpt-oss): one more logit per head
-  float softcap = 0.0f;          // gemma2: scores = cap * tanh(scores / cap) before the softmax
                                  // in each softmax's denominator, attached to no value
-  float* scratch = nullptr;   // [n_threads, attention_scratch_floats(...)]
+  float softcap = 0.0f;          // gemma2: scores = cap * tanh(scores / cap) before the softmax
+  // Scratch of the backend's memory (the workspace's): [n_threads, scratch_per_thread] floats,
+  // scratch_per_thread = attention_scratch_floats(...) for the workspace's limits.
+  float* scratch = nullptr;
   int64_t scratch_per_thread = 0;
+};
+
+// The CPU attention's arguments: the op, the step's batch and the kernel table whose isa picks
+// the attention loops.
+struct AttentionArgs : AttentionOp {
+  const Batch* batch = nullptr;
+  const kernels::Kernels* kernels = nullptr;
 };
 
 // Tokens of one sequence processed together (fewer when a KV head has many query heads).

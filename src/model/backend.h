@@ -133,9 +133,9 @@ class Backend {
   // q and k are rewritten in place (normed, rotated), v too when it has a bias; the K/V rows
   // written to the cache are those final values.
   virtual void attention_input(const AttentionInputOp& op) = 0;
-  // Paged attention of the step's rows (a.batch and a.kernels are the backend's to fill); with
-  // q_gate (a gated layer's [n, 2 q_dim] wq output) out *= sigmoid(each head's gate).
-  virtual void attention(const AttentionArgs& a, const float* q_gate) = 0;
+  // Paged attention of the step's rows; with q_gate (a gated layer's [n, 2 q_dim] wq output)
+  // out *= sigmoid(each head's gate).
+  virtual void attention(const AttentionOp& a, const float* q_gate) = 0;
   virtual void residual(const ResidualOp& op) = 0;
   // out[m, down.rows] (ldo) = down · act(gate · x, up · x) (GatedFfn: activation and biases);
   // gate_buf and up_buf hold m * gate.rows floats each: scratch, their contents afterwards

@@ -145,7 +145,7 @@ void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& w
   in.kv_layer = cfg_.kv_layer(il);
   backend.attention_input(in);
   if (!attend) return;
-  AttentionArgs a;
+  AttentionOp a;
   a.q = ws.q.data();
   a.out = ws.attn.data();
   a.cache = &kv;

@@ -50,7 +50,7 @@ class RecordingBackend final : public model::Backend {
   void matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x, int64_t ldx,
                     int64_t m) override;
   void attention_input(const model::AttentionInputOp& op) override { inner_->attention_input(op); }
-  void attention(const model::AttentionArgs& a, const float* q_gate) override { inner_->attention(a, q_gate); }
+  void attention(const model::AttentionOp& a, const float* q_gate) override { inner_->attention(a, q_gate); }
   void residual(const model::ResidualOp& op) override { inner_->residual(op); }
   void gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m, float* gate_buf,
                  float* up_buf, float* out, int64_t ldo) override;

@@ -169,7 +169,7 @@ void run_and_check(model::Backend& be, kv::KvCache& kv, const model::Batch& b,
   op.sin = in.sin.data();
   op.cache = &kv;
   op.kv_layer = kLayer;
-  model::AttentionArgs a;
+  model::AttentionOp a;
   a.q = in.q.data();
   a.out = out.data();
   a.cache = &kv;

@@ -150,7 +150,7 @@ void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
 
 // A plain softmax attention per token and head over the positions the token sees, K and V read
 // row by row from the paged cache in its stored type.
-void ScalarBackend::attention(const model::AttentionArgs& a, const float* q_gate) {
+void ScalarBackend::attention(const model::AttentionOp& a, const float* q_gate) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({a.q, a.out, q_gate});
   const model::Batch& b = *step_;

@@ -43,7 +43,7 @@ class ScalarBackend final : public model::Backend {
   void matmul_group(std::span<const kernels::MatmulTarget> targets, const float* x, int64_t ldx,
                     int64_t m) override;
   void attention_input(const model::AttentionInputOp& op) override;
-  void attention(const model::AttentionArgs& a, const float* q_gate) override;
+  void attention(const model::AttentionOp& a, const float* q_gate) override;
   void residual(const model::ResidualOp& op) override;
   void gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m, float* gate_buf,
                  float* up_buf, float* out, int64_t ldo) override;

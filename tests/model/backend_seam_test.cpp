@@ -61,7 +61,7 @@ class RecordingBackend final : public Backend {
     note("attention_input");
     inner_->attention_input(op);
   }
-  void attention(const AttentionArgs& a, const float* q_gate) override {
+  void attention(const AttentionOp& a, const float* q_gate) override {
     note(q_gate != nullptr ? "gated_attention" : "attention");
     inner_->attention(a, q_gate);
   }

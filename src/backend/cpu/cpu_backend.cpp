@@ -92,8 +92,9 @@ void CpuBackend::attention_input(const model::AttentionInputOp& op) {
   });
 }
 
-void CpuBackend::attention(const model::AttentionArgs& args, const float* q_gate) {
-  model::AttentionArgs a = args;
+void CpuBackend::attention(const model::AttentionOp& op, const float* q_gate) {
+  model::AttentionArgs a;
+  static_cast<model::AttentionOp&>(a) = op;
   a.batch = step_;
   a.kernels = k_;
   model::paged_attention(a, *pool_);
