@@ -114,6 +114,12 @@ class Backend {
   // it outlives them).
   virtual DeviceMemory& memory() = 0;
 
+  // Called once by the runner, before its first step, with the model's weights: a device
+  // backend copies each of weights.regions into its memory (in the layout it reads) and its ops
+  // read its copy of a weight the model names by its host view. The CPU backend reads them in
+  // place (bound for its kernel table at load).
+  virtual Status load_weights(const Weights& weights) = 0;
+
   // The step's inputs, read by the ops until end_step (CUDA: where a decode step is captured
   // and replayed).
   virtual void begin_step(const Batch& batch) = 0;

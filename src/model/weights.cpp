@@ -43,6 +43,13 @@ std::string layer_tensor(int64_t il, std::string_view suffix) {
   return fmt::format("blk.{}.{}", il, suffix);
 }
 
+void WeightBinder::add_region(const std::string& name, const void* data, uint64_t bytes) {
+  for (const WeightRegion& r : out_.regions) {
+    if (r.data == data) return;
+  }
+  out_.regions.push_back({name, data, bytes});
+}
+
 bool WeightBinder::has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
 
 kernels::WeightView WeightBinder::view_of(const gguf::TensorInfo& t, const uint8_t* data,
@@ -80,6 +87,7 @@ Result<kernels::WeightView> WeightBinder::optional_matrix(const std::string& nam
     return error("tensor '{}': {} columns do not fit {} blocks", name, cols, ggml_type_name(t->type));
   }
   out_.matrix_bytes += t->n_bytes;
+  add_region(name, t->data, t->n_bytes);
   return view_of(*t, t->data, rows, cols, *row_bytes);
 }
 
@@ -98,6 +106,7 @@ Result<std::vector<kernels::WeightView>> WeightBinder::stacked_matrices(const st
     return error("tensor '{}': {} columns do not fit {} blocks", name, cols, ggml_type_name(t->type));
   }
   out_.matrix_bytes += t->n_bytes;
+  add_region(name, t->data, t->n_bytes);
   const uint64_t matrix_bytes = static_cast<uint64_t>(rows) * *row_bytes;
   std::vector<kernels::WeightView> views;
   views.reserve(static_cast<size_t>(n));
@@ -133,6 +142,7 @@ Result<VectorView> WeightBinder::optional_f32(const std::string& name, std::vect
   const auto count = static_cast<size_t>(n);
   if (t->type == GgmlType::kF32) {
     if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) == 0) {
+      add_region(name, t->data, n * sizeof(float));
       return VectorView{reinterpret_cast<const float*>(t->data), static_cast<int64_t>(n)};
     }
   } else if (t->type != GgmlType::kF16 && t->type != GgmlType::kBF16) {
@@ -150,6 +160,7 @@ Result<VectorView> WeightBinder::optional_f32(const std::string& name, std::vect
     }
   }
   out_.owned.push_back(std::move(f));
+  add_region(name, out_.owned.back().data(), n * sizeof(float));
   return VectorView{out_.owned.back().data(), static_cast<int64_t>(n)};
 }
 

@@ -92,6 +92,14 @@ struct MtpWeights {
   uint64_t matrix_bytes = 0;    // bytes of the matrices one MTP step streams (block, eh_proj, head)
 };
 
+// One tensor a step reads, as bound (a matrix in its layout, a vector as f32): what a device
+// backend copies into its memory at load (Backend::load_weights).
+struct WeightRegion {
+  std::string name;
+  const void* data = nullptr;
+  uint64_t bytes = 0;
+};
+
 struct Weights {
   kernels::WeightView token_embd;     // [n_vocab, n_embd]
   VectorView output_norm;             // [n_embd]
@@ -106,6 +114,8 @@ struct Weights {
   MtpWeights mtp;                     // bound where cfg.has_mtp()
   std::vector<std::vector<float>> owned;  // f32 copies of non-f32 vectors
   uint64_t matrix_bytes = 0;          // bytes of all matrices read per step (output included)
+  // Every tensor bound, once each (a tied matrix is one region; stacked experts are one).
+  std::vector<WeightRegion> regions;
 };
 
 // Looks tensors up by name and checks their shapes and types. Errors name the tensor:
@@ -146,6 +156,8 @@ class WeightBinder {
                               int64_t cols, uint64_t row_bytes);
   std::span<uint8_t> writable_;
   std::vector<const void*> converted_;  // tensors already converted (a tied matrix is bound twice)
+  // Adds a region to out_.regions unless one starts at `data` already.
+  void add_region(const std::string& name, const void* data, uint64_t bytes);
 };
 
 // The stem of the norm before a layer's FFN: "ffn_norm.weight", gpt-oss's

@@ -36,6 +36,7 @@ class RecordingBackend final : public model::Backend {
   std::string_view name() const override { return "imatrix"; }
   int n_threads() const override { return inner_->n_threads(); }
   DeviceMemory& memory() override { return inner_->memory(); }
+  Status load_weights(const model::Weights& weights) override { return inner_->load_weights(weights); }
   void begin_step(const model::Batch& batch) override {
     n_rows_ = batch.n_tokens();
     inner_->begin_step(batch);

@@ -46,6 +46,7 @@ class GuardedMemory final : public DeviceMemory {
   // weights, which stay the model's) is this memory's, so a host pointer handed to the device
   // fails too. Off for the op tests, which pass host buffers.
   void set_strict(bool strict) { strict_ = strict; }
+  bool strict() const { return strict_; }
   // CHECKs p (null, or held) when strict.
   void expect_held(const void* p) const;
 

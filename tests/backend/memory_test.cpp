@@ -4,6 +4,7 @@
 // which would fault if the model, runner or engine read or wrote the backend's memory directly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -94,6 +95,29 @@ TEST(GuardedMemory, StrictOpsRefuseHostPointers) {
   Strict strict;
   (*b)->scale(dev->data(), 1, 8, 2.0f);
   EXPECT_DEATH((*b)->scale(host.data(), 1, 8, 2.0f), "host pointer");
+  // A weight the backend was not given at load.
+  EXPECT_DEATH((*b)->rms_norm(dev->data(), host.data(), dev->data(), 1, 8, 1e-6f), "load_weights");
+}
+
+// The regions a device backend copies are every tensor of the file once (f32 files: no
+// converted vectors; a tied output is the embedding's region).
+TEST(WeightRegions, CoverEveryTensorOnce) {
+  for (const char* preset : {"tiny-llama", "tiny-qwen2", "tiny-qwen3moe", "tiny-gpt-oss", "tiny-gemma3",
+                             "tiny-gemma4moe", "tiny-qwen35", "tiny-qwen35-mtp"}) {
+    SCOPED_TRACE(preset);
+    const model::Model& m = model::testing::cached_tiny(preset, 17, ref_kernels());
+    uint64_t file_bytes = 0, region_bytes = 0;
+    for (const gguf::TensorInfo& t : m.file().tensors()) file_bytes += t.n_bytes;
+    std::vector<const void*> starts;
+    for (const model::WeightRegion& r : m.weights().regions) {
+      region_bytes += r.bytes;
+      starts.push_back(r.data);
+    }
+    std::sort(starts.begin(), starts.end());
+    EXPECT_EQ(std::adjacent_find(starts.begin(), starts.end()), starts.end());
+    EXPECT_EQ(region_bytes, file_bytes);
+    EXPECT_EQ(m.weights().regions.size(), m.file().tensors().size());
+  }
 }
 
 engine::ModelRunnerOptions runner_options(const char* backend) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -62,16 +64,51 @@ ScalarBackend::ScalarBackend() : ref_(&kernels::kernels_for(kernels::Isa::kRef))
 
 DeviceMemory& ScalarBackend::memory() { return GuardedMemory::instance(); }
 
+Status ScalarBackend::load_weights(const model::Weights& weights) {
+  GuardedMemory& mem = GuardedMemory::instance();
+  weights_.clear();
+  for (const model::WeightRegion& r : weights.regions) {
+    RIDGE_ASSIGN_OR_RETURN(DeviceBuffer copy, mem.allocate(r.bytes, MemoryUse::kStream));
+    mem.to_device(copy.get(), r.data, r.bytes);
+    weights_[static_cast<const uint8_t*>(r.data)] = LoadedRegion{r.bytes, std::move(copy)};
+  }
+  return {};
+}
+
+const void* ScalarBackend::loaded_bytes(const void* p) const {
+  if (p == nullptr) return nullptr;
+  const auto* host = static_cast<const uint8_t*>(p);
+  auto it = weights_.upper_bound(host);
+  if (it != weights_.begin()) {
+    --it;
+    if (host < it->first + it->second.bytes) {
+      return static_cast<const uint8_t*>(it->second.copy.get()) + (host - it->first);
+    }
+  }
+  if (GuardedMemory::instance().strict()) {
+    std::fprintf(stderr, "scalar backend: a weight at %p that load_weights was not given\n", p);
+    std::abort();
+  }
+  return p;  // an op test's own weights
+}
+
+kernels::WeightView ScalarBackend::loaded(const kernels::WeightView& w) const {
+  kernels::WeightView d = w;
+  d.data = loaded_bytes(w.data);
+  return d;
+}
+
 void ScalarBackend::embed(const model::EmbedOp& op) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({op.x, op.cos, op.sin, op.cos_swa, op.sin_swa});
+  const kernels::WeightView table = loaded(*op.table);
   const model::Batch& b = *step_;
   const model::ModelConfig& cfg = *op.cfg;
   const int64_t half = cfg.rope_dims / 2, half_swa = cfg.swa_rope_dims() / 2;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     const auto row = static_cast<size_t>(t);
     float* x = op.x + t * op.d;
-    kernels::dequantize_weight_row(*ref_, *op.table, b.tokens[row], x);
+    kernels::dequantize_weight_row(*ref_, table, b.tokens[row], x);
     for (int64_t i = 0; i < op.d; ++i) x[i] *= op.scale;
     // The rotary tables are the model's definition (model::rope_cos_sin), not an op's choice.
     if (op.cos == nullptr) continue;
@@ -90,13 +127,15 @@ void ScalarBackend::rms_norm(const float* x, const float* w, float* y, int64_t r
                              float eps) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({x, y});
+  w = loaded(w);
   for (int64_t t = 0; t < rows; ++t) scalar_rms_norm(x + t * d, w, y + t * d, d, eps);
 }
 
-void ScalarBackend::matmul(const kernels::WeightView& w, const float* x, int64_t ldx, int64_t m,
+void ScalarBackend::matmul(const kernels::WeightView& weight, const float* x, int64_t ldx, int64_t m,
                            float* y, int64_t ldy) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({x, y});
+  const kernels::WeightView w = loaded(weight);
   std::vector<float> row(static_cast<size_t>(w.cols));
   for (int64_t j = 0; j < w.rows; ++j) {
     kernels::dequantize_weight_row(*ref_, w, j, row.data());
@@ -111,9 +150,15 @@ void ScalarBackend::matmul_group(std::span<const kernels::MatmulTarget> targets,
   for (const kernels::MatmulTarget& t : targets) matmul(*t.w, x, ldx, m, t.y, t.ldy);
 }
 
-void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
+void ScalarBackend::attention_input(const model::AttentionInputOp& in) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  on_device({op.q, op.k, op.v, op.q_gate, op.cos, op.sin});
+  on_device({in.q, in.k, in.v, in.q_gate, in.cos, in.sin});
+  model::AttentionInputOp op = in;
+  op.bq = loaded(in.bq);
+  op.bk = loaded(in.bk);
+  op.bv = loaded(in.bv);
+  op.q_norm = loaded(in.q_norm);
+  op.k_norm = loaded(in.k_norm);
   const model::Batch& b = *step_;
   const int64_t hd = op.head_dim, qd = op.n_head * hd, kvd = op.n_head_kv * hd;
   const int64_t half = op.rope_dims / 2;
@@ -150,9 +195,11 @@ void ScalarBackend::attention_input(const model::AttentionInputOp& op) {
 
 // A plain softmax attention per token and head over the positions the token sees, K and V read
 // row by row from the paged cache in its stored type.
-void ScalarBackend::attention(const model::AttentionOp& a, const float* q_gate) {
+void ScalarBackend::attention(const model::AttentionOp& op, const float* q_gate) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  on_device({a.q, a.out, q_gate});
+  on_device({op.q, op.out, q_gate});
+  model::AttentionOp a = op;
+  a.sinks = loaded(op.sinks);
   const model::Batch& b = *step_;
   const kv::KvCache& cache = *a.cache;
   const int64_t hd = a.head_dim, qd = a.n_head * hd, group = a.n_head / a.n_head_kv;
@@ -199,9 +246,13 @@ void ScalarBackend::attention(const model::AttentionOp& a, const float* q_gate) 
   }
 }
 
-void ScalarBackend::residual(const model::ResidualOp& op) {
+void ScalarBackend::residual(const model::ResidualOp& in) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  on_device({op.proj, op.x, op.xn});
+  on_device({in.proj, in.x, in.xn});
+  model::ResidualOp op = in;
+  op.bias = loaded(in.bias);
+  op.post_norm = loaded(in.post_norm);
+  op.next_norm = loaded(in.next_norm);
   const int64_t d = op.d;
   for (int64_t t = 0; t < op.m; ++t) {
     float* p = op.proj + t * d;
@@ -213,10 +264,14 @@ void ScalarBackend::residual(const model::ResidualOp& op) {
   }
 }
 
-void ScalarBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m,
+void ScalarBackend::gated_ffn(const model::GatedFfn& ffn, const float* x, int64_t ldx, int64_t m,
                               float* gate_buf, float* up_buf, float* out, int64_t ldo) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({x, gate_buf, up_buf, out});
+  model::GatedFfn w = ffn;  // its matrices are loaded by matmul
+  w.gate_bias = loaded(ffn.gate_bias);
+  w.up_bias = loaded(ffn.up_bias);
+  w.down_bias = loaded(ffn.down_bias);
   const int64_t ff = w.gate->rows;
   matmul(*w.gate, x, ldx, m, gate_buf, ff);
   matmul(*w.up, x, ldx, m, up_buf, ff);
@@ -333,15 +388,17 @@ void ScalarBackend::geglu(const float* gate, const float* up, float* out, int64_
 void ScalarBackend::per_layer_inputs(const model::PerLayerInputOp& op) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({op.proj, op.out});
+  const kernels::WeightView table = loaded(*op.table);
+  const float* proj_norm = loaded(op.proj_norm);
   const model::Batch& b = *step_;
   const int64_t p = op.p, width = op.n_layer * p;
   std::vector<float> row(static_cast<size_t>(width));
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
-    kernels::dequantize_weight_row(*ref_, *op.table, b.tokens[static_cast<size_t>(t)], row.data());
+    kernels::dequantize_weight_row(*ref_, table, b.tokens[static_cast<size_t>(t)], row.data());
     for (int64_t l = 0; l < op.n_layer; ++l) {
       float* piece = op.proj + t * width + l * p;
       for (int64_t i = 0; i < p; ++i) piece[i] /= std::sqrt(static_cast<float>(op.n_embd));
-      scalar_rms_norm(piece, op.proj_norm, piece, p, op.eps);
+      scalar_rms_norm(piece, proj_norm, piece, p, op.eps);
       for (int64_t i = 0; i < p; ++i) {
         const float tab = row[static_cast<size_t>(l * p + i)] * std::sqrt(static_cast<float>(p));
         op.out[l * op.ld_layer + t * p + i] = (piece[i] + tab) / std::sqrt(2.0f);

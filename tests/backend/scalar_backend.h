@@ -3,17 +3,22 @@
 // folder and a registration: scalar_backend.cpp registers it as "test-scalar" from a static
 // initializer, and the tests create it by name (backend/registry.h).
 //
-// Its memory (the workspace, the KV cache, the recurrent state a runner makes for it) is
-// GuardedMemory: inaccessible outside its ops, as a GPU's memory is to host code, so a forward
-// through it also checks that nothing but the backend touches the backend's memory.
+// Its memory (the workspace, the KV cache, the recurrent state a runner makes for it, and its
+// copy of the weights) is GuardedMemory: inaccessible outside its ops, as a GPU's memory is to
+// host code, so a forward through it also checks that nothing but the backend touches the
+// backend's memory. The whole ops (MoE FFN, Gated DeltaNet) run the model's host code and read
+// the model's own weights.
 //
 // Weights are read row by row through the ref kernel table (kernels::dequantize_weight_row), so a
 // model it runs must be bound for kernels_for(Isa::kRef) (its weights then stay in GGUF's row
 // order, which the whole ops below need too); create_backend refuses another table.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
@@ -31,6 +36,10 @@ class ScalarBackend final : public model::Backend {
   int n_threads() const override { return 1; }
   // Memory that host code outside the ops cannot touch (guarded_memory.h).
   DeviceMemory& memory() override;
+  // Copies every region into the guarded memory; the ops then read those copies (a weight
+  // pointer they are given that no region holds is the caller's host memory: the op tests'; in
+  // strict mode an abort).
+  Status load_weights(const model::Weights& weights) override;
 
   void begin_step(const model::Batch& batch) override { step_ = &batch; }
   void end_step() override { step_ = nullptr; }
@@ -63,6 +72,19 @@ class ScalarBackend final : public model::Backend {
   void per_layer_inputs(const model::PerLayerInputOp& op) override;
 
  private:
+  // The backend's copy of the weight at host address p (null: null).
+  template <class T>
+  const T* loaded(const T* p) const {
+    return static_cast<const T*>(loaded_bytes(p));
+  }
+  const void* loaded_bytes(const void* p) const;
+  kernels::WeightView loaded(const kernels::WeightView& w) const;
+
+  struct LoadedRegion {
+    uint64_t bytes = 0;
+    DeviceBuffer copy;
+  };
+  std::map<const uint8_t*, LoadedRegion> weights_;  // by host address
   const kernels::Kernels* ref_;  // the ref table: weight rows, and the whole ops below
   ThreadPool pool_;              // one thread, for the whole ops only
   const model::Batch* step_ = nullptr;

@@ -28,6 +28,7 @@ class RecordingBackend final : public Backend {
   std::string_view name() const override { return "recording"; }
   int n_threads() const override { return inner_->n_threads(); }
   DeviceMemory& memory() override { return inner_->memory(); }
+  Status load_weights(const model::Weights& weights) override { return inner_->load_weights(weights); }
   void begin_step(const Batch& batch) override {
     in_step_ = true;
     ops.emplace_back("begin_step");

@@ -21,6 +21,7 @@ class CpuBackend final : public model::Backend {
   std::string_view name() const override { return "cpu"; }
   int n_threads() const override { return pool_->size(); }
   DeviceMemory& memory() override { return host_memory(); }
+  Status load_weights(const model::Weights& /*weights*/) override { return {}; }
 
   void begin_step(const model::Batch& batch) override { step_ = &batch; }
   void end_step() override { step_ = nullptr; }
