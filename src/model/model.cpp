@@ -42,6 +42,12 @@ Result<Model> Model::bind(std::shared_ptr<const gguf::File> file, const kernels:
     m.rope_factors_swa_ = m.rope_factors_;
   }
   m.yarn_ = yarn_params(m.cfg_);
+  // The rotary tables' divisors are device data too (the embed op reads them).
+  m.w_.regions.push_back({"rope factors", m.rope_factors_.data(), m.rope_factors_.size() * sizeof(float), true});
+  if (!m.rope_factors_swa_.empty()) {
+    m.w_.regions.push_back({"rope factors (sliding-window layers)", m.rope_factors_swa_.data(),
+                            m.rope_factors_swa_.size() * sizeof(float), true});
+  }
   return m;
 }
 

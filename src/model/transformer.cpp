@@ -186,7 +186,7 @@ void Model::ffn_block(int64_t il, int64_t m, Workspace& ws, Backend& backend) co
   backend.residual(post_normed_add(ws.proj.data(), l.ffn_post_norm ? l.ffn_post_norm.data : nullptr,
                                    ws.x.data(), m));
   if (cfg_.n_embd_per_layer > 0) per_layer_block(il, m, ws, backend);
-  if (l.out_scale) backend.scale(ws.x.data(), m, d, l.out_scale.data[0]);
+  if (l.out_scale) backend.scale(ws.x.data(), m, d, l.output_scale);
 }
 
 // Gemma 4's MoE layer: proj = RMSNorm(dense FFN(xn)) * post_ffw_norm_1 + RMSNorm(experts(

@@ -77,6 +77,7 @@ struct LayerWeights {
   kernels::WeightView ple_proj;   // [n_embd, n_embd_per_layer] proj
   VectorView ple_post_norm;       // [n_embd] post_norm
   VectorView out_scale;           // [1] layer_output_scale
+  float output_scale = 1.0f;      // its value, read at load (an op's parameter, not device data)
 };
 
 // The MTP draft head (Qwen3.5's nextn block n_layer, cfg.has_mtp(); model/mtp.cpp): a
@@ -98,6 +99,7 @@ struct WeightRegion {
   std::string name;
   const void* data = nullptr;
   uint64_t bytes = 0;
+  bool derived = false;  // a table the model computed at load (the rope factors), not a tensor
 };
 
 struct Weights {

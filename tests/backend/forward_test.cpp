@@ -1,7 +1,8 @@
 // The whole forward through the test-only scalar backend against the CPU backend (both on the
 // ref kernel table, the model's weights in row order) on the tiny synthetic model of every
-// architecture: a 12-token prompt with every row's logits, then two decode steps. And backends
-// by name: the registry lists both, refuses an unknown name with the list.
+// architecture: a 12-token prompt with every row's logits, then two decode steps, the scalar
+// backend strict about its memory. And backends by name: the registry lists both, refuses an
+// unknown name with the list.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "model/model.h"
 #include "engine/session.h"
 #include "model/test_util.h"
+#include "guarded_memory.h"
 #include "scalar_backend.h"
 
 namespace ridge::backend::testing {
@@ -86,6 +88,9 @@ TEST_P(ForwardScalarVsCpu, LogitsAgree) {
   for (const char* kv_type : {"f16", "f32"}) {
     SCOPED_TRACE(std::string(kv_type) + " KV cache");
     const auto want = run_logits(m, "cpu", 2, kv_type);
+    // Strict: every activation and weight an op takes (outside the whole ops) is the scalar
+    // backend's own memory (guarded_memory.h).
+    GuardedMemory::StrictScope strict;
     const auto got = run_logits(m, kScalarBackendName, 1, kv_type);
     ASSERT_EQ(want.size(), static_cast<size_t>(kPrompt + 2));
     ASSERT_EQ(got.size(), want.size());

@@ -50,6 +50,15 @@ class GuardedMemory final : public DeviceMemory {
   // CHECKs p (null, or held) when strict.
   void expect_held(const void* p) const;
 
+  // Strict while one lives.
+  class StrictScope {
+   public:
+    StrictScope() { instance().set_strict(true); }
+    ~StrictScope() { instance().set_strict(false); }
+    StrictScope(const StrictScope&) = delete;
+    StrictScope& operator=(const StrictScope&) = delete;
+  };
+
   // Whether the allocations are open now (tests of the guard itself).
   bool is_open() const { return depth_ > 0; }
   size_t n_allocations() const { return maps_.size(); }

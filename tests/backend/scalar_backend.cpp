@@ -102,6 +102,8 @@ void ScalarBackend::embed(const model::EmbedOp& op) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({op.x, op.cos, op.sin, op.cos_swa, op.sin_swa});
   const kernels::WeightView table = loaded(*op.table);
+  const float* rope_factors = loaded(op.rope_factors);
+  const float* rope_factors_swa = loaded(op.rope_factors_swa);
   const model::Batch& b = *step_;
   const model::ModelConfig& cfg = *op.cfg;
   const int64_t half = cfg.rope_dims / 2, half_swa = cfg.swa_rope_dims() / 2;
@@ -113,11 +115,11 @@ void ScalarBackend::embed(const model::EmbedOp& op) {
     // The rotary tables are the model's definition (model::rope_cos_sin), not an op's choice.
     if (op.cos == nullptr) continue;
     const int64_t pos = b.positions[row];
-    model::rope_cos_sin(cfg.rope_dims, cfg.rope_theta, cfg.rope_freq_scale, op.rope_factors,
+    model::rope_cos_sin(cfg.rope_dims, cfg.rope_theta, cfg.rope_freq_scale, rope_factors,
                         *op.yarn, pos, op.cos + t * half, op.sin + t * half);
     if (op.cos_swa != nullptr) {
       model::rope_cos_sin(cfg.swa_rope_dims(), cfg.swa_rope_theta(), cfg.swa_rope_freq_scale(),
-                          op.rope_factors_swa, *op.yarn, pos, op.cos_swa + t * half_swa,
+                          rope_factors_swa, *op.yarn, pos, op.cos_swa + t * half_swa,
                           op.sin_swa + t * half_swa);
     }
   }

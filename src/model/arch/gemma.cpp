@@ -67,6 +67,7 @@ Status bind_gemma4(WeightBinder& b, const ModelConfig& cfg, Weights& w) {
     }
     RIDGE_RETURN_IF_ERROR(bind_post_norms(b, cfg, il, l));
     RIDGE_ASSIGN_OR_RETURN(l.out_scale, b.optional_vector(name("layer_output_scale.weight"), 1));
+    if (l.out_scale) l.output_scale = l.out_scale.data[0];
     if (cfg.moe_gemma4) RIDGE_RETURN_IF_ERROR(bind_gemma4_experts(b, cfg, il, l));
     if (p > 0) {
       RIDGE_ASSIGN_OR_RETURN(l.ple_gate, b.matrix(name("inp_gate.weight"), p, d));
