@@ -32,17 +32,16 @@ struct AttentionOp {
   const float* sinks = nullptr;  // [n_head] attention sinks (gpt-oss): one more logit per head
                                  // in each softmax's denominator, attached to no value
   float softcap = 0.0f;          // gemma2: scores = cap * tanh(scores / cap) before the softmax
-  // Scratch of the backend's memory (the workspace's): [n_threads, scratch_per_thread] floats,
-  // scratch_per_thread = attention_scratch_floats(...) for the workspace's limits.
-  float* scratch = nullptr;
-  int64_t scratch_per_thread = 0;
 };
 
-// The CPU attention's arguments: the op, the step's batch and the kernel table whose isa picks
-// the attention loops.
+// The CPU attention's arguments: the op, the step's batch, the kernel table whose isa picks the
+// attention loops, and per-thread scratch ([n_threads, scratch_per_thread] floats,
+// scratch_per_thread at least attention_scratch_floats(...) for the step's longest context).
 struct AttentionArgs : AttentionOp {
   const Batch* batch = nullptr;
   const kernels::Kernels* kernels = nullptr;
+  float* scratch = nullptr;
+  int64_t scratch_per_thread = 0;
 };
 
 // Tokens of one sequence processed together (fewer when a KV head has many query heads).

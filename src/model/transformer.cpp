@@ -157,8 +157,6 @@ void Model::attention_block(int64_t il, int64_t n, kv::KvCache& kv, Workspace& w
   a.window = cfg_.is_swa_layer(il) ? cfg_.n_swa : 0;
   a.sinks = l.attn_sinks ? l.attn_sinks.data : nullptr;
   a.softcap = cfg_.attn_softcap;
-  a.scratch = ws.attn_scratch.data();
-  a.scratch_per_thread = ws.attn_scratch_per_thread;
   backend.attention(a, in.q_gate);
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "model/attention.h"
 
 namespace ridge::model {
 
@@ -107,14 +106,6 @@ Result<Workspace> Workspace::create(const ModelConfig& cfg, const WorkspaceLimit
   if (!lim.hidden_outputs) {
     allocate(mem, w.logits, static_cast<size_t>(lim.max_outputs) * static_cast<size_t>(cfg.n_vocab), st);
   }
-  for (int64_t il = 0; il < cfg.n_layer; ++il) {  // the layer that needs the most
-    w.attn_scratch_per_thread = std::max(
-        w.attn_scratch_per_thread,
-        attention_scratch_floats(cfg.n_head, cfg.layer_n_head_kv(il), cfg.layer_head_dim(il),
-                                 lim.block_size, lim.max_context));
-  }
-  allocate(mem, w.attn_scratch, static_cast<size_t>(lim.n_threads) *
-                        static_cast<size_t>(w.attn_scratch_per_thread), st);
   if (!st.ok()) return st.with_prefix("workspace");
   return w;
 }

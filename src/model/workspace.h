@@ -94,8 +94,6 @@ class Workspace {
   DeviceArray<float> ple_proj;  // [max_tokens, n_layer * p]
   DeviceArray<float> ple_gate;  // [max_tokens, p]
   DeviceArray<float> logits;    // [max_outputs, n_vocab]
-  DeviceArray<float> attn_scratch;  // [n_threads, attn_scratch_per_thread]
-  int64_t attn_scratch_per_thread = 0;
   MoeWorkspace moe;
   LinearWorkspace lin;
   // The MTP head (limits.mtp): after a step of a cache with its KV layer, every row's final-norm

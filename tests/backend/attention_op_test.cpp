@@ -147,8 +147,6 @@ void run_and_check(model::Backend& be, kv::KvCache& kv, const model::Batch& b,
   StepInputs in = make_inputs(b, var, seed);
   const StepInputs orig = in;
   std::vector<float> out(n * kQd, -7.0f);
-  const int64_t per = model::attention_scratch_floats(kNHead, kNHeadKv, kHd, kBlock, 64);
-  std::vector<float> scratch(static_cast<size_t>(per * be.n_threads()));
   model::AttentionInputOp op;
   op.q = in.q.data();
   op.k = in.k.data();
@@ -181,8 +179,6 @@ void run_and_check(model::Backend& be, kv::KvCache& kv, const model::Batch& b,
   a.window = var.window;
   a.sinks = var.sinks ? lp.sinks.data() : nullptr;
   a.softcap = var.softcap;
-  a.scratch = scratch.data();
-  a.scratch_per_thread = per;
   {
     StepScope step(be, b);
     be.attention_input(op);

@@ -1,5 +1,6 @@
 #include "backend/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -97,6 +98,13 @@ void CpuBackend::attention(const model::AttentionOp& op, const float* q_gate) {
   static_cast<model::AttentionOp&>(a) = op;
   a.batch = step_;
   a.kernels = k_;
+  int64_t max_context = 0;
+  for (int32_t c : step_->context_lens) max_context = std::max<int64_t>(max_context, c);
+  a.scratch_per_thread = model::attention_scratch_floats(op.n_head, op.n_head_kv, op.head_dim,
+                                                         op.cache->block_size(), max_context);
+  const auto need = static_cast<size_t>(a.scratch_per_thread * pool_->size());
+  if (attn_scratch_.size() < need) attn_scratch_.resize(need);
+  a.scratch = attn_scratch_.data();
   model::paged_attention(a, *pool_);
   if (q_gate == nullptr) return;
   const int64_t hd = a.head_dim, qd = a.n_head * hd;

@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
@@ -57,6 +58,7 @@ class CpuBackend final : public model::Backend {
   const kernels::Kernels* k_;
   ThreadPool* pool_;
   const model::Batch* step_ = nullptr;
+  std::vector<float> attn_scratch_;  // the attention's per-thread scratch, grown as contexts grow
 };
 
 }  // namespace ridge::backend
