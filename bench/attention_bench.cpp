@@ -13,12 +13,16 @@
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
-#include "model/attention.h"
+#include "backend/cpu/paged_attention.h"
 #include "model/batch.h"
 #include "model/ops.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
+
+using model::Batch;
+using model::dot_f32;
+using model::softmax;
 
 constexpr int64_t kHead = 16, kHeadKv = 8, kHd = 128, kBs = 16;
 
@@ -146,6 +150,6 @@ BENCHMARK(BM_Prefill512_f16)->Arg(2048)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Prefill512_q8_0)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu
 
 BENCHMARK_MAIN();

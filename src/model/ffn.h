@@ -1,12 +1,13 @@
 // The gated feed-forward block shared by dense layers, each routed expert and the shared expert
 // of a mixture-of-experts layer: down · (act(gate · x) * (up · x)), act = silu (SwiGLU) or the
-// tanh GELU (GeGLU, gemma).
+// tanh GELU (GeGLU, gemma): its weights and the activations' exact definitions (the CPU's
+// implementation: backend/cpu/gated_ffn.h).
 #pragma once
 
 #include <cstdint>
 
-#include "base/thread_pool.h"
 #include "kernels/kernels.h"
+#include "tensor/fp16.h"
 
 namespace ridge::model {
 
@@ -32,13 +33,13 @@ float swiglu_oai(float gate, float up);
 // gate >= 10, else the tanh GELU of gate rounded to f16, itself rounded to f16 (ggml's table),
 // times up.
 float geglu(float gate, float up);
-
-// out[m, n_out] (leading dimension ldo) from x[m, n_in] (leading dimension ldx). gate_buf and
-// up_buf hold m * n_ff floats each. Gate and up run in one parallel region over one conversion
-// of x, and each thread applies SwiGLU to the columns it just computed, while they are in cache.
-// Every row's result depends on that row alone (batch invariance).
-void gated_ffn(const kernels::Kernels& k, const GatedFfn& w, const float* x, int64_t ldx,
-               int64_t m, float* gate_buf, float* up_buf, float* out, int64_t ldo,
-               ThreadPool& pool);
+// ggml's table: the tanh GELU of every f16 value, rounded to f16 and widened (65536 floats).
+const float* gelu_f16_table();
+// geglu through that table.
+inline float geglu_with(const float* table, float gate, float up) {
+  if (gate <= -10.0f) return 0.0f;
+  if (gate >= 10.0f) return gate * up;
+  return table[f32_to_fp16(gate)] * up;
+}
 
 }  // namespace ridge::model

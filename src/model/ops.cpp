@@ -47,33 +47,6 @@ void add_inplace(float* x, const float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] += b[i];
 }
 
-void swiglu(const float* gate, const float* up, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    out[i] = g / (1.0f + std::exp(-g)) * up[i];
-  }
-}
-
-void silu_inplace(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
-}
-
-SiluFn silu_for(kernels::Isa isa) {
-  switch (isa) {
-    case kernels::Isa::kAvx512: return silu_inplace_avx512;
-    case kernels::Isa::kAvx2: return silu_inplace_avx2;
-    default: return silu_inplace;
-  }
-}
-
-SwigluFn swiglu_for(kernels::Isa isa) {
-  switch (isa) {
-    case kernels::Isa::kAvx512: return swiglu_avx512;
-    case kernels::Isa::kAvx2: return swiglu_avx2;
-    default: return swiglu;
-  }
-}
-
 void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, const float* cs,
           const float* sn, RopeLayout layout) {
   const int64_t half = rope_dims / 2;

@@ -17,21 +17,6 @@ float dot_f32(const float* x, const float* y, int64_t n);
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
 // x[i] += b[i]
 void add_inplace(float* x, const float* b, int64_t n);
-// out[i] = silu(gate[i]) * up[i]  (out may alias gate)
-void swiglu(const float* gate, const float* up, float* out, int64_t n);
-// The same in AVX-512 and AVX2 lanes (x86_avx512/swiglu.cpp, x86_avx2/swiglu.cpp; a polynomial
-// e^x, within a few ulps of swiglu), and the one to use under an ISA (ref: the scalar loop).
-void swiglu_avx512(const float* gate, const float* up, float* out, int64_t n);
-void swiglu_avx2(const float* gate, const float* up, float* out, int64_t n);
-using SwigluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
-SwigluFn swiglu_for(kernels::Isa isa);
-// x[i] = silu(x[i]) in place; in vector lanes as swiglu; the one to use under an ISA.
-void silu_inplace(float* x, int64_t n);
-void silu_inplace_avx512(float* x, int64_t n);
-void silu_inplace_avx2(float* x, int64_t n);
-using SiluFn = void (*)(float* x, int64_t n);
-SiluFn silu_for(kernels::Isa isa);
-
 // Rotary embedding of one token: x holds n_heads vectors of head_dim; the first rope_dims of
 // each are rotated by angles whose cosines/sines are cs[0..rope_dims/2) / sn[...].
 // kNormal rotates adjacent pairs (2i, 2i+1); kNeox rotates (i, i + rope_dims/2).

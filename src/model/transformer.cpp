@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "model/backend.h"
-#include "model/linear_attention.h"
+#include "model/recurrent_batch.h"
 #include "model/model.h"
 
 namespace ridge::model {

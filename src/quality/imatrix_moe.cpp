@@ -2,7 +2,7 @@
 // shared expert), then its inputs are recorded from the workspace it leaves: the router's input,
 // every routed (token, slot) row under its expert, the experts' down inputs recomputed from
 // those rows, and a shared expert's.
-#include "model/moe.h"
+#include "backend/cpu/moe_ffn.h"
 #include "quality/imatrix_backend.h"
 
 #include <cstring>
@@ -30,7 +30,7 @@ void RecordingBackend::record_expert(const model::ModelConfig& cfg, const model:
   }
   record_rows(l.exp_gate[0].data, d, x, d, n, e, n_exp);
   record_rows(l.exp_up[0].data, d, x, d, n, e, n_exp);
-  const model::GatedFfn f = model::routed_expert_ffn(cfg, l, e);
+  const model::GatedFfn f = backend::cpu::routed_expert_ffn(cfg, l, e);
   record_rows(l.exp_down[0].data, ff, down_input(f, x, d, n), ff, n, e, n_exp);
 }
 

@@ -14,8 +14,8 @@
 #include "backend/registry.h"
 #include "kernels/weight_layout.h"
 #include "model/ffn.h"
-#include "model/linear_attention.h"
-#include "model/moe.h"
+#include "backend/cpu/gated_delta_net.h"
+#include "backend/cpu/moe_ffn.h"
 #include "model/ops.h"
 
 namespace ridge::backend::testing {
@@ -312,23 +312,23 @@ void ScalarBackend::moe_ffn(const model::ModelConfig& cfg, const model::LayerWei
                             int64_t m, model::Workspace& ws, float* out) {
   GuardedMemory::Open open(GuardedMemory::instance());
   on_device({out});
-  model::moe_ffn(cfg, l, il, *ref_, m, ws, out, pool_);
+  cpu::moe_ffn(cfg, l, il, *ref_, m, ws, out, pool_);
 }
 
 void ScalarBackend::begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  model::begin_recurrent_step(*step_, states, ws);
+  cpu::begin_recurrent_step(*step_, states, ws);
 }
 
 void ScalarBackend::gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l,
                                     int64_t il, kv::RecurrentState& states, model::Workspace& ws) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  model::gated_delta_net(cfg, l, il, *ref_, *step_, states, ws, pool_);
+  cpu::gated_delta_net(cfg, l, il, *ref_, *step_, states, ws, pool_);
 }
 
 void ScalarBackend::end_recurrent(kv::RecurrentState& states) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  model::end_recurrent_step(*step_, states);
+  cpu::end_recurrent_step(*step_, states);
 }
 
 void ScalarBackend::copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,

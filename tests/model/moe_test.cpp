@@ -9,11 +9,13 @@
 #include "gguf/reader.h"
 #include "gguf/writer.h"
 #include "model/model.h"
-#include "model/moe.h"
+#include "backend/cpu/moe_ffn.h"
 #include "test_util.h"
 
 namespace ridge::model {
 namespace {
+
+using backend::cpu::route_token;
 
 ModelConfig router_config(int64_t n_expert, int64_t k, bool norm, float scale = 1.0f) {
   ModelConfig c;

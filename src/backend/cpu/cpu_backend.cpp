@@ -6,22 +6,24 @@
 #include <vector>
 
 #include "kernels/weight_layout.h"
+#include "backend/cpu/for_rows.h"
+#include "backend/cpu/gated_delta_net.h"
+#include "backend/cpu/gated_ffn.h"
+#include "backend/cpu/moe_ffn.h"
+#include "backend/cpu/paged_attention.h"
 #include "model/ffn.h"
-#include "model/for_rows.h"
-#include "model/linear_attention.h"
-#include "model/moe.h"
 #include "model/ops.h"
 
 namespace ridge::backend {
 
-using model::for_rows;
+
 
 void CpuBackend::embed(const model::EmbedOp& op) {
   const model::Batch& b = *step_;
   const int64_t d = op.d;
   const model::ModelConfig& cfg = *op.cfg;
   const int64_t half = cfg.rope_dims / 2, half_swa = cfg.swa_rope_dims() / 2;
-  for_rows(*pool_, b.n_tokens(), d, [&](int64_t t) {
+  cpu::for_rows(*pool_, b.n_tokens(), d, [&](int64_t t) {
     const auto row = static_cast<size_t>(t);
     float* x = op.x + t * d;
     kernels::dequantize_weight_row(*k_, *op.table, static_cast<int64_t>(b.tokens[row]), x);
@@ -42,7 +44,7 @@ void CpuBackend::embed(const model::EmbedOp& op) {
 
 void CpuBackend::rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t d,
                           float eps) {
-  for_rows(*pool_, rows, d,
+  cpu::for_rows(*pool_, rows, d,
            [&](int64_t t) { model::rms_norm(x + t * d, w, y + t * d, d, eps); });
 }
 
@@ -61,7 +63,7 @@ void CpuBackend::attention_input(const model::AttentionInputOp& op) {
   const int64_t hd = op.head_dim, qd = op.n_head * hd, kvd = op.n_head_kv * hd;
   const int64_t half = op.rope_dims / 2;
   const bool with_kv = op.cache != nullptr;
-  for_rows(*pool_, b.n_tokens(), qd + 2 * kvd, [&](int64_t t) {
+  cpu::for_rows(*pool_, b.n_tokens(), qd + 2 * kvd, [&](int64_t t) {
     float* q = op.q + t * qd;   // [n_head, head_dim]
     if (op.q_gate != nullptr) {
       const float* qg = op.q_gate + t * 2 * qd;
@@ -94,21 +96,21 @@ void CpuBackend::attention_input(const model::AttentionInputOp& op) {
 }
 
 void CpuBackend::attention(const model::AttentionOp& op, const float* q_gate) {
-  model::AttentionArgs a;
+  cpu::AttentionArgs a;
   static_cast<model::AttentionOp&>(a) = op;
   a.batch = step_;
   a.kernels = k_;
   int64_t max_context = 0;
   for (int32_t c : step_->context_lens) max_context = std::max<int64_t>(max_context, c);
-  a.scratch_per_thread = model::attention_scratch_floats(op.n_head, op.n_head_kv, op.head_dim,
+  a.scratch_per_thread = cpu::attention_scratch_floats(op.n_head, op.n_head_kv, op.head_dim,
                                                          op.cache->block_size(), max_context);
   const auto need = static_cast<size_t>(a.scratch_per_thread * pool_->size());
   if (attn_scratch_.size() < need) attn_scratch_.resize(need);
   a.scratch = attn_scratch_.data();
-  model::paged_attention(a, *pool_);
+  cpu::paged_attention(a, *pool_);
   if (q_gate == nullptr) return;
   const int64_t hd = a.head_dim, qd = a.n_head * hd;
-  for_rows(*pool_, step_->n_tokens(), 2 * qd, [&](int64_t t) {  // out *= sigmoid(gate), by head
+  cpu::for_rows(*pool_, step_->n_tokens(), 2 * qd, [&](int64_t t) {  // out *= sigmoid(gate), by head
     float* o = a.out + t * qd;
     const float* qg = q_gate + t * 2 * qd;
     for (int64_t h = 0; h < a.n_head; ++h) {
@@ -119,7 +121,7 @@ void CpuBackend::attention(const model::AttentionOp& op, const float* q_gate) {
 
 void CpuBackend::residual(const model::ResidualOp& op) {
   const int64_t d = op.d;
-  for_rows(*pool_, op.m, op.next_norm != nullptr ? 2 * d : d, [&](int64_t t) {
+  cpu::for_rows(*pool_, op.m, op.next_norm != nullptr ? 2 * d : d, [&](int64_t t) {
     float* p = op.proj + t * d;
     float* x = op.x + t * d;
     if (op.bias != nullptr) model::add_inplace(p, op.bias, d);
@@ -131,25 +133,25 @@ void CpuBackend::residual(const model::ResidualOp& op) {
 
 void CpuBackend::gated_ffn(const model::GatedFfn& w, const float* x, int64_t ldx, int64_t m,
                            float* gate_buf, float* up_buf, float* out, int64_t ldo) {
-  model::gated_ffn(*k_, w, x, ldx, m, gate_buf, up_buf, out, ldo, *pool_);
+  cpu::gated_ffn(*k_, w, x, ldx, m, gate_buf, up_buf, out, ldo, *pool_);
 }
 
 void CpuBackend::moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
                          int64_t m, model::Workspace& ws, float* out) {
-  model::moe_ffn(cfg, l, il, *k_, m, ws, out, *pool_);
+  cpu::moe_ffn(cfg, l, il, *k_, m, ws, out, *pool_);
 }
 
 void CpuBackend::begin_recurrent(kv::RecurrentState& states, model::Workspace& ws) {
-  model::begin_recurrent_step(*step_, states, ws);
+  cpu::begin_recurrent_step(*step_, states, ws);
 }
 
 void CpuBackend::gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l,
                                  int64_t il, kv::RecurrentState& states, model::Workspace& ws) {
-  model::gated_delta_net(cfg, l, il, *k_, *step_, states, ws, *pool_);
+  cpu::gated_delta_net(cfg, l, il, *k_, *step_, states, ws, *pool_);
 }
 
 void CpuBackend::end_recurrent(kv::RecurrentState& states) {
-  model::end_recurrent_step(*step_, states);
+  cpu::end_recurrent_step(*step_, states);
 }
 
 void CpuBackend::copy_rows(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows,
@@ -190,14 +192,14 @@ void CpuBackend::keep_output_rows(std::span<const model::RowBuffer> buffers) {
 }
 
 void CpuBackend::scale(float* x, int64_t rows, int64_t n, float s) {
-  for_rows(*pool_, rows, n, [&](int64_t t) {
+  cpu::for_rows(*pool_, rows, n, [&](int64_t t) {
     float* r = x + t * n;
     for (int64_t i = 0; i < n; ++i) r[i] *= s;
   });
 }
 
 void CpuBackend::geglu(const float* gate, const float* up, float* out, int64_t rows, int64_t n) {
-  for_rows(*pool_, rows, n, [&](int64_t t) {
+  cpu::for_rows(*pool_, rows, n, [&](int64_t t) {
     for (int64_t i = t * n; i < (t + 1) * n; ++i) out[i] = model::geglu(gate[i], up[i]);
   });
 }
@@ -208,7 +210,7 @@ void CpuBackend::per_layer_inputs(const model::PerLayerInputOp& op) {
   const float proj_scale = 1.0f / std::sqrt(static_cast<float>(op.n_embd));
   const float table_scale = std::sqrt(static_cast<float>(p));
   const float mix_scale = 1.0f / std::sqrt(2.0f);
-  for_rows(*pool_, b.n_tokens(), width, [&](int64_t t) {
+  cpu::for_rows(*pool_, b.n_tokens(), width, [&](int64_t t) {
     thread_local std::vector<float> row;
     row.resize(static_cast<size_t>(width));
     kernels::dequantize_weight_row(*k_, *op.table, static_cast<int64_t>(b.tokens[static_cast<size_t>(t)]), row.data());
@@ -224,7 +226,7 @@ void CpuBackend::per_layer_inputs(const model::PerLayerInputOp& op) {
 }
 
 void CpuBackend::softcap(float* z, int64_t rows, int64_t n, float cap) {
-  for_rows(*pool_, rows, n, [&](int64_t t) {
+  cpu::for_rows(*pool_, rows, n, [&](int64_t t) {
     float* r = z + t * n;
     for (int64_t i = 0; i < n; ++i) r[i] = cap * std::tanh(r[i] / cap);
   });

@@ -13,9 +13,9 @@
 #include <cstdint>
 
 #include "kv/kv_cache.h"
-#include "model/attention_kernels.h"
+#include "backend/cpu/attention_kernels.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 // Queries [q0, q0 + NQ) against rows [j0, j0 + R): every (query, row) pair has its own
@@ -167,4 +167,4 @@ void pv_simd(kv::KvType type, const void* v, int64_t n_rows, const float* p, int
 }
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

@@ -9,12 +9,12 @@
 #include <cstring>
 
 #include "kv/kv_cache.h"
-#include "model/attention_kernels.h"
-#include "model/attention_tiles.h"
-#include "model/simd_math.h"
-#include "model/x86_avx2/vec8.h"
+#include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/attention_tiles.h"
+#include "backend/cpu/simd_math.h"
+#include "backend/cpu/x86_avx2/vec8.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 // Values [i, i + 8) of a row (i a multiple of 8) as f32.
@@ -56,4 +56,4 @@ const AttnKernels& attn_kernels_avx2() {
   return k;
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

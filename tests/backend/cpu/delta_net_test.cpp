@@ -9,10 +9,13 @@
 #include <random>
 #include <vector>
 
-#include "model/delta_net.h"
+#include "backend/cpu/delta_net.h"
+#include "backend/cpu/isa_table.h"
 
-namespace ridge::model {
-namespace {
+namespace ridge::backend::cpu {
+namespace delta_net_test {
+
+using model::Batch;
 
 struct Inputs {
   DeltaNetShape s;
@@ -179,7 +182,7 @@ TEST(DeltaNet, VectorKernelsMatchTheReference) {
   uint32_t seed = 300;
   for (kernels::Isa isa : {kernels::Isa::kAvx2, kernels::Isa::kAvx512}) {
     if (!kernels::isa_supported(isa)) continue;
-    const DeltaRuleFn fn = delta_rule_for(isa);
+    const DeltaRuleFn fn = isa_table(isa).delta_rule;
     for (const DeltaNetShape& s : {DeltaNetShape{2, 4, 16, 16}, DeltaNetShape{1, 3, 20, 12},
                                    DeltaNetShape{2, 2, 128, 128}}) {
       const int64_t n = 70;
@@ -240,5 +243,5 @@ TEST(CausalConv1d, MatchesTheWindowFormulaAndCarriesItsState) {
   EXPECT_EQ(state2, state);
 }
 
-}  // namespace
-}  // namespace ridge::model
+}  // namespace delta_net_test
+}  // namespace ridge::backend::cpu

@@ -9,9 +9,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "model/delta_net.h"
+#include "backend/cpu/delta_net.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 template <typename M>
@@ -80,4 +80,4 @@ void delta_rule_lanes(const DeltaNetShape& s, int64_t n, const float* q, const f
 }
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

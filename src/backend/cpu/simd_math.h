@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 // e^x for x <= 0: 2^n e^r with n = round(x / ln 2), |r| <= ln 2 / 2 (ln 2 split in two for an
@@ -98,4 +98,4 @@ void softmax_lanes(float* x, int64_t n) {
 }
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

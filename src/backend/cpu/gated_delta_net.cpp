@@ -1,14 +1,16 @@
-#include "model/linear_attention.h"
+#include "backend/cpu/gated_delta_net.h"
+#include "backend/cpu/isa_table.h"
+#include "backend/cpu/model_names.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "model/delta_net.h"
-#include "model/for_rows.h"
+#include "backend/cpu/delta_net.h"
+#include "backend/cpu/for_rows.h"
 #include "model/ops.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 constexpr int64_t kConvChannelsPerItem = 256;  // conv work is split in channel blocks
@@ -47,88 +49,12 @@ void l2_normalize(const float* x, float* y, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale;
 }
 
-// The positions [first, last + 1] of each sequence's rows in the batch.
-struct PositionSpan {
-  int32_t first = 0, end = 0;
-};
-
-std::vector<PositionSpan> position_spans(const Batch& batch) {
-  std::vector<PositionSpan> spans(batch.context_lens.size(), {-1, -1});
-  for (int64_t t = 0; t < batch.n_tokens(); ++t) {
-    PositionSpan& p = spans[static_cast<size_t>(batch.seq_index[static_cast<size_t>(t)])];
-    const int32_t pos = batch.positions[static_cast<size_t>(t)];
-    if (p.first < 0) p.first = pos;
-    p.end = pos + 1;
-  }
-  return spans;
-}
-
-// Each snapshot names a sequence with rows here, a point within them, and a slot of its own.
-Status check_snapshots(const Batch& batch, const kv::RecurrentState& states,
-                       const std::vector<uint8_t>& has_rows, std::vector<uint8_t>& slot_used) {
-  if (batch.state_snapshots.empty()) return ok_status();
-  const std::vector<PositionSpan> spans = position_spans(batch);
-  for (const Batch::StateSnapshot& snap : batch.state_snapshots) {
-    if (snap.seq < 0 || static_cast<size_t>(snap.seq) >= has_rows.size() ||
-        !has_rows[static_cast<size_t>(snap.seq)]) {
-      return error("forward: a state snapshot of sequence {}, which has no rows in the step", snap.seq);
-    }
-    const PositionSpan& p = spans[static_cast<size_t>(snap.seq)];
-    if (snap.n_positions < p.first || snap.n_positions > p.end) {
-      return error("forward: a state snapshot after {} positions of sequence {}, whose rows here "
-                   "run from position {} to {}", snap.n_positions, snap.seq, p.first, p.end - 1);
-    }
-    if (snap.slot < 0 || snap.slot >= states.n_slots()) {
-      return error("forward: a state snapshot into slot {} of {}", snap.slot, states.n_slots());
-    }
-    if (slot_used[static_cast<size_t>(snap.slot)]) {
-      return error("forward: recurrent-state slot {} used twice", snap.slot);
-    }
-    slot_used[static_cast<size_t>(snap.slot)] = 1;
-  }
-  return ok_status();
-}
-
 // Copies the state columns [c0, c1) of the conv's rows, or head j's matrix, into a snapshot slot.
 void copy_conv_columns(const float* from, float* to, int64_t rows, int64_t channels, int64_t c0, int64_t c1) {
   for (int64_t i = 0; i < rows; ++i) std::copy(from + i * channels + c0, from + i * channels + c1, to + i * channels + c0);
 }
 
 }  // namespace
-
-Status check_recurrent_batch(const Batch& batch, const kv::RecurrentState& states) {
-  if (states.n_slots() == 0) return error("forward: this model keeps recurrent state, the cache has none");
-  if (batch.state_slots.size() != batch.context_lens.size()) {
-    return error("forward: {} recurrent-state slots for {} sequences", batch.state_slots.size(),
-                 batch.context_lens.size());
-  }
-  std::vector<uint8_t> seen(batch.context_lens.size(), 0), slot_used(static_cast<size_t>(states.n_slots()), 0);
-  for (int64_t t = 0; t < batch.n_tokens(); ++t) {
-    const auto s = static_cast<size_t>(batch.seq_index[static_cast<size_t>(t)]);
-    const int32_t pos = batch.positions[static_cast<size_t>(t)];
-    const bool continues = t > 0 && batch.seq_index[static_cast<size_t>(t - 1)] == batch.seq_index[static_cast<size_t>(t)];
-    if (continues) {
-      if (pos != batch.positions[static_cast<size_t>(t - 1)] + 1) {
-        return error("forward: row {} (position {}) does not follow its sequence's previous row", t, pos);
-      }
-      continue;
-    }
-    if (seen[s]) return error("forward: sequence {}'s rows are not together (row {})", s, t);
-    seen[s] = 1;
-    const int32_t slot = batch.state_slots[s];
-    if (slot < 0 || slot >= states.n_slots()) {
-      return error("forward: sequence {} has recurrent-state slot {} of {}", s, slot, states.n_slots());
-    }
-    if (slot_used[static_cast<size_t>(slot)]) return error("forward: recurrent-state slot {} used twice", slot);
-    slot_used[static_cast<size_t>(slot)] = 1;
-    if (pos != 0 && pos != states.positions(slot)) {
-      return error("forward: sequence {} starts at position {} but its recurrent state holds {} "
-                   "positions (a state cannot be rolled back: start again at 0)", s, pos,
-                   states.positions(slot));
-    }
-  }
-  return check_snapshots(batch, states, seen, slot_used);
-}
 
 void begin_recurrent_step(const Batch& batch, kv::RecurrentState& states, Workspace& ws) {
   seq_rows(batch, ws.lin.rows);
@@ -193,7 +119,7 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
     }
   });
   // silu; q and k L2-normalized per head, v apart; beta = sigmoid(b), g = softplus(a + dt_bias) A.
-  const SiluFn silu_row = silu_for(kernels.isa);
+  const SiluFn silu_row = isa_table(kernels.isa).silu;
   for_rows(pool, n, conv_dim, [&](int64_t t) {
     float* c = lw.mixed.data() + t * conv_dim;
     silu_row(c, conv_dim);
@@ -213,7 +139,7 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
   const DeltaNetShape shape{hk, hv, hd, hd};
   const float out_scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int64_t conv_floats = cfg.ssm_conv_state_floats();
-  const DeltaRuleFn delta_rule = delta_rule_for(kernels.isa);
+  const DeltaRuleFn delta_rule = isa_table(kernels.isa).delta_rule;
   for_items(pool, n_seqs * hv, n * hv * hd * hd, [&](int64_t item) {
     const SeqRows& r = lw.rows[static_cast<size_t>(item / hv)];
     const int64_t j = item % hv, head_floats = hd * hd;
@@ -232,7 +158,7 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
     }
   });
   // o = RMSNorm(o; ssm_norm) * silu(z), per head.
-  const SwigluFn gate = swiglu_for(kernels.isa);
+  const SwigluFn gate = isa_table(kernels.isa).swiglu;
   for_rows(pool, n, 2 * value_dim, [&](int64_t t) {
     float* o = ws.attn.data() + t * value_dim;
     for (int64_t j = 0; j < hv; ++j) rms_norm(o + j * hd, l.ssm_norm.data, o + j * hd, hd, cfg.rms_eps);
@@ -240,4 +166,4 @@ void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
   });
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

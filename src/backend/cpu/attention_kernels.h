@@ -13,7 +13,7 @@
 #include "kernels/kernels.h"
 #include "kv/kv_type.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 
 // The queries processed together against one KV head: `n_tok` consecutive tokens of one
 // sequence times the `group` query heads sharing the KV head. Query q = tt * group + h lives at
@@ -43,11 +43,8 @@ struct AttnKernels {
   void (*softmax)(float* x, int64_t n);
 };
 
-// The implementation for this ISA, type and head_dim (the scalar one where the SIMD loops do not
-// cover head_dim: avx512 needs a multiple of 16, avx2 of 8).
-const AttnKernels& attn_kernels_for(kernels::Isa isa, kv::KvType type, int64_t hd);
-
-// Per ISA (attention_ref.cpp, x86_avx2/attention.cpp, x86_avx512/attention.cpp).
+// Per ISA (attention_ref.cpp, x86_avx2/attention.cpp, x86_avx512/attention.cpp); isa_table.h
+// picks one for a head_dim.
 const AttnKernels& attn_kernels_ref();
 const AttnKernels& attn_kernels_avx2();
 const AttnKernels& attn_kernels_avx512();
@@ -58,4 +55,4 @@ inline int64_t attn_first_query(int64_t j, int64_t skip, int64_t group) {
   return t > 0 ? t * group : 0;
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

@@ -6,7 +6,7 @@
 
 #include "kernels/x86_avx2/quant_simd.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 struct Vec8 {
@@ -53,4 +53,4 @@ struct Vec8 {
 };
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

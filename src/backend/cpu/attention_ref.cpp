@@ -3,10 +3,11 @@
 #include <algorithm>
 
 #include "kv/kv_cache.h"
-#include "model/attention_kernels.h"
+#include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/model_names.h"
 #include "model/ops.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 constexpr int64_t kChunk = 256;  // values converted at a time (a multiple of the q8_0 block)
@@ -67,13 +68,4 @@ const AttnKernels& attn_kernels_ref() {
   return k;
 }
 
-const AttnKernels& attn_kernels_for(kernels::Isa isa, kv::KvType type, int64_t hd) {
-  (void)type;
-  if (isa == kernels::Isa::kAvx512 && hd % 16 == 0) return attn_kernels_avx512();
-  if ((isa == kernels::Isa::kAvx512 || isa == kernels::Isa::kAvx2) && hd % 8 == 0) {
-    return attn_kernels_avx2();
-  }
-  return attn_kernels_ref();
-}
-
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

@@ -6,7 +6,7 @@
 
 #include "base/thread_pool.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 
 // Below this many elements an element-wise op runs on the calling thread: waking the pool
 // costs more than the work (decode of one token).
@@ -25,4 +25,4 @@ void for_rows(ThreadPool& pool, int64_t n_rows, int64_t row_elems, const Fn& fn)
   });
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

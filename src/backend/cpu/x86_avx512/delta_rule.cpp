@@ -1,10 +1,10 @@
 // The gated delta rule in AVX512 lanes (model/delta_rule_simd.h).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include "model/delta_rule_simd.h"
-#include "model/x86_avx512/vec16.h"
+#include "backend/cpu/delta_rule_simd.h"
+#include "backend/cpu/x86_avx512/vec16.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 
 void delta_rule_avx512(const DeltaNetShape& s, int64_t n, const float* q, const float* k, const float* v,
                        const float* g, const float* beta, float* state, float* out, float out_scale,
@@ -12,4 +12,4 @@ void delta_rule_avx512(const DeltaNetShape& s, int64_t n, const float* q, const 
   delta_rule_lanes<Vec16>(s, n, q, k, v, g, beta, state, out, out_scale, heads);
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

@@ -11,11 +11,13 @@
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
-#include "model/attention.h"
+#include "backend/cpu/paged_attention.h"
 #include "model/batch.h"
 
-namespace ridge::model {
-namespace {
+namespace ridge::backend::cpu {
+namespace attention_test {
+
+using model::Batch;
 
 constexpr int64_t kHead = 8, kHeadKv = 2, kBs = 16, kMaxCtx = 64;
 
@@ -216,5 +218,5 @@ INSTANTIATE_TEST_SUITE_P(
              std::string(kernels::isa_name(std::get<1>(p.param))) + "_hd" + std::to_string(std::get<2>(p.param));
     });
 
-}  // namespace
-}  // namespace ridge::model
+}  // namespace attention_test
+}  // namespace ridge::backend::cpu

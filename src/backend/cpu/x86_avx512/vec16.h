@@ -6,7 +6,7 @@
 
 #include "kernels/x86_avx512/quant_simd.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 struct Vec16 {
@@ -35,4 +35,4 @@ struct Vec16 {
 };
 
 }  // namespace
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

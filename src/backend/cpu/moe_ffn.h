@@ -17,23 +17,23 @@
 #include "model/weights.h"
 #include "model/workspace.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 
 // out[m, n_embd] = the MoE FFN (shared expert included) of xn[m, n_embd] (ws.xn), for layer l
 // (gemma4: routed from the residual ws.x, config.h moe_gemma4).
 // Uses ws.moe, ws.gate and ws.up; records how many experts it ran in ws.moe.experts_run[il].
-void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const kernels::Kernels& k,
-             int64_t m, Workspace& ws, float* out, ThreadPool& pool);
+void moe_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il, const kernels::Kernels& k,
+             int64_t m, model::Workspace& ws, float* out, ThreadPool& pool);
 
 // Routed expert e's FFN as moe_ffn runs it (not gemma4's fused gate|up, l.exp_gate_up): its
 // gate/up/down slices, gpt-oss's biases and clamped SwiGLU, gemma4's GeGLU.
-GatedFfn routed_expert_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t e);
+model::GatedFfn routed_expert_ffn(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t e);
 
 // Routing of one token: picks the k largest of probs (n_expert softmax probabilities, or raw
 // logits with cfg.moe_softmax_after_topk) in descending order (ties: lower expert id first)
 // into expert[0, k) and their weights (a softmax over the k picked logits with
 // moe_softmax_after_topk; divided by their sum with moe_norm_topk; then times
 // cfg.expert_weights_scale) into weight[0, k).
-void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, float* weight);
+void route_token(const model::ModelConfig& cfg, const float* probs, int32_t* expert, float* weight);
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

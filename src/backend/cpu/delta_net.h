@@ -16,7 +16,7 @@
 
 #include "kernels/kernels.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 
 // A half-open range of heads or channels; end -1: to the last.
 struct IndexRange {
@@ -51,7 +51,6 @@ void delta_rule_avx2(const DeltaNetShape& s, int64_t n, const float* q, const fl
 using DeltaRuleFn = void (*)(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
                              const float* v, const float* g, const float* beta, float* state,
                              float* out, float out_scale, IndexRange heads);
-DeltaRuleFn delta_rule_for(kernels::Isa isa);
 
 // The same, `chunk` tokens at a time (64 unless given).
 void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const float* k,
@@ -67,4 +66,4 @@ void delta_rule_chunked(const DeltaNetShape& s, int64_t n, const float* q, const
 void causal_conv1d(const float* x, int64_t n, int64_t channels, const float* w, int64_t K,
                    float* state, float* y, IndexRange range = {});
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

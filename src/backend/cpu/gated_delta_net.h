@@ -16,22 +16,18 @@
 #include "model/weights.h"
 #include "model/workspace.h"
 
-namespace ridge::model {
-
-// Whether the batch can step the states: one distinct slot per sequence, each sequence's rows
-// together in position order, starting at position 0 or where its slot's state stopped.
-Status check_recurrent_batch(const Batch& batch, const kv::RecurrentState& states);
+namespace ridge::backend::cpu {
 
 // Before the layers: zeroes the slots of sequences that start at position 0, and finds each
 // sequence's rows once for every layer of the step (ws.lin.rows).
-void begin_recurrent_step(const Batch& batch, kv::RecurrentState& states, Workspace& ws);
+void begin_recurrent_step(const model::Batch& batch, kv::RecurrentState& states, model::Workspace& ws);
 // After them: records the positions each slot has consumed.
-void end_recurrent_step(const Batch& batch, kv::RecurrentState& states);
+void end_recurrent_step(const model::Batch& batch, kv::RecurrentState& states);
 
 // Linear layer il on every row: from the normed input ws.xn [n, n_embd] to the normed, gated
 // output ws.attn [n, Dv] (the layer's wo, ssm_out, projects it), updating the sequences' states.
-void gated_delta_net(const ModelConfig& cfg, const LayerWeights& l, int64_t il,
-                     const kernels::Kernels& kernels, const Batch& batch,
-                     kv::RecurrentState& states, Workspace& ws, ThreadPool& pool);
+void gated_delta_net(const model::ModelConfig& cfg, const model::LayerWeights& l, int64_t il,
+                     const kernels::Kernels& kernels, const model::Batch& batch,
+                     kv::RecurrentState& states, model::Workspace& ws, ThreadPool& pool);
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

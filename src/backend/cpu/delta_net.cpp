@@ -1,4 +1,5 @@
-#include "model/delta_net.h"
+#include "backend/cpu/delta_net.h"
+#include "backend/cpu/model_names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +7,7 @@
 
 #include "base/check.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 float dot(const float* a, const float* b, int64_t n) {
@@ -66,14 +67,6 @@ void delta_rule_sequential(const DeltaNetShape& s, int64_t n, const float* q, co
         o[a] = so * out_scale;
       }
     }
-  }
-}
-
-DeltaRuleFn delta_rule_for(kernels::Isa isa) {
-  switch (isa) {
-    case kernels::Isa::kAvx512: return delta_rule_avx512;
-    case kernels::Isa::kAvx2: return delta_rule_avx2;
-    default: return delta_rule_sequential;
   }
 }
 
@@ -185,4 +178,4 @@ void causal_conv1d(const float* x, int64_t n, int64_t channels, const float* w, 
   }
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

@@ -13,12 +13,12 @@
 #include <cstring>
 
 #include "kv/kv_cache.h"
-#include "model/attention_kernels.h"
-#include "model/attention_tiles.h"
-#include "model/simd_math.h"
-#include "model/x86_avx512/vec16.h"
+#include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/attention_tiles.h"
+#include "backend/cpu/simd_math.h"
+#include "backend/cpu/x86_avx512/vec16.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 // Values [i, i + 16) of a row (i a multiple of 16) as f32.
@@ -102,4 +102,4 @@ const AttnKernels& attn_kernels_avx512() {
   return k;
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

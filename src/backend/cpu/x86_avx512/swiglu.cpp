@@ -3,10 +3,10 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "model/ops.h"
-#include "model/simd_math.h"
-#include "model/x86_avx512/vec16.h"
+#include "backend/cpu/simd_math.h"
+#include "backend/cpu/x86_avx512/vec16.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 
 void swiglu_avx512(const float* gate, const float* up, float* out, int64_t n) {
   swiglu_lanes<Vec16>(gate, up, out, n);
@@ -14,4 +14,4 @@ void swiglu_avx512(const float* gate, const float* up, float* out, int64_t n) {
 
 void silu_inplace_avx512(float* x, int64_t n) { silu_lanes<Vec16>(x, n); }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

@@ -1,14 +1,16 @@
-#include "model/attention.h"
+#include "backend/cpu/paged_attention.h"
+#include "backend/cpu/model_names.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "base/check.h"
-#include "model/attention_kernels.h"
+#include "backend/cpu/attention_kernels.h"
+#include "backend/cpu/isa_table.h"
 #include "model/ops.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 namespace {
 
 constexpr int64_t kMaxQueriesPerTile = 64;
@@ -195,7 +197,7 @@ int64_t attention_scratch_floats(int64_t n_head, int64_t n_head_kv, int64_t head
 
 void paged_attention(const AttentionArgs& a, ThreadPool& pool) {
   const int64_t group = a.n_head / a.n_head_kv;
-  const AttnKernels& ak = attn_kernels_for(a.kernels->isa, a.cache->type(), a.head_dim);
+  const AttnKernels& ak = isa_table(a.kernels->isa).attention(a.head_dim);
   // Kept per calling thread, so a decode step's 28 calls reuse their capacity instead of
   // allocating. Bound to references: inside the pool's lambda a thread_local's name would mean
   // the worker's own (empty) copy.
@@ -228,4 +230,4 @@ void paged_attention(const AttentionArgs& a, ThreadPool& pool) {
   }
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu

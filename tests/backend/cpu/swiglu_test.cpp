@@ -9,11 +9,15 @@
 
 #include "kernels/kernels.h"
 #include "model/ffn.h"
+#include "backend/cpu/activations.h"
+#include "backend/cpu/isa_table.h"
 #include "model/ops.h"
 #include "tensor/fp16.h"
 
-namespace ridge::model {
-namespace {
+namespace ridge::backend::cpu {
+namespace swiglu_test {
+
+using model::Batch;
 
 double silu_mul(double g, double u) { return g / (1.0 + std::exp(-g)) * u; }
 
@@ -21,7 +25,7 @@ class SwigluIsa : public ::testing::TestWithParam<kernels::Isa> {
  protected:
   void SetUp() override {
     if (!kernels::isa_supported(GetParam())) GTEST_SKIP() << kernels::isa_name(GetParam()) << " not on this CPU";
-    fn_ = swiglu_for(GetParam());
+    fn_ = isa_table(GetParam()).swiglu;
   }
   SwigluFn fn_ = nullptr;
 };
@@ -65,11 +69,13 @@ TEST_P(SwigluIsa, EdgeValuesAsTheScalarLoop) {
 INSTANTIATE_TEST_SUITE_P(SimdIsas, SwigluIsa, ::testing::Values(kernels::Isa::kAvx2, kernels::Isa::kAvx512),
                          [](const auto& p) { return std::string(kernels::isa_name(p.param)); });
 
-}  // namespace
-}  // namespace ridge::model
+}  // namespace swiglu_test
+}  // namespace ridge::backend::cpu
 
-namespace ridge::model {
-namespace {
+namespace ridge::backend::cpu {
+namespace swiglu_test {
+
+using model::geglu;
 
 // GeGLU (gemma) as llama.cpp computes it on CPUs: the tanh GELU of the gate at its f16 rounding,
 // itself rounded to f16, times up; 0 and gate * up past -10 / 10. Checked against the tanh GELU
@@ -96,5 +102,5 @@ TEST(Geglu, TanhGeluAtF16AsGgml) {
   }
 }
 
-}  // namespace
-}  // namespace ridge::model
+}  // namespace swiglu_test
+}  // namespace ridge::backend::cpu

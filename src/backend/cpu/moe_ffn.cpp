@@ -1,14 +1,16 @@
-#include "model/moe.h"
+#include "backend/cpu/moe_ffn.h"
+#include "backend/cpu/gated_ffn.h"
+#include "backend/cpu/model_names.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "model/ffn.h"
-#include "model/for_rows.h"
+#include "backend/cpu/for_rows.h"
 #include "model/ops.h"
 
-namespace ridge::model {
+namespace ridge::backend::cpu {
 
 void route_token(const ModelConfig& cfg, const float* probs, int32_t* expert, float* weight) {
   const int64_t n = cfg.n_expert, k = cfg.n_expert_used;
@@ -146,4 +148,4 @@ void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, const ke
   });
 }
 
-}  // namespace ridge::model
+}  // namespace ridge::backend::cpu
