@@ -148,8 +148,8 @@ class Backend {
   // unspecified.
   virtual void gated_ffn(const GatedFfn& w, const float* x, int64_t ldx, int64_t m,
                          float* gate_buf, float* up_buf, float* out, int64_t ldo) = 0;
-  // Whole ops of the mixture-of-experts FFN (model/moe.h) and the Gated DeltaNet layer
-  // (model/linear_attention.h), with the recurrent state's per-step bookkeeping.
+  // Whole ops of the mixture-of-experts FFN and the Gated DeltaNet layer (the CPU's:
+  // backend/cpu/moe_ffn.h, gated_delta_net.h), with the recurrent state's per-step bookkeeping.
   virtual void moe_ffn(const ModelConfig& cfg, const LayerWeights& l, int64_t il, int64_t m,
                        Workspace& ws, float* out) = 0;
   virtual void begin_recurrent(kv::RecurrentState& states, Workspace& ws) = 0;

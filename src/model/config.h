@@ -107,7 +107,7 @@ struct ModelConfig {
   float attn_softcap = 0.0f;         // gemma2: attention scores soft-capped the same way
 
   // Qwen3.5 (qwen35, qwen35moe): Gated DeltaNet layers (linear attention over a recurrent state,
-  // model/delta_net.h) with full attention on every full_attn_interval-th layer (il + 1 a
+  // backend/cpu/delta_net.h) with full attention on every full_attn_interval-th layer (il + 1 a
   // multiple of it); the attention output is gated (attn_q holds each head's q, then its gate).
   // full_attn_interval 0: every layer is full attention.
   int64_t full_attn_interval = 0;

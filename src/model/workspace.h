@@ -23,7 +23,8 @@ struct WorkspaceLimits {
   bool mtp = false;             // buffers of the MTP head (a model with one: cfg.has_mtp())
 };
 
-// Buffers of the mixture-of-experts FFN (model/moe.h); empty for dense models. k = n_expert_used.
+// Buffers of the mixture-of-experts FFN (the CPU's: backend/cpu/moe_ffn.h); empty for dense
+// models. k = n_expert_used.
 struct MoeWorkspace {
   DeviceArray<float> probs;      // [max_tokens, n_expert] router logits, then probabilities
   DeviceArray<int32_t> expert;   // [max_tokens, k] each token's experts, by descending weight
@@ -50,8 +51,8 @@ struct RowSnapshot {
   int32_t slot = -1;
 };
 
-// Buffers of Qwen3.5's layers (model/linear_attention.h): the Gated DeltaNet's, and the gated
-// attention's q with its gate; empty for other models.
+// Buffers of Qwen3.5's layers (the CPU's: backend/cpu/gated_delta_net.h): the Gated DeltaNet's,
+// and the gated attention's q with its gate; empty for other models.
 struct LinearWorkspace {
   DeviceArray<float> mixed;   // [max_tokens, conv_dim] q | k | v in-projection, then its conv
   DeviceArray<float> z;       // [max_tokens, Dv] output gate

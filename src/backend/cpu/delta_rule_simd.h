@@ -1,4 +1,4 @@
-// The gated delta rule (model/delta_net.h's delta_rule_sequential) in the vector lanes of a
+// The gated delta rule (delta_net.h's delta_rule_sequential) in the vector lanes of a
 // vector-math type M (x86_avx2/vec8.h, x86_avx512/vec16.h): the same updates row by row of each
 // head's state, each dot product summed in lanes then by M::hsum's fixed tree (not the scalar
 // order, so a few ulps from the reference; the same bits for a sequence alone or batched, since

@@ -1,4 +1,4 @@
-// The Gated DeltaNet core (model/delta_net.h) against a reference written independently in
+// The Gated DeltaNet core (backend/cpu/delta_net.h) against a reference written independently in
 // double and in Hugging Face's notation (the state transposed, [dk][dv]: S *= e^g; kv = S^T k;
 // delta = (v - kv) beta; S += k delta^T; o = S^T q), and the chunked form against the token-by-
 // token one, state included, across chunk boundaries and calls.

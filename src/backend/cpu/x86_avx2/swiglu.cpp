@@ -1,4 +1,4 @@
-// SwiGLU and SiLU in 8 AVX2 lanes with the polynomial e^x of model/simd_math.h.
+// SwiGLU and SiLU in 8 AVX2 lanes with the polynomial e^x of backend/cpu/simd_math.h.
 #include "model/ops.h"
 #include "backend/cpu/simd_math.h"
 #include "backend/cpu/x86_avx2/vec8.h"

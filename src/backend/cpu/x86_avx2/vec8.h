@@ -1,4 +1,4 @@
-// 8 f32 lanes of AVX2 for model/simd_math.h and the attention tiles; include only from the
+// 8 f32 lanes of AVX2 for backend/cpu/simd_math.h and the attention tiles; include only from the
 // files of this directory (compiled with AVX2 flags).
 #pragma once
 

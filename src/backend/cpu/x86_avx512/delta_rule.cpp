@@ -1,4 +1,4 @@
-// The gated delta rule in AVX512 lanes (model/delta_rule_simd.h).
+// The gated delta rule in AVX512 lanes (backend/cpu/delta_rule_simd.h).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "backend/cpu/delta_rule_simd.h"

@@ -1,4 +1,4 @@
-// SwiGLU (and SiLU) in 16 AVX-512 lanes with the polynomial e^x of model/simd_math.h instead of one libm
+// SwiGLU (and SiLU) in 16 AVX-512 lanes with the polynomial e^x of backend/cpu/simd_math.h instead of one libm
 // call per element (the scalar loop was 6% of a Q8_0 prompt step).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

@@ -1,4 +1,4 @@
-// 16 f32 lanes of AVX-512 for model/simd_math.h and the attention tiles; include only from the
+// 16 f32 lanes of AVX-512 for backend/cpu/simd_math.h and the attention tiles; include only from the
 // files of this directory (compiled with AVX-512 flags).
 #pragma once
 
