@@ -56,4 +56,11 @@ Result<const kernels::Kernels*> pick_kernels(const std::string& name) {
   return &kernels::kernels_for(*isa);
 }
 
+std::string human_bytes(double b) {
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.1f} kB", b / 1e3);
+  return fmt::format("{:.0f} B", b);
+}
+
 }  // namespace ridge::cli

@@ -29,5 +29,7 @@ Result<std::string> read_text_file(const std::string& path, std::string_view com
 
 // --isa: the kernels to use (empty: the best this CPU runs); usage error for an unknown name.
 Result<const kernels::Kernels*> pick_kernels(const std::string& name);
+// "1.23 GB", "4.56 MB", "7.8 kB", "9 B".
+std::string human_bytes(double bytes);
 
 }  // namespace ridge::cli

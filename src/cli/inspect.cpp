@@ -1,9 +1,11 @@
 // ridge inspect: what a GGUF file holds and what it costs to run.
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/inspect_checkpoint.h"
 #include "gguf/reader.h"
 #include "model/config.h"
 #include "model/cost.h"
@@ -26,13 +28,6 @@ std::string shape_str(const std::vector<uint64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-std::string human_bytes(double b) {
-  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
-  if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
-  if (b >= 1e3) return fmt::format("{:.1f} kB", b / 1e3);
-  return fmt::format("{:.0f} B", b);
 }
 
 json tokenizer_summary(const gguf::File& f) {
@@ -275,12 +270,14 @@ void print_text(const json& r, const std::string& cost_error) {
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  CLI::App app("Show a GGUF file: hyper-parameters, tokenizer, tensors and the figures the roofline needs.", "inspect");
+  CLI::App app("Show a GGUF file (hyper-parameters, tokenizer, tensors and the figures the roofline needs) "
+                "or a Hugging Face checkpoint folder (its config and safetensors tensors).", "inspect");
   std::string path;
   bool as_json = false;
-  app.add_option("file", path, "GGUF file")->required();
+  app.add_option("file", path, "GGUF file, or a checkpoint folder")->required();
   app.add_flag("--json", as_json, "print JSON");
   if (auto rc = parse(app, argc, argv)) return *rc;
+  if (std::filesystem::is_directory(path)) return inspect_checkpoint(path, as_json);
   auto f = gguf::File::open(path);
   if (!f.ok()) return report(f.status());
   std::string cost_error;

@@ -2,6 +2,7 @@
 // one-line error convention (exit 2 usage, 1 runtime).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -241,6 +242,35 @@ TEST_F(SynthInspect, ErrorsAreOneLineWithExitCodes) {
   CmdResult r = run("inspect " + path("text.gguf"));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("not a GGUF file"), std::string::npos) << r.out;
+}
+
+// ridge inspect on a checkpoint folder: its config essentials and safetensors tensors (a file
+// laid out by hand: header length, JSON header, data); a folder without weights is one line.
+TEST_F(SynthInspect, InspectsACheckpointFolder) {
+  const std::string header =
+      R"({"model.embed_tokens.weight":{"dtype":"BF16","shape":[4,2],"data_offsets":[0,16]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header + std::string(16, '\x01');
+  std::ofstream(path("model.safetensors"), std::ios::binary) << bytes;
+  std::ofstream(path("config.json")) << R"({"model_type":"qwen3","hidden_size":2,"unrelated":1})";
+  const CmdResult r = run("inspect --json " + dir_.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["model_type"], "qwen3");
+  EXPECT_FALSE(j["config"].contains("unrelated"));
+  ASSERT_EQ(j["tensors"].size(), 1u);
+  EXPECT_EQ(j["tensors"][0]["name"], "model.embed_tokens.weight");
+  EXPECT_EQ(j["tensors"][0]["shape"], nlohmann::json::array({4, 2}));
+  EXPECT_EQ(j["by_dtype"]["BF16"]["bytes"], 16);
+  const CmdResult text = run("inspect " + dir_.string());
+  EXPECT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("1 tensors"), std::string::npos) << text.out;
+  std::filesystem::remove(path("model.safetensors"));
+  const CmdResult none = run("inspect " + dir_.string());
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.out.find("no model.safetensors"), std::string::npos) << none.out;
+  EXPECT_EQ(std::count(none.out.begin(), none.out.end(), '\n'), 1) << none.out;
 }
 
 }  // namespace
