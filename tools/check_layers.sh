@@ -6,8 +6,8 @@ cd "$(dirname "$0")/../src"
 declare -A level=([base]=0 [tensor]=1 [gguf]=1 [hub]=1 [checkpoint]=1 [kernels]=2 [tokenizer]=2 [grammar]=2 [chat]=3 [model]=3 [kv]=3 [sampling]=3 [spec]=3
                   [backend]=4 [offline]=4 [engine]=5 [analysis]=6 [quality]=6 [server]=6 [cli]=7)
 # Same-layer dependencies that are part of the design (model binds weights into the KV storage;
-# ridge pull merges the parts of a split GGUF).
-allowed=" model->kv gguf->tensor hub->gguf "
+# ridge pull merges the parts of a split GGUF; a checkpoint is converted into a GGUF).
+allowed=" model->kv gguf->tensor hub->gguf checkpoint->gguf checkpoint->tensor "
 bad=0
 for dir in */; do
   mod=${dir%/}

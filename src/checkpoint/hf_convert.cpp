@@ -1,0 +1,213 @@
+#include "checkpoint/hf_convert.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+namespace ridge::checkpoint {
+namespace {
+
+using json = nlohmann::json;
+
+struct ArchName {
+  const char* hf;
+  const char* gguf;
+};
+constexpr ArchName kArchitectures[] = {
+    {"LlamaForCausalLM", "llama"}, {"Qwen2ForCausalLM", "qwen2"}, {"Qwen3ForCausalLM", "qwen3"}};
+
+Result<int64_t> positive(const json& j, const char* key, int64_t fallback = -1) {
+  if (!j.contains(key) || j[key].is_null()) {
+    if (fallback >= 0) return fallback;
+    return error("config.json: missing '{}'", key);
+  }
+  if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0 || j[key].get<int64_t>() > (int64_t{1} << 31)) {
+    return error("config.json: '{}' must be a positive integer", key);
+  }
+  return j[key].get<int64_t>();
+}
+
+Result<double> number(const json& j, const char* key, double fallback) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  if (!j[key].is_number()) return error("config.json: '{}' must be a number", key);
+  return j[key].get<double>();
+}
+
+Result<GgmlType> ggml_type_of(const Tensor& t) {
+  switch (t.dtype) {
+    case Dtype::kF32: return GgmlType::kF32;
+    case Dtype::kF16: return GgmlType::kF16;
+    case Dtype::kBF16: return GgmlType::kBF16;
+    default: break;
+  }
+  return error("tensor '{}': dtype {} (convert reads F32, F16 and BF16)", t.name, dtype_name(t.dtype));
+}
+
+// Tensors a checkpoint may hold that the model does not read.
+bool ignored(const std::string& hf_name) { return hf_name.ends_with("rotary_emb.inv_freq"); }
+
+}  // namespace
+
+Result<HfConfig> parse_hf_config(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return error("config.json: not a JSON object");
+  HfConfig c;
+  if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
+      !j["architectures"][0].is_string()) {
+    return error("config.json: missing 'architectures'");
+  }
+  c.hf_architecture = j["architectures"][0].get<std::string>();
+  for (const ArchName& a : kArchitectures) {
+    if (c.hf_architecture == a.hf) c.gguf_arch = a.gguf;
+  }
+  if (c.gguf_arch.empty()) {
+    return error("config.json: architecture {} is not one convert knows (LlamaForCausalLM, "
+                 "Qwen2ForCausalLM, Qwen3ForCausalLM)", c.hf_architecture);
+  }
+  RIDGE_ASSIGN_OR_RETURN(c.n_embd, positive(j, "hidden_size"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_ff, positive(j, "intermediate_size"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_layer, positive(j, "num_hidden_layers"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_head, positive(j, "num_attention_heads"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_head_kv, positive(j, "num_key_value_heads", c.n_head));
+  if (c.n_embd % c.n_head != 0 && !j.contains("head_dim")) {
+    return error("config.json: hidden_size {} is not a multiple of num_attention_heads {}", c.n_embd, c.n_head);
+  }
+  RIDGE_ASSIGN_OR_RETURN(c.head_dim, positive(j, "head_dim", c.n_embd / c.n_head));
+  if (c.n_head % c.n_head_kv != 0) {
+    return error("config.json: num_attention_heads {} is not a multiple of num_key_value_heads {}", c.n_head,
+                 c.n_head_kv);
+  }
+  RIDGE_ASSIGN_OR_RETURN(c.n_vocab, positive(j, "vocab_size"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_ctx, positive(j, "max_position_embeddings", 4096));
+  RIDGE_ASSIGN_OR_RETURN(c.rope_theta, number(j, "rope_theta", 10000.0));
+  RIDGE_ASSIGN_OR_RETURN(c.rms_eps, number(j, "rms_norm_eps", 1e-6));
+  if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
+    c.tied_embeddings = j["tie_word_embeddings"].get<bool>();
+  }
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
+    const json& s = j["rope_scaling"];
+    if (!s.is_object()) return error("config.json: 'rope_scaling' must be an object or null");
+    std::string type = s.value("rope_type", s.value("type", std::string()));
+    if (type == "linear" || type == "yarn") {
+      c.rope_scaling_type = type;
+      RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, number(s, "factor", 0.0));
+      if (c.rope_scaling_factor <= 0.0) return error("config.json: rope_scaling needs a positive 'factor'");
+      RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, positive(s, "original_max_position_embeddings", c.n_ctx));
+    } else if (type != "default" && !type.empty()) {
+      return error("config.json: rope_scaling '{}' is not one convert knows (linear, yarn)", type);
+    }
+  }
+  return c;
+}
+
+Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf) {
+  if (hf == "model.embed_tokens.weight") return std::string("token_embd.weight");
+  if (hf == "model.norm.weight") return std::string("output_norm.weight");
+  if (hf == "lm_head.weight") return std::string("output.weight");
+  static const std::regex layer(R"(model\.layers\.(\d+)\.(.+))");
+  std::smatch m;
+  if (std::regex_match(hf, m, layer)) {
+    const std::string rest = m[2].str();
+    static const std::pair<const char*, const char*> kLayer[] = {
+        {"input_layernorm.weight", "attn_norm.weight"},
+        {"self_attn.q_proj.weight", "attn_q.weight"},
+        {"self_attn.k_proj.weight", "attn_k.weight"},
+        {"self_attn.v_proj.weight", "attn_v.weight"},
+        {"self_attn.o_proj.weight", "attn_output.weight"},
+        {"self_attn.q_proj.bias", "attn_q.bias"},
+        {"self_attn.k_proj.bias", "attn_k.bias"},
+        {"self_attn.v_proj.bias", "attn_v.bias"},
+        {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+        {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+        {"post_attention_layernorm.weight", "ffn_norm.weight"},
+        {"mlp.gate_proj.weight", "ffn_gate.weight"},
+        {"mlp.up_proj.weight", "ffn_up.weight"},
+        {"mlp.down_proj.weight", "ffn_down.weight"},
+    };
+    const int64_t il = std::stoll(m[1].str());
+    for (const auto& [from, to] : kLayer) {
+      if (rest == from && il < cfg.n_layer) return "blk." + m[1].str() + "." + to;
+    }
+  }
+  return error("tensor '{}' is not one a {} checkpoint holds", hf, cfg.hf_architecture);
+}
+
+std::vector<uint8_t> permute_rope_rows(std::span<const uint8_t> data, int64_t n_head, int64_t head_dim,
+                                       int64_t row_bytes) {
+  std::vector<uint8_t> out(data.size());
+  const int64_t half = head_dim / 2;
+  for (int64_t h = 0; h < n_head; ++h) {
+    for (int64_t j = 0; j < 2; ++j) {
+      for (int64_t i = 0; i < half; ++i) {
+        const int64_t from = h * head_dim + j * half + i, to = h * head_dim + 2 * i + j;
+        std::memcpy(out.data() + to * row_bytes, data.data() + from * row_bytes, static_cast<size_t>(row_bytes));
+      }
+    }
+  }
+  return out;
+}
+
+Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Writer& w) {
+  const std::string& a = c.gguf_arch;
+  auto u32 = [](int64_t v) { return gguf::make_u32(static_cast<uint32_t>(v)); };
+  w.set("general.architecture", gguf::make_string(a));
+  w.set("general.name", gguf::make_string(c.hf_architecture));
+  w.set(a + ".context_length", u32(c.n_ctx));
+  w.set(a + ".embedding_length", u32(c.n_embd));
+  w.set(a + ".block_count", u32(c.n_layer));
+  w.set(a + ".feed_forward_length", u32(c.n_ff));
+  w.set(a + ".attention.head_count", u32(c.n_head));
+  w.set(a + ".attention.head_count_kv", u32(c.n_head_kv));
+  w.set(a + ".attention.key_length", u32(c.head_dim));
+  w.set(a + ".attention.value_length", u32(c.head_dim));
+  w.set(a + ".attention.layer_norm_rms_epsilon", gguf::make_f32(static_cast<float>(c.rms_eps)));
+  w.set(a + ".rope.freq_base", gguf::make_f32(static_cast<float>(c.rope_theta)));
+  w.set(a + ".rope.dimension_count", u32(c.head_dim));
+  w.set(a + ".vocab_size", u32(c.n_vocab));
+  if (!c.rope_scaling_type.empty()) {
+    w.set(a + ".rope.scaling.type", gguf::make_string(c.rope_scaling_type));
+    w.set(a + ".rope.scaling.factor", gguf::make_f32(static_cast<float>(c.rope_scaling_factor)));
+    w.set(a + ".rope.scaling.original_context_length", u32(c.rope_original_context));
+  }
+  const bool permute = a == "llama";  // llama.cpp rotates adjacent pairs for llama, halves (NeoX) for qwen
+  bool has_output = false, has_embd = false;
+  for (const Tensor* t : set.tensors()) {
+    if (ignored(t->name)) continue;
+    if (t->name == "lm_head.weight" && c.tied_embeddings) continue;  // the embedding's copy
+    RIDGE_ASSIGN_OR_RETURN(const std::string name, gguf_tensor_name(c, t->name));
+    RIDGE_ASSIGN_OR_RETURN(const GgmlType type, ggml_type_of(*t));
+    if (t->shape.empty() || t->shape.size() > 2) {
+      return error("tensor '{}': {} dimensions (convert reads matrices and vectors)", t->name, t->shape.size());
+    }
+    has_output |= name == "output.weight";
+    has_embd |= name == "token_embd.weight";
+    std::vector<uint64_t> shape(t->shape.rbegin(), t->shape.rend());  // ggml's order: innermost first
+    const bool is_q = name.ends_with("attn_q.weight") || name.ends_with("attn_q.bias");
+    const bool is_k = name.ends_with("attn_k.weight") || name.ends_with("attn_k.bias");
+    const Tensor* src = t;
+    if (permute && (is_q || is_k)) {
+      const int64_t heads = is_q ? c.n_head : c.n_head_kv;
+      if (t->shape[0] != heads * c.head_dim || c.head_dim % 2 != 0) {
+        return error("tensor '{}': {} rows, expected {} heads of {}", t->name, t->shape[0], heads, c.head_dim);
+      }
+      const int64_t row_bytes = static_cast<int64_t>(t->data.size()) / t->shape[0];
+      RIDGE_RETURN_IF_ERROR(w.add_tensor(name, type, shape, [src, heads, c, row_bytes](std::span<uint8_t> dst) {
+        const std::vector<uint8_t> p = permute_rope_rows(src->data, heads, c.head_dim, row_bytes);
+        std::memcpy(dst.data(), p.data(), dst.size());
+        return Status();
+      }));
+    } else {
+      RIDGE_RETURN_IF_ERROR(w.add_tensor(name, type, shape, [src](std::span<uint8_t> dst) {
+        std::memcpy(dst.data(), src->data.data(), dst.size());
+        return Status();
+      }));
+    }
+  }
+  if (!has_embd) return error("the checkpoint has no model.embed_tokens.weight");
+  if (!has_output && !c.tied_embeddings) {
+    return error("the checkpoint has no lm_head.weight and config.json does not tie it to the embeddings");
+  }
+  return Status();
+}
+
+}  // namespace ridge::checkpoint

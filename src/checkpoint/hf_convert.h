@@ -1,0 +1,50 @@
+// A Hugging Face checkpoint folder (config.json + safetensors) as a GGUF file in llama.cpp's
+// layout: the architecture's metadata from config.json, each tensor under its GGUF name, in its
+// own type (F32, F16 or BF16), the query/key rows of llama-style models reordered as llama.cpp's
+// converter does (its rotary embedding pairs adjacent values; Hugging Face's pairs halves).
+//
+// Architectures: LlamaForCausalLM (llama), Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3).
+// Anything else, a tensor the architecture does not name, a missing tensor or a dtype other than
+// F32/F16/BF16 is a one-line error naming it. The tokenizer is not converted by this slice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "checkpoint/safetensors.h"
+#include "gguf/writer.h"
+
+namespace ridge::checkpoint {
+
+// The hyper-parameters convert reads from config.json.
+struct HfConfig {
+  std::string hf_architecture;  // architectures[0]
+  std::string gguf_arch;        // llama, qwen2, qwen3
+  int64_t n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
+  int64_t n_vocab = 0, n_ctx = 0;
+  double rope_theta = 10000.0, rms_eps = 1e-6;
+  bool tied_embeddings = false;
+  std::string rope_scaling_type;  // "" (none), "linear", "yarn"
+  double rope_scaling_factor = 0.0;
+  int64_t rope_original_context = 0;
+};
+
+// Parses config.json's text; errors name the field.
+Result<HfConfig> parse_hf_config(const std::string& text);
+
+// The GGUF name of a Hugging Face tensor of `cfg`'s architecture ("model.layers.3.self_attn.
+// q_proj.weight" -> "blk.3.attn_q.weight"), or an error naming it.
+Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf_name);
+
+// Rows of a [n_head * head_dim, cols] query or key matrix (or bias, cols 1) from Hugging Face's
+// order to llama.cpp's (within each head, row j * head_dim / 2 + i goes to 2 i + j).
+std::vector<uint8_t> permute_rope_rows(std::span<const uint8_t> data, int64_t n_head, int64_t head_dim,
+                                       int64_t row_bytes);
+
+// Adds the folder's metadata and tensors to `out` (the tensors' bytes are read from the
+// checkpoint's mapping when `out` is written: `set` must outlive that).
+Status convert_checkpoint(const HfConfig& cfg, const SafetensorsSet& set, gguf::Writer& out);
+
+}  // namespace ridge::checkpoint
