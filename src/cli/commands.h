@@ -19,5 +19,6 @@ int cmd_perplexity(int argc, char** argv);
 int cmd_quality(int argc, char** argv);
 int cmd_imatrix(int argc, char** argv);
 int cmd_pull(int argc, char** argv);
+int cmd_convert(int argc, char** argv);
 
 }  // namespace ridge::cli

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "gguf/reader.h"
@@ -31,5 +32,12 @@ Result<std::string> read_text_file(const std::string& path, std::string_view com
 Result<const kernels::Kernels*> pick_kernels(const std::string& name);
 // "1.23 GB", "4.56 MB", "7.8 kB", "9 B".
 std::string human_bytes(double bytes);
+// "[4096, 128]".
+template <class T>
+std::string shape_str(const std::vector<T>& shape) {
+  std::string s;
+  for (const T& d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + s + "]";
+}
 
 }  // namespace ridge::cli

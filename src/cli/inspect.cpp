@@ -24,12 +24,6 @@ std::string role_of(const std::string& name) {
   return name;
 }
 
-std::string shape_str(const std::vector<uint64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 json tokenizer_summary(const gguf::File& f) {
   json t = json::object();
   if (!f.has("tokenizer.ggml.model")) return t;

@@ -33,12 +33,6 @@ Result<json> read_config(const std::string& dir) {
   return out;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 }  // namespace
 
 int inspect_checkpoint(const std::string& dir, bool as_json) {
@@ -80,7 +74,7 @@ int inspect_checkpoint(const std::string& dir, bool as_json) {
   }
   fmt::print("tensors:\n");
   for (const checkpoint::Tensor* t : set->tensors()) {
-    fmt::print("  {:<48} {:<6} {}\n", t->name, checkpoint::dtype_name(t->dtype), shape_text(t->shape));
+    fmt::print("  {:<48} {:<6} {}\n", t->name, checkpoint::dtype_name(t->dtype), shape_str(t->shape));
   }
   return 0;
 }

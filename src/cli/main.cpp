@@ -32,6 +32,7 @@ constexpr Command kCommands[] = {
     {"perplexity", ridge::cli::cmd_perplexity, "a model's perplexity over a text file (llama.cpp's method), KL divergence"},
     {"quality", ridge::cli::cmd_quality, "quality per byte: each quantization's KL divergence, bytes and speed"},
     {"imatrix", ridge::cli::cmd_imatrix, "an importance matrix over a text (llama-imatrix's GGUF file) for quantizing"},
+    {"convert", ridge::cli::cmd_convert, "a Hugging Face checkpoint folder (safetensors) as a GGUF file, optionally quantized"},
     {"pull", ridge::cli::cmd_pull, "download a GGUF model from the Hugging Face hub (USER/REPO[:QUANT]) into the cache"},
 };
 

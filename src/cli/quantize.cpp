@@ -29,12 +29,6 @@ std::string type_list() {
   return out;
 }
 
-std::string shape_str(const std::vector<uint64_t>& shape) {
-  std::string s;
-  for (uint64_t d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return "[" + s + "]";
-}
-
 double mib(uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 
 void print_plan(const offline::QuantizePlan& plan) {

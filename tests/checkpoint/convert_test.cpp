@@ -21,107 +21,13 @@
 #include "model/config.h"
 #include "model/model.h"
 #include "model/test_util.h"
+#include "hf_export.h"
 
 namespace ridge::checkpoint {
 namespace convert_test {
 
 using json = nlohmann::json;
-
-const char* hf_architecture(const std::string& arch) {
-  if (arch == "llama") return "LlamaForCausalLM";
-  if (arch == "qwen2") return "Qwen2ForCausalLM";
-  return "Qwen3ForCausalLM";
-}
-
-// The Hugging Face name of a GGUF tensor.
-std::string hf_name(const std::string& g) {
-  if (g == "token_embd.weight") return "model.embed_tokens.weight";
-  if (g == "output_norm.weight") return "model.norm.weight";
-  if (g == "output.weight") return "lm_head.weight";
-  const size_t dot = g.find('.', 4);
-  const std::string layer = g.substr(4, dot - 4), rest = g.substr(dot + 1);
-  static const std::map<std::string, std::string> names = {
-      {"attn_norm.weight", "input_layernorm.weight"}, {"attn_q.weight", "self_attn.q_proj.weight"},
-      {"attn_k.weight", "self_attn.k_proj.weight"},   {"attn_v.weight", "self_attn.v_proj.weight"},
-      {"attn_output.weight", "self_attn.o_proj.weight"}, {"attn_q.bias", "self_attn.q_proj.bias"},
-      {"attn_k.bias", "self_attn.k_proj.bias"},       {"attn_v.bias", "self_attn.v_proj.bias"},
-      {"attn_q_norm.weight", "self_attn.q_norm.weight"}, {"attn_k_norm.weight", "self_attn.k_norm.weight"},
-      {"ffn_norm.weight", "post_attention_layernorm.weight"}, {"ffn_gate.weight", "mlp.gate_proj.weight"},
-      {"ffn_up.weight", "mlp.up_proj.weight"},        {"ffn_down.weight", "mlp.down_proj.weight"}};
-  return "model.layers." + layer + "." + names.at(rest);
-}
-
-// Hugging Face's query/key row order from llama.cpp's: in each head, GGUF row 2 i + j holds what
-// Hugging Face keeps at row j * head_dim / 2 + i (rotate_half pairs halves, ggml adjacent values).
-std::vector<uint8_t> to_hf_rows(std::span<const uint8_t> d, int64_t n_head, int64_t hd, size_t row_bytes) {
-  std::vector<uint8_t> out(d.size());
-  for (int64_t h = 0; h < n_head; ++h) {
-    for (int64_t r = 0; r < hd; ++r) {
-      const int64_t i = r / 2, j = r % 2;
-      std::memcpy(out.data() + (h * hd + j * hd / 2 + i) * row_bytes, d.data() + (h * hd + r) * row_bytes, row_bytes);
-    }
-  }
-  return out;
-}
-
-const char* dtype_of(GgmlType t) {
-  return t == GgmlType::kF32 ? "F32" : t == GgmlType::kF16 ? "F16" : "BF16";
-}
-
-void write_safetensors(const std::filesystem::path& p, const std::vector<std::pair<std::string, std::pair<json, std::vector<uint8_t>>>>& ts) {
-  json header = json::object();
-  std::vector<uint8_t> data;
-  for (const auto& [name, entry] : ts) {
-    json e = entry.first;
-    e["data_offsets"] = {data.size(), data.size() + entry.second.size()};
-    header[name] = e;
-    data.insert(data.end(), entry.second.begin(), entry.second.end());
-  }
-  const std::string h = header.dump();
-  std::ofstream out(p, std::ios::binary);
-  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((h.size() >> (8 * i)) & 0xff));
-  out << h;
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-}
-
-// Writes `f` (a synthetic GGUF of cfg) as a checkpoint folder; shards > 1 splits its tensors
-// over that many files with an index.
-void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg, const std::filesystem::path& dir, int shards) {
-  std::filesystem::create_directories(dir);
-  const bool tied = f.find_tensor("output.weight") == nullptr;
-  json config = {{"architectures", {hf_architecture(cfg.arch)}}, {"hidden_size", cfg.n_embd},
-                 {"intermediate_size", cfg.n_ff}, {"num_hidden_layers", cfg.n_layer},
-                 {"num_attention_heads", cfg.n_head}, {"num_key_value_heads", cfg.n_head_kv},
-                 {"head_dim", cfg.head_dim}, {"vocab_size", cfg.n_vocab},
-                 {"max_position_embeddings", cfg.n_ctx_train}, {"rope_theta", cfg.rope_theta},
-                 {"rms_norm_eps", cfg.rms_eps}, {"tie_word_embeddings", tied}, {"rope_scaling", nullptr}};
-  std::ofstream(dir / "config.json") << config.dump(2);
-  std::vector<std::vector<std::pair<std::string, std::pair<json, std::vector<uint8_t>>>>> files(static_cast<size_t>(shards));
-  json weight_map = json::object();
-  size_t k = 0;
-  for (const gguf::TensorInfo& t : f.tensors()) {
-    std::span<const uint8_t> bytes(t.data, t.n_bytes);
-    std::vector<uint8_t> data(bytes.begin(), bytes.end());
-    const bool q = t.name.find("attn_q.") != std::string::npos, kk = t.name.find("attn_k.") != std::string::npos;
-    if (cfg.arch == "llama" && (q || kk)) {
-      data = to_hf_rows(bytes, q ? cfg.n_head : cfg.n_head_kv, cfg.head_dim, t.n_bytes / t.shape.back());
-    }
-    std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());
-    const size_t file = k++ % static_cast<size_t>(shards);
-    const std::string name = hf_name(t.name);
-    files[file].push_back({name, {json{{"dtype", dtype_of(t.type)}, {"shape", shape}}, data}});
-    weight_map[name] = "model-0000" + std::to_string(file + 1) + "-of-0000" + std::to_string(shards) + ".safetensors";
-  }
-  if (shards == 1) {
-    write_safetensors(dir / "model.safetensors", files[0]);
-    return;
-  }
-  for (int s = 0; s < shards; ++s) {
-    write_safetensors(dir / ("model-0000" + std::to_string(s + 1) + "-of-0000" + std::to_string(shards) + ".safetensors"),
-                      files[static_cast<size_t>(s)]);
-  }
-  std::ofstream(dir / "model.safetensors.index.json") << json{{"weight_map", weight_map}}.dump();
-}
+using namespace testing;
 
 std::vector<float> logits_of(const model::Model& m) {
   engine::SessionOptions o;

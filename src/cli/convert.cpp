@@ -1,0 +1,103 @@
+// ridge convert DIR OUT.gguf [--type TYPE]: a Hugging Face checkpoint folder as a GGUF file
+// (checkpoint/hf_convert.h, hf_tokenizer.h), quantized with llama.cpp's mixture rules when a
+// type is named.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "checkpoint/hf_convert.h"
+#include "checkpoint/hf_tokenizer.h"
+#include "checkpoint/safetensors.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "gguf/reader.h"
+#include "offline/quant_mix.h"
+#include "offline/quantize.h"
+
+namespace ridge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file's text, "" when the file is absent (an error when it is there but unreadable).
+Result<std::string> optional_text(const fs::path& p) {
+  if (!fs::exists(p)) return std::string();
+  return read_text_file(p.string(), "convert", p.filename().string());
+}
+
+// Writes `w` to `out` through a .part file that takes the final name only once complete.
+Status write_file(const gguf::Writer& w, const std::string& out) {
+  const std::string part = out + ".part";
+  Status s = w.write(part);
+  std::error_code ec;
+  if (!s.ok()) {
+    fs::remove(part, ec);
+    return s;
+  }
+  fs::rename(part, out, ec);
+  if (ec) return error("{}: cannot rename from {}: {}", out, part, ec.message());
+  return ok_status();
+}
+
+Status convert(const std::string& dir, const std::string& out, const std::string& type, int threads) {
+  if (!fs::is_directory(dir)) return usage_error("convert: {} is not a checkpoint folder", dir);
+  RIDGE_ASSIGN_OR_RETURN(const std::string config_text, optional_text(fs::path(dir) / "config.json"));
+  if (config_text.empty()) return error("convert: {} has no config.json", dir);
+  RIDGE_ASSIGN_OR_RETURN(const checkpoint::HfConfig cfg, checkpoint::parse_hf_config(config_text));
+  checkpoint::HfTokenizerFiles tok;
+  RIDGE_ASSIGN_OR_RETURN(tok.tokenizer_json, optional_text(fs::path(dir) / "tokenizer.json"));
+  if (tok.tokenizer_json.empty()) return error("convert: {} has no tokenizer.json", dir);
+  RIDGE_ASSIGN_OR_RETURN(tok.tokenizer_config_json, optional_text(fs::path(dir) / "tokenizer_config.json"));
+  RIDGE_ASSIGN_OR_RETURN(tok.chat_template, optional_text(fs::path(dir) / "chat_template.jinja"));
+  RIDGE_ASSIGN_OR_RETURN(const checkpoint::SafetensorsSet set, checkpoint::SafetensorsSet::open_dir(dir));
+  gguf::Writer w;
+  RIDGE_RETURN_IF_ERROR(checkpoint::convert_checkpoint(cfg, set, w).with_prefix("convert"));
+  RIDGE_RETURN_IF_ERROR(checkpoint::convert_tokenizer(tok, cfg.n_vocab, w).with_prefix("convert"));
+  if (type.empty()) return write_file(w, out);
+  // Quantized: the converted file first (beside the output), then llama.cpp's mixture of it.
+  RIDGE_ASSIGN_OR_RETURN(const offline::QuantMix mix, offline::quant_mix_from_name(type));
+  const std::string unquantized = out + ".unquantized";
+  RIDGE_RETURN_IF_ERROR(write_file(w, unquantized));
+  auto in = gguf::File::open(unquantized);
+  std::error_code ec;
+  if (!in.ok()) {
+    fs::remove(unquantized, ec);
+    return in.status();
+  }
+  offline::QuantizeOptions opt;
+  opt.mix.mix = mix;
+  opt.n_threads = threads;
+  auto plan = offline::plan_quantization(*in, opt);
+  Status s = plan.status();
+  if (s.ok()) {
+    gguf::Writer q(in->alignment());
+    s = offline::add_quantized_model(*in, *plan, threads, q);
+    if (s.ok()) s = write_file(q, out);
+  }
+  fs::remove(unquantized, ec);
+  return s;
+}
+
+}  // namespace
+
+int cmd_convert(int argc, char** argv) {
+  CLI::App app("Convert a Hugging Face checkpoint folder (config.json, *.safetensors, tokenizer.json) of a "
+               "Llama, Qwen2 or Qwen3 model into a GGUF file llama.cpp and ridge load; with --type, "
+               "quantized with llama.cpp's mixture rules.", "convert");
+  std::string dir, out, type;
+  int threads = 4;
+  app.add_option("dir", dir, "checkpoint folder")->required();
+  app.add_option("out", out, "GGUF file to write")->required();
+  app.add_option("--type", type, "quantize to this type (q8_0, q4_k_m, ...; ridge quantize --help lists them); "
+                 "default: each tensor's own F32/F16/BF16");
+  app.add_option("-t,--threads", threads, "threads for quantizing");
+  if (auto rc = parse(app, argc, argv)) return *rc;
+  if (threads < 1) return report(usage_error("convert: --threads must be at least 1, got {}", threads));
+  Stopwatch sw;
+  const Status s = convert(dir, out, type, threads);
+  if (!s.ok()) return report(s);
+  fmt::print("wrote {} ({}) in {:.2f} s\n", out, human_bytes(static_cast<double>(fs::file_size(out))), sw.seconds());
+  return 0;
+}
+
+}  // namespace ridge::cli

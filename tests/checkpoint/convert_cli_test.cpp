@@ -1,0 +1,125 @@
+// ridge convert through the real binary, end to end: a synthetic model with a real vocabulary is
+// written out as a Hugging Face checkpoint folder (hf_export.h), converted back by
+// `ridge convert`, and the converted file generates the same greedy text as the original in
+// ridge and in llama.cpp (the peer harness named by RIDGE_PEER, which scripts/test.sh exports;
+// that half is skipped without it); `--type q8_0` gives a file both run.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gguf/reader.h"
+#include "hf_export.h"
+#include "model/config.h"
+
+namespace ridge::checkpoint {
+namespace convert_cli_test {
+
+struct Output {
+  int rc = -1;
+  std::string text;
+};
+
+Output run(const std::string& cmd) {
+  Output o;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return o;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
+  const int status = pclose(p);
+  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+std::string ridge(const std::string& args) { return std::string(RIDGE_BINARY) + " " + args; }
+
+struct Case {
+  const char* preset;
+  const char* type;
+  const char* vocab;
+};
+
+class ConvertCli : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
+  const Case c = GetParam();
+  const std::string vocab = std::string(RIDGE_SHARED_DIR) + "/vocab/ggml-vocab-" + c.vocab + ".gguf";
+  if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "no " << vocab << " (../shared absent)";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("ridge-convert-cli-" + std::to_string(::getpid()) + "-" + c.preset);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string original = (dir / "original.gguf").string(), converted = (dir / "converted.gguf").string();
+  const Output made = run(ridge(std::string("synth --preset ") + c.preset + " --type " + c.type + " --vocab " +
+                                vocab + " --seed 5 -t 1 -o " + original + " 2>&1"));
+  ASSERT_EQ(made.rc, 0) << made.text;
+  {
+    auto f = gguf::File::open(original);
+    ASSERT_TRUE(f.ok());
+    auto cfg = model::config_from_gguf(*f);
+    ASSERT_TRUE(cfg.ok());
+    testing::write_checkpoint(*f, *cfg, dir / "hf", 2);
+  }
+  const Output conv = run(ridge("convert " + (dir / "hf").string() + " " + converted + " 2>&1"));
+  ASSERT_EQ(conv.rc, 0) << conv.text;
+  EXPECT_NE(conv.text.find("wrote " + converted), std::string::npos) << conv.text;
+
+  const std::string gen = " -p 'The bandwidth wall of' -n 16 --temp 0 -t 1 2>/dev/null";
+  const Output want = run(ridge("run -m " + original + gen));
+  const Output got = run(ridge("run -m " + converted + gen));
+  ASSERT_EQ(want.rc, 0);
+  ASSERT_FALSE(want.text.empty());
+  EXPECT_EQ(got.text, want.text);
+
+  const Output quant = run(ridge("convert " + (dir / "hf").string() + " " + (dir / "q8.gguf").string() +
+                                 " --type q8_0 -t 1 2>&1"));
+  ASSERT_EQ(quant.rc, 0) << quant.text;
+  EXPECT_EQ(run(ridge("run -m " + (dir / "q8.gguf").string() + gen)).rc, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir / "q8.gguf.unquantized"));
+
+  if (const char* peer = std::getenv("RIDGE_PEER"); peer != nullptr && std::filesystem::exists(peer)) {
+    for (const std::string& file : {original, converted}) {
+      const Output theirs = run("node " + std::string(peer) + " greedy --model " + file +
+                                " --prompt 'The bandwidth wall of' -n 16 2>/dev/null");
+      ASSERT_EQ(theirs.rc, 0) << file;
+      const nlohmann::json j = nlohmann::json::parse(theirs.text, nullptr, false);
+      ASSERT_TRUE(j.is_object()) << theirs.text;
+      EXPECT_EQ(j.at("text").get<std::string>() + "\n", want.text) << "llama.cpp on " << file;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, ConvertCli,
+                         ::testing::Values(Case{"tiny-qwen3", "bf16", "qwen2"}, Case{"tiny-llama", "f16", "llama-bpe"}),
+                         [](const auto& p) {
+                           std::string s = std::string(p.param.preset) + "_" + p.param.type;
+                           for (char& ch : s) ch = ch == '-' ? '_' : ch;
+                           return s;
+                         });
+
+TEST(ConvertCliErrors, OneLineEach) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("ridge-convert-err-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Output o = run(ridge("convert " + (dir / "absent").string() + " out.gguf 2>&1"));
+  EXPECT_EQ(o.rc, 2) << o.text;
+  o = run(ridge("convert " + dir.string() + " " + (dir / "out.gguf").string() + " 2>&1"));
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_NE(o.text.find("config.json"), std::string::npos) << o.text;
+  EXPECT_EQ(std::count(o.text.begin(), o.text.end(), '\n'), 1) << o.text;
+  std::ofstream(dir / "config.json") << R"({"architectures":["MambaForCausalLM"]})";
+  o = run(ridge("convert " + dir.string() + " " + (dir / "out.gguf").string() + " 2>&1"));
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_NE(o.text.find("Mamba"), std::string::npos) << o.text;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.gguf"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace convert_cli_test
+}  // namespace ridge::checkpoint

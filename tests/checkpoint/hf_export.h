@@ -1,0 +1,174 @@
+// Test-side writer of Hugging Face checkpoint folders from GGUF files: Hugging Face's tensor
+// names, config.json fields, query/key row order and tokenizer.json form, typed here from those
+// conventions (not taken from the converter under test), so that a conversion back can be
+// compared with the GGUF it came from.
+#pragma once
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "model/config.h"
+
+namespace ridge::checkpoint::testing {
+
+using json = nlohmann::json;
+
+// The pre-tokenizer section of each vocabulary's tokenizer.json.
+inline json pre_tokenizer_of(const std::string& pre) {
+  const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false},
+                           {"use_regex", pre == "gpt-2"}};
+  if (pre == "gpt-2") return byte_level;
+  const std::string digits = pre == "qwen2" ? R"(\p{N})" : R"(\p{N}{1,3})";
+  const std::string regex = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|)" + digits +
+                            R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  return {{"type", "Sequence"},
+          {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"},
+                              {"invert", false}},
+                             byte_level}}};
+}
+
+// tokenizer.json in Hugging Face's form for a vocab-only GGUF file.
+inline std::string tokenizer_json_of(const gguf::File& f, const std::string& pre) {
+  const auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+  const auto types = f.get_int_array("tokenizer.ggml.token_type");
+  const auto merges = f.get_string_array("tokenizer.ggml.merges");
+  EXPECT_TRUE(tokens.ok() && types.ok() && merges.ok());
+  json vocab = json::object(), added = json::array();
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    const int64_t type = (*types)[i];
+    if (type == 3 || type == 4) {
+      added.push_back({{"id", i}, {"content", (*tokens)[i]}, {"special", type == 3}, {"single_word", false},
+                       {"lstrip", false}, {"rstrip", false}, {"normalized", type == 4}});
+    } else {
+      vocab[(*tokens)[i]] = i;
+    }
+  }
+  json t = {{"version", "1.0"}, {"added_tokens", added}, {"normalizer", nullptr},
+            {"pre_tokenizer", pre_tokenizer_of(pre)},
+            {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", *merges}}}};
+  return t.dump();
+}
+
+// tokenizer.json and tokenizer_config.json (BOS / EOS tokens, add_bos_token, the chat template)
+// of a GGUF file's byte-level BPE tokenizer, when it has one.
+inline void write_tokenizer(const gguf::File& f, const std::filesystem::path& dir) {
+  if (!f.has("tokenizer.ggml.tokens")) return;
+  const std::string pre = f.get_string_or("tokenizer.ggml.pre", "gpt-2").value();
+  std::ofstream(dir / "tokenizer.json") << tokenizer_json_of(f, pre);
+  const auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+  json config = json::object();
+  const std::pair<const char*, const char*> ids[] = {{"tokenizer.ggml.bos_token_id", "bos_token"},
+                                                     {"tokenizer.ggml.eos_token_id", "eos_token"}};
+  for (const auto& [key, field] : ids) {
+    if (f.has(key)) config[field] = (*tokens)[static_cast<size_t>(f.get_int(key).value())];
+  }
+  if (f.has("tokenizer.ggml.add_bos_token")) config["add_bos_token"] = f.get_bool("tokenizer.ggml.add_bos_token").value();
+  if (f.has("tokenizer.chat_template")) config["chat_template"] = f.get_string("tokenizer.chat_template").value();
+  std::ofstream(dir / "tokenizer_config.json") << config.dump(2);
+}
+
+inline const char* hf_architecture(const std::string& arch) {
+  if (arch == "llama") return "LlamaForCausalLM";
+  if (arch == "qwen2") return "Qwen2ForCausalLM";
+  return "Qwen3ForCausalLM";
+}
+
+// The Hugging Face name of a GGUF tensor.
+inline std::string hf_name(const std::string& g) {
+  if (g == "token_embd.weight") return "model.embed_tokens.weight";
+  if (g == "output_norm.weight") return "model.norm.weight";
+  if (g == "output.weight") return "lm_head.weight";
+  const size_t dot = g.find('.', 4);
+  const std::string layer = g.substr(4, dot - 4), rest = g.substr(dot + 1);
+  static const std::map<std::string, std::string> names = {
+      {"attn_norm.weight", "input_layernorm.weight"}, {"attn_q.weight", "self_attn.q_proj.weight"},
+      {"attn_k.weight", "self_attn.k_proj.weight"},   {"attn_v.weight", "self_attn.v_proj.weight"},
+      {"attn_output.weight", "self_attn.o_proj.weight"}, {"attn_q.bias", "self_attn.q_proj.bias"},
+      {"attn_k.bias", "self_attn.k_proj.bias"},       {"attn_v.bias", "self_attn.v_proj.bias"},
+      {"attn_q_norm.weight", "self_attn.q_norm.weight"}, {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+      {"ffn_norm.weight", "post_attention_layernorm.weight"}, {"ffn_gate.weight", "mlp.gate_proj.weight"},
+      {"ffn_up.weight", "mlp.up_proj.weight"},        {"ffn_down.weight", "mlp.down_proj.weight"}};
+  return "model.layers." + layer + "." + names.at(rest);
+}
+
+// Hugging Face's query/key row order from llama.cpp's: in each head, GGUF row 2 i + j holds what
+// Hugging Face keeps at row j * head_dim / 2 + i (rotate_half pairs halves, ggml adjacent values).
+inline std::vector<uint8_t> to_hf_rows(std::span<const uint8_t> d, int64_t n_head, int64_t hd, size_t row_bytes) {
+  std::vector<uint8_t> out(d.size());
+  for (int64_t h = 0; h < n_head; ++h) {
+    for (int64_t r = 0; r < hd; ++r) {
+      const int64_t i = r / 2, j = r % 2;
+      std::memcpy(out.data() + (h * hd + j * hd / 2 + i) * row_bytes, d.data() + (h * hd + r) * row_bytes, row_bytes);
+    }
+  }
+  return out;
+}
+
+inline const char* dtype_of(GgmlType t) {
+  return t == GgmlType::kF32 ? "F32" : t == GgmlType::kF16 ? "F16" : "BF16";
+}
+
+inline void write_safetensors(const std::filesystem::path& p, const std::vector<std::pair<std::string, std::pair<json, std::vector<uint8_t>>>>& ts) {
+  json header = json::object();
+  std::vector<uint8_t> data;
+  for (const auto& [name, entry] : ts) {
+    json e = entry.first;
+    e["data_offsets"] = {data.size(), data.size() + entry.second.size()};
+    header[name] = e;
+    data.insert(data.end(), entry.second.begin(), entry.second.end());
+  }
+  const std::string h = header.dump();
+  std::ofstream out(p, std::ios::binary);
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((h.size() >> (8 * i)) & 0xff));
+  out << h;
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
+// Writes `f` (a synthetic GGUF of cfg) as a checkpoint folder; shards > 1 splits its tensors
+// over that many files with an index.
+inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg, const std::filesystem::path& dir, int shards) {
+  std::filesystem::create_directories(dir);
+  const bool tied = f.find_tensor("output.weight") == nullptr;
+  json config = {{"architectures", {hf_architecture(cfg.arch)}}, {"hidden_size", cfg.n_embd},
+                 {"intermediate_size", cfg.n_ff}, {"num_hidden_layers", cfg.n_layer},
+                 {"num_attention_heads", cfg.n_head}, {"num_key_value_heads", cfg.n_head_kv},
+                 {"head_dim", cfg.head_dim}, {"vocab_size", cfg.n_vocab},
+                 {"max_position_embeddings", cfg.n_ctx_train}, {"rope_theta", cfg.rope_theta},
+                 {"rms_norm_eps", cfg.rms_eps}, {"tie_word_embeddings", tied}, {"rope_scaling", nullptr}};
+  std::ofstream(dir / "config.json") << config.dump(2);
+  write_tokenizer(f, dir);
+  std::vector<std::vector<std::pair<std::string, std::pair<json, std::vector<uint8_t>>>>> files(static_cast<size_t>(shards));
+  json weight_map = json::object();
+  size_t k = 0;
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    std::span<const uint8_t> bytes(t.data, t.n_bytes);
+    std::vector<uint8_t> data(bytes.begin(), bytes.end());
+    const bool q = t.name.find("attn_q.") != std::string::npos, kk = t.name.find("attn_k.") != std::string::npos;
+    if (cfg.arch == "llama" && (q || kk)) {
+      data = to_hf_rows(bytes, q ? cfg.n_head : cfg.n_head_kv, cfg.head_dim, t.n_bytes / t.shape.back());
+    }
+    std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());
+    const size_t file = k++ % static_cast<size_t>(shards);
+    const std::string name = hf_name(t.name);
+    files[file].push_back({name, {json{{"dtype", dtype_of(t.type)}, {"shape", shape}}, data}});
+    weight_map[name] = "model-0000" + std::to_string(file + 1) + "-of-0000" + std::to_string(shards) + ".safetensors";
+  }
+  if (shards == 1) {
+    write_safetensors(dir / "model.safetensors", files[0]);
+    return;
+  }
+  for (int s = 0; s < shards; ++s) {
+    write_safetensors(dir / ("model-0000" + std::to_string(s + 1) + "-of-0000" + std::to_string(shards) + ".safetensors"),
+                      files[static_cast<size_t>(s)]);
+  }
+  std::ofstream(dir / "model.safetensors.index.json") << json{{"weight_map", weight_map}}.dump();
+}
+
+}  // namespace ridge::checkpoint::testing

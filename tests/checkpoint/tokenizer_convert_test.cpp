@@ -1,0 +1,108 @@
+// tokenizer.json into GGUF tokenizer metadata, checked against llama.cpp's own tokenizations:
+// each real vocabulary of ../shared/vocab (Qwen2's, Llama 3's, GPT-2's) is written out here as a
+// Hugging Face tokenizer.json (vocab, merges, added tokens, its pre-tokenizer), converted back,
+// and must encode llama.cpp's test strings to the ids llama.cpp gave (the .out files).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "checkpoint/hf_tokenizer.h"
+#include "gguf/reader.h"
+#include "tokenizer/tokenizer.h"
+#include "hf_export.h"
+
+namespace ridge::checkpoint {
+namespace tokenizer_convert_test {
+
+using json = nlohmann::json;
+using testing::tokenizer_json_of;
+
+std::string shared(const std::string& rel) { return std::string(RIDGE_SHARED_DIR) + "/" + rel; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TokenizerConvert : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TokenizerConvert, EncodesAsLlamaCpp) {
+  const std::string pre = GetParam();
+  const std::string rel = "vocab/ggml-vocab-" + pre + ".gguf";
+  if (!std::filesystem::exists(shared(rel))) GTEST_SKIP() << "no " << shared(rel) << " (../shared absent)";
+  auto original = gguf::File::open(shared(rel));
+  ASSERT_TRUE(original.ok()) << original.status().message();
+  HfTokenizerFiles files;
+  files.tokenizer_json = tokenizer_json_of(*original, pre);
+  files.tokenizer_config_json = R"({"eos_token":{"content":"<|endoftext|>"},"chat_template":"{{ messages }}"})";
+  if (pre == "llama-bpe") files.tokenizer_config_json = R"({"bos_token":"<|begin_of_text|>","eos_token":"<|end_of_text|>"})";
+  const int64_t n = static_cast<int64_t>(original->get_string_array("tokenizer.ggml.tokens")->size());
+  gguf::Writer w;
+  w.set("general.architecture", gguf::make_string("llama"));
+  const Status st = convert_tokenizer(files, n, w);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto bytes = w.write_to_memory();
+  ASSERT_TRUE(bytes.ok());
+  auto converted = gguf::File::parse(*bytes, "converted.gguf");
+  ASSERT_TRUE(converted.ok());
+  EXPECT_EQ(*converted->get_string("tokenizer.ggml.pre"), *original->get_string("tokenizer.ggml.pre"));
+  EXPECT_EQ(*converted->get_string_array("tokenizer.ggml.tokens"), *original->get_string_array("tokenizer.ggml.tokens"));
+  EXPECT_EQ(*converted->get_string_array("tokenizer.ggml.merges"), *original->get_string_array("tokenizer.ggml.merges"));
+  auto tok = tokenizer::Tokenizer::from_gguf(*converted);
+  ASSERT_TRUE(tok.ok()) << tok.status().message();
+
+  const std::string inp = slurp(shared(rel) + ".inp"), out = slurp(shared(rel) + ".out");
+  const std::string sep = "\n__ggml_vocab_test__\n";
+  std::istringstream lines(out);
+  int checked = 0, failures = 0;
+  for (size_t pos = 0, found; (found = inp.find(sep, pos)) != std::string::npos; pos = found + sep.size()) {
+    std::string want;
+    ASSERT_TRUE(std::getline(lines, want));
+    std::string got;
+    for (int32_t id : tok->encode(inp.substr(pos, found - pos), /*add_special=*/false, /*parse_special=*/false)) {
+      got += " " + std::to_string(id);
+    }
+    if (got != want) ++failures;
+    ++checked;
+  }
+  EXPECT_GT(checked, 30);
+  EXPECT_EQ(failures, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, TokenizerConvert, ::testing::Values("qwen2", "llama-bpe", "gpt-2"),
+                         [](const auto& p) {
+                           std::string s = p.param;
+                           for (char& c : s) c = c == '-' ? '_' : c;
+                           return s;
+                         });
+
+TEST(TokenizerConvertErrors, OneLineEach) {
+  gguf::Writer w;
+  const std::string bpe = R"({"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a b"]},)";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[]", "not a JSON object"},
+      {R"({"model":{"type":"Unigram"}})", "Unigram"},
+      {bpe + R"("pre_tokenizer":{"type":"Metaspace"}})", "Metaspace"},
+      {bpe + R"("pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"x"}},{"type":"ByteLevel","use_regex":false}]}})", "split regex"},
+      {bpe + R"("normalizer":{"type":"NFC"},"pre_tokenizer":{"type":"ByteLevel"}})", "normalizer"},
+      {bpe + R"("pre_tokenizer":null})", "byte-level"},
+  };
+  for (const auto& [text, says] : cases) {
+    const Status st = convert_tokenizer({text, "", ""}, 2, w);
+    ASSERT_FALSE(st.ok()) << text;
+    EXPECT_NE(st.message().find(says), std::string::npos) << st.message();
+  }
+  const Status missing = convert_tokenizer({bpe + R"("pre_tokenizer":{"type":"ByteLevel"}})", R"({"eos_token":"</s>"})", ""}, 2, w);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("</s>"), std::string::npos) << missing.message();
+}
+
+}  // namespace tokenizer_convert_test
+}  // namespace ridge::checkpoint
