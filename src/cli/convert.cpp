@@ -5,9 +5,7 @@
 
 #include <filesystem>
 
-#include "checkpoint/hf_convert.h"
-#include "checkpoint/hf_tokenizer.h"
-#include "checkpoint/safetensors.h"
+#include "checkpoint/hf_folder.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "gguf/reader.h"
@@ -18,12 +16,6 @@ namespace ridge::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The file's text, "" when the file is absent (an error when it is there but unreadable).
-Result<std::string> optional_text(const fs::path& p) {
-  if (!fs::exists(p)) return std::string();
-  return read_text_file(p.string(), "convert", p.filename().string());
-}
 
 // Writes `w` to `out` through a .part file that takes the final name only once complete.
 Status write_file(const gguf::Writer& w, const std::string& out) {
@@ -41,18 +33,9 @@ Status write_file(const gguf::Writer& w, const std::string& out) {
 
 Status convert(const std::string& dir, const std::string& out, const std::string& type, int threads) {
   if (!fs::is_directory(dir)) return usage_error("convert: {} is not a checkpoint folder", dir);
-  RIDGE_ASSIGN_OR_RETURN(const std::string config_text, optional_text(fs::path(dir) / "config.json"));
-  if (config_text.empty()) return error("convert: {} has no config.json", dir);
-  RIDGE_ASSIGN_OR_RETURN(const checkpoint::HfConfig cfg, checkpoint::parse_hf_config(config_text));
-  checkpoint::HfTokenizerFiles tok;
-  RIDGE_ASSIGN_OR_RETURN(tok.tokenizer_json, optional_text(fs::path(dir) / "tokenizer.json"));
-  if (tok.tokenizer_json.empty()) return error("convert: {} has no tokenizer.json", dir);
-  RIDGE_ASSIGN_OR_RETURN(tok.tokenizer_config_json, optional_text(fs::path(dir) / "tokenizer_config.json"));
-  RIDGE_ASSIGN_OR_RETURN(tok.chat_template, optional_text(fs::path(dir) / "chat_template.jinja"));
-  RIDGE_ASSIGN_OR_RETURN(const checkpoint::SafetensorsSet set, checkpoint::SafetensorsSet::open_dir(dir));
+  RIDGE_ASSIGN_OR_RETURN(const checkpoint::CheckpointFolder folder, checkpoint::CheckpointFolder::open(dir));
   gguf::Writer w;
-  RIDGE_RETURN_IF_ERROR(checkpoint::convert_checkpoint(cfg, set, w).with_prefix("convert"));
-  RIDGE_RETURN_IF_ERROR(checkpoint::convert_tokenizer(tok, cfg.n_vocab, w).with_prefix("convert"));
+  RIDGE_RETURN_IF_ERROR(folder.add_to(w).with_prefix("convert"));
   if (type.empty()) return write_file(w, out);
   // Quantized: the converted file first (beside the output), then llama.cpp's mixture of it.
   RIDGE_ASSIGN_OR_RETURN(const offline::QuantMix mix, offline::quant_mix_from_name(type));

@@ -368,6 +368,15 @@ Result<File> File::open(const std::string& path, const ReadLimits& limits, Backi
   return f;
 }
 
+Result<File> File::adopt(std::shared_ptr<void> owner, std::span<uint8_t> bytes, std::string name,
+                         const ReadLimits& limits) {
+  RIDGE_ASSIGN_OR_RETURN(File f, parse(bytes, std::move(name), limits));
+  f.writable_ = bytes;
+  f.backing_ = Backing::kHugePages;
+  f.mapping_ = std::move(owner);
+  return f;
+}
+
 const Value* File::find(std::string_view key) const {
   for (const auto& [k, v] : kv_) {
     if (k == key) return &v;

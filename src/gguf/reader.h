@@ -62,6 +62,10 @@ class File {
   // fit in the memory the system reports available (backing() says which one was used).
   static Result<File> open(const std::string& path, const ReadLimits& limits = {},
                            Backing backing = Backing::kMapped);
+  // Parses bytes this File then owns (`owner` keeps them alive) and may rewrite (writable_bytes;
+  // backing kHugePages): a file made in memory, e.g. a converted checkpoint.
+  static Result<File> adopt(std::shared_ptr<void> owner, std::span<uint8_t> bytes, std::string name,
+                            const ReadLimits& limits = {});
   // Parses bytes already in memory (not copied: they must outlive the File). `name` is used in
   // error messages.
   static Result<File> parse(std::span<const uint8_t> bytes, std::string name,

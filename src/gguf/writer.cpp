@@ -110,7 +110,7 @@ uint64_t Writer::total_tensor_bytes() const {
   return total;
 }
 
-Status Writer::emit(const std::function<Status(std::span<const uint8_t>)>& sink, const ProgressFn& progress) const {
+std::vector<uint8_t> Writer::header() const {
   ByteSink h;
   h.pod<uint32_t>(kMagic);
   h.pod<uint32_t>(3);
@@ -143,7 +143,29 @@ Status Writer::emit(const std::function<Status(std::span<const uint8_t>)>& sink,
     offset = (offset + t.n_bytes + alignment_ - 1) / alignment_ * alignment_;
   }
   while (h.buf.size() % alignment_ != 0) h.u8(0);
-  RIDGE_RETURN_IF_ERROR(sink(h.buf));
+  return std::move(h.buf);
+}
+
+uint64_t Writer::file_size() const {
+  uint64_t size = header().size();
+  for (const auto& t : tensors_) size += (t.n_bytes + alignment_ - 1) / alignment_ * alignment_;
+  return size;
+}
+
+Status Writer::write_to(std::span<uint8_t> dst) const {
+  if (dst.size() != file_size()) return error("gguf writer: {} bytes for a file of {}", dst.size(), file_size());
+  uint64_t pos = 0;
+  return emit(
+      [&](std::span<const uint8_t> bytes) -> Status {
+        std::memcpy(dst.data() + pos, bytes.data(), bytes.size());
+        pos += bytes.size();
+        return ok_status();
+      },
+      {});
+}
+
+Status Writer::emit(const std::function<Status(std::span<const uint8_t>)>& sink, const ProgressFn& progress) const {
+  RIDGE_RETURN_IF_ERROR(sink(header()));
 
   const uint64_t total = total_tensor_bytes();
   uint64_t done = 0;

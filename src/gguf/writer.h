@@ -40,6 +40,9 @@ class Writer {
   Status write(const std::string& path, const ProgressFn& progress = {}) const;
   // Serialises the whole file into memory (tests, fuzz seeds).
   Result<std::vector<uint8_t>> write_to_memory() const;
+  // The file's size in bytes, and the file written into `dst` of exactly that size.
+  uint64_t file_size() const;
+  Status write_to(std::span<uint8_t> dst) const;
 
  private:
   struct PendingTensor {
@@ -49,6 +52,7 @@ class Writer {
     uint64_t n_bytes;
     FillFn fill;
   };
+  std::vector<uint8_t> header() const;  // magic to the aligned end of the tensor infos
   Status emit(const std::function<Status(std::span<const uint8_t>)>& sink,
               const ProgressFn& progress) const;
   uint64_t alignment_;

@@ -1,7 +1,9 @@
 #include "model/model.h"
 
 #include <algorithm>
+#include <filesystem>
 
+#include "checkpoint/hf_folder.h"
 #include "gguf/reader.h"
 #include "model/ops.h"
 
@@ -9,7 +11,10 @@ namespace ridge::model {
 
 Result<Model> Model::load(const std::string& path, const kernels::Kernels& kernels,
                           gguf::Backing backing) {
-  RIDGE_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path, {}, backing));
+  // A Hugging Face checkpoint folder: converted in memory of its own (checkpoint/hf_folder.h).
+  RIDGE_ASSIGN_OR_RETURN(gguf::File file, std::filesystem::is_directory(path)
+                                              ? checkpoint::load_checkpoint(path)
+                                              : gguf::File::open(path, {}, backing));
   // The copy is this model's alone: its matrices may be rewritten into the kernels' layout.
   const std::span<uint8_t> writable = file.writable_bytes();
   return bind(std::make_shared<const gguf::File>(std::move(file)), kernels, writable);

@@ -30,7 +30,8 @@ namespace ridge::model {
 class Model {
  public:
   // Reads `path` into huge pages (or maps it: gguf::Backing), reads the config, binds every
-  // weight. Errors name the file and the tensor.
+  // weight. Errors name the file and the tensor. A folder is read as a Hugging Face checkpoint,
+  // converted to GGUF in memory (checkpoint/hf_folder.h).
   static Result<Model> load(const std::string& path, const kernels::Kernels& kernels,
                             gguf::Backing backing = gguf::Backing::kHugePages);
   // Binds the weights of an opened file, left in GGUF's row order (the file may be shared).

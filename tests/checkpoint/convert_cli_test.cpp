@@ -1,7 +1,7 @@
 // ridge convert through the real binary, end to end: a synthetic model with a real vocabulary is
 // written out as a Hugging Face checkpoint folder (hf_export.h), converted back by
-// `ridge convert`, and the converted file generates the same greedy text as the original in
-// ridge and in llama.cpp (the peer harness named by RIDGE_PEER, which scripts/test.sh exports;
+// `ridge convert`, and the converted file (and the folder itself, `ridge run -m DIR`) generates
+// the same greedy text as the original in ridge and in llama.cpp (the peer harness named by RIDGE_PEER, which scripts/test.sh exports;
 // that half is skipped without it); `--type q8_0` gives a file both run.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -75,6 +75,8 @@ TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
   ASSERT_EQ(want.rc, 0);
   ASSERT_FALSE(want.text.empty());
   EXPECT_EQ(got.text, want.text);
+  // The folder itself as a model (converted in memory).
+  EXPECT_EQ(run(ridge("run -m " + (dir / "hf").string() + gen)).text, want.text);
 
   const Output quant = run(ridge("convert " + (dir / "hf").string() + " " + (dir / "q8.gguf").string() +
                                  " --type q8_0 -t 1 2>&1"));
