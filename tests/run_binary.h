@@ -14,10 +14,9 @@ struct CmdOutput {
   std::string text;  // stdout and stderr together
 };
 
-// stdin_text (a printf format: no single quotes) is piped in; with none, stdin is /dev/null.
-inline CmdOutput run_ridge(const std::string& args, const std::string& stdin_text = "") {
-  std::string cmd = std::string(RIDGE_BINARY) + " " + args + " 2>&1";
-  cmd = stdin_text.empty() ? cmd + " </dev/null" : "printf '" + stdin_text + "' | " + cmd;
+// A shell command line's exit code and what it prints on stdout (redirect stderr in `cmd` to
+// see it too).
+inline CmdOutput run_shell(const std::string& cmd) {
   CmdOutput o;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return o;
@@ -27,6 +26,13 @@ inline CmdOutput run_ridge(const std::string& args, const std::string& stdin_tex
   const int status = pclose(p);
   o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return o;
+}
+
+// stdin_text (a printf format: no single quotes) is piped in; with none, stdin is /dev/null.
+inline CmdOutput run_ridge(const std::string& args, const std::string& stdin_text = "") {
+  std::string cmd = std::string(RIDGE_BINARY) + " " + args + " 2>&1";
+  cmd = stdin_text.empty() ? cmd + " </dev/null" : "printf '" + stdin_text + "' | " + cmd;
+  return run_shell(cmd);
 }
 
 }  // namespace ridge::testing

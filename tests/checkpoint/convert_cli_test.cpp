@@ -15,26 +15,14 @@
 #include "gguf/reader.h"
 #include "hf_export.h"
 #include "model/config.h"
+#include "run_binary.h"
 
 namespace ridge::checkpoint {
 namespace convert_cli_test {
 
-struct Output {
-  int rc = -1;
-  std::string text;
-};
+using Output = ::ridge::testing::CmdOutput;
 
-Output run(const std::string& cmd) {
-  Output o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return o;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.text.append(buf, n);
-  const int status = pclose(p);
-  o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+Output run(const std::string& cmd) { return ::ridge::testing::run_shell(cmd); }
 
 std::string ridge(const std::string& args) { return std::string(RIDGE_BINARY) + " " + args; }
 
