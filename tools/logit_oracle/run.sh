@@ -28,8 +28,8 @@ build_tree() {  # tree -> builds ridge and its libraries in tree/build-oracle
 
 build_oracle() {  # tree out
   local libs=()
-  for l in engine backend model kv kernels tokenizer gguf tensor base sampling spec grammar; do
-    libs+=("$1/build-oracle/libridge_$l.a")
+  for l in engine backend model checkpoint kv kernels tokenizer gguf tensor base sampling spec grammar; do
+    [ -f "$1/build-oracle/libridge_$l.a" ] && libs+=("$1/build-oracle/libridge_$l.a")  # older trees lack some
   done
   nice g++ -std=c++20 -O2 -DFMT_SHARED -I"$1/src" -o "$2" "$here/oracle.cpp" \
     -Wl,--start-group "${libs[@]}" -Wl,--end-group -lfmt -lpcre2-8 -lxxhash -pthread
