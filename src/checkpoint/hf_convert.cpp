@@ -1,6 +1,8 @@
 #include "checkpoint/hf_convert.h"
 
+#include <cmath>
 #include <cstring>
+#include <numbers>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -88,13 +90,22 @@ Result<HfConfig> parse_hf_config(const std::string& text) {
     const json& s = j["rope_scaling"];
     if (!s.is_object()) return error("config.json: 'rope_scaling' must be an object or null");
     std::string type = s.value("rope_type", s.value("type", std::string()));
-    if (type == "linear" || type == "yarn") {
+    if (type == "llama3") {
+      c.rope_scaling_type = type;
+      RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, number(s, "factor", 8.0));
+      RIDGE_ASSIGN_OR_RETURN(c.low_freq_factor, number(s, "low_freq_factor", 1.0));
+      RIDGE_ASSIGN_OR_RETURN(c.high_freq_factor, number(s, "high_freq_factor", 4.0));
+      RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, positive(s, "original_max_position_embeddings", 8192));
+      if (c.rope_scaling_factor <= 0.0 || c.low_freq_factor <= 0.0 || c.high_freq_factor <= c.low_freq_factor) {
+        return error("config.json: rope_scaling llama3 needs factor > 0 and high_freq_factor > low_freq_factor > 0");
+      }
+    } else if (type == "linear" || type == "yarn") {
       c.rope_scaling_type = type;
       RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, number(s, "factor", 0.0));
       if (c.rope_scaling_factor <= 0.0) return error("config.json: rope_scaling needs a positive 'factor'");
       RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, positive(s, "original_max_position_embeddings", c.n_ctx));
     } else if (type != "default" && !type.empty()) {
-      return error("config.json: rope_scaling '{}' is not one convert knows (linear, yarn)", type);
+      return error("config.json: rope_scaling '{}' is not one convert knows (linear, yarn, llama3)", type);
     }
   }
   return c;
@@ -132,6 +143,26 @@ Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf)
   return error("tensor '{}' is not one a {} checkpoint holds", hf, cfg.hf_architecture);
 }
 
+std::vector<float> llama3_rope_factors(const HfConfig& c) {
+  const int64_t half = c.head_dim / 2;
+  const double ctx = static_cast<double>(c.rope_original_context);
+  const double low_wavelen = ctx / c.low_freq_factor, high_wavelen = ctx / c.high_freq_factor;
+  std::vector<float> f(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) {
+    const double freq = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
+    const double wavelen = 2.0 * std::numbers::pi / freq;
+    double factor = 1.0;
+    if (wavelen > low_wavelen) {
+      factor = c.rope_scaling_factor;
+    } else if (wavelen >= high_wavelen) {
+      const double smooth = (ctx / wavelen - c.low_freq_factor) / (c.high_freq_factor - c.low_freq_factor);
+      factor = 1.0 / ((1.0 - smooth) / c.rope_scaling_factor + smooth);
+    }
+    f[static_cast<size_t>(i)] = static_cast<float>(factor);
+  }
+  return f;
+}
+
 std::vector<uint8_t> permute_rope_rows(std::span<const uint8_t> data, int64_t n_head, int64_t head_dim,
                                        int64_t row_bytes) {
   std::vector<uint8_t> out(data.size());
@@ -164,7 +195,12 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
   w.set(a + ".rope.freq_base", gguf::make_f32(static_cast<float>(c.rope_theta)));
   w.set(a + ".rope.dimension_count", u32(c.head_dim));
   w.set(a + ".vocab_size", u32(c.n_vocab));
-  if (!c.rope_scaling_type.empty()) {
+  if (c.rope_scaling_type == "llama3") {  // as llama.cpp's converter: a tensor, no metadata
+    const std::vector<float> factors = llama3_rope_factors(c);
+    RIDGE_RETURN_IF_ERROR(w.add_tensor_data(
+        "rope_freqs.weight", GgmlType::kF32, {factors.size()},
+        std::span(reinterpret_cast<const uint8_t*>(factors.data()), factors.size() * sizeof(float))));
+  } else if (!c.rope_scaling_type.empty()) {
     w.set(a + ".rope.scaling.type", gguf::make_string(c.rope_scaling_type));
     w.set(a + ".rope.scaling.factor", gguf::make_f32(static_cast<float>(c.rope_scaling_factor)));
     w.set(a + ".rope.scaling.original_context_length", u32(c.rope_original_context));

@@ -3,7 +3,8 @@
 // own type (F32, F16 or BF16), the query/key rows of llama-style models reordered as llama.cpp's
 // converter does (its rotary embedding pairs adjacent values; Hugging Face's pairs halves).
 //
-// Architectures: LlamaForCausalLM (llama), Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3).
+// Architectures: LlamaForCausalLM (llama, with Llama 3's rope scaling as a rope_freqs tensor),
+// Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3).
 // Anything else, a tensor the architecture does not name, a missing tensor or a dtype other than
 // F32/F16/BF16 is a one-line error naming it. The tokenizer is not converted by this slice.
 #pragma once
@@ -26,10 +27,15 @@ struct HfConfig {
   int64_t n_vocab = 0, n_ctx = 0;
   double rope_theta = 10000.0, rms_eps = 1e-6;
   bool tied_embeddings = false;
-  std::string rope_scaling_type;  // "" (none), "linear", "yarn"
+  std::string rope_scaling_type;  // "" (none), "linear", "yarn", "llama3"
   double rope_scaling_factor = 0.0;
   int64_t rope_original_context = 0;
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
 };
+
+// Llama 3's frequency factors (the rope_freqs tensor llama.cpp's converter adds for rope scaling
+// "llama3"): per rotary pair, 1 for short wavelengths, the factor for long ones, blended between.
+std::vector<float> llama3_rope_factors(const HfConfig& cfg);
 
 // Parses config.json's text; errors name the field.
 Result<HfConfig> parse_hf_config(const std::string& text);

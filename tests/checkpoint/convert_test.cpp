@@ -21,6 +21,7 @@
 #include "model/config.h"
 #include "model/model.h"
 #include "model/test_util.h"
+#include "offline/presets.h"
 #include "hf_export.h"
 
 namespace ridge::checkpoint {
@@ -59,6 +60,8 @@ TEST_P(ConvertRoundTrip, SameTensorsConfigAndLogits) {
   ASSERT_TRUE(original.ok());
   auto cfg = model::config_from_gguf(*original);
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  // Llama 3's scaling is a tensor in the GGUF; the checkpoint states its parameters.
+  if (original->find_tensor("rope_freqs.weight") != nullptr) cfg->rope_scaling = offline::preset_config(c.preset)->rope_scaling;
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
       ("ridge-convert-" + std::to_string(::getpid()) + "-" + c.preset + "-" + c.type);
   std::filesystem::remove_all(dir);
@@ -110,6 +113,7 @@ TEST_P(ConvertRoundTrip, SameTensorsConfigAndLogits) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, ConvertRoundTrip,
                          ::testing::Values(Case{"tiny-llama", "f32", 1}, Case{"tiny-llama", "bf16", 2},
+                                           Case{"tiny-llama3", "f32", 1},
                                            Case{"tiny-qwen2", "f16", 1}, Case{"tiny-qwen3", "bf16", 3},
                                            Case{"tiny-qwen3", "f32", 1}),
                          [](const auto& p) {
@@ -130,8 +134,12 @@ TEST(HfConfig, RefusesWhatConvertCannotHonour) {
                 "intermediate_size"), std::string::npos);
   EXPECT_NE(parse_hf_config("{" + base + R"(,"num_key_value_heads":3})").status().message().find("multiple"),
             std::string::npos);
-  EXPECT_NE(parse_hf_config("{" + base + R"(,"rope_scaling":{"rope_type":"llama3","factor":8}})").status().message().find(
-                "llama3"), std::string::npos);
+  EXPECT_NE(parse_hf_config("{" + base + R"(,"rope_scaling":{"rope_type":"dynamic","factor":8}})").status().message().find(
+                "dynamic"), std::string::npos);
+  EXPECT_NE(parse_hf_config("{" + base + R"(,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":4,)"
+                            R"("high_freq_factor":1}})").status().message().find("high_freq_factor"),
+            std::string::npos);
+  EXPECT_TRUE(parse_hf_config("{" + base + R"(,"rope_scaling":{"rope_type":"llama3","factor":8}})").ok());
   EXPECT_NE(parse_hf_config("{" + base + R"(,"hidden_size":-1})").status().message().find("hidden_size"),
             std::string::npos);
 }

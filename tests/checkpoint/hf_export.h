@@ -142,12 +142,19 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
                  {"head_dim", cfg.head_dim}, {"vocab_size", cfg.n_vocab},
                  {"max_position_embeddings", cfg.n_ctx_train}, {"rope_theta", cfg.rope_theta},
                  {"rms_norm_eps", cfg.rms_eps}, {"tie_word_embeddings", tied}, {"rope_scaling", nullptr}};
+  if (f.find_tensor("rope_freqs.weight") != nullptr) {  // Llama 3's scaling, a tensor in GGUF
+    config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", cfg.rope_scaling.factor},
+                              {"low_freq_factor", cfg.rope_scaling.low_freq_factor},
+                              {"high_freq_factor", cfg.rope_scaling.high_freq_factor},
+                              {"original_max_position_embeddings", cfg.rope_scaling.original_context}};
+  }
   std::ofstream(dir / "config.json") << config.dump(2);
   write_tokenizer(f, dir);
   std::vector<std::vector<std::pair<std::string, std::pair<json, std::vector<uint8_t>>>>> files(static_cast<size_t>(shards));
   json weight_map = json::object();
   size_t k = 0;
   for (const gguf::TensorInfo& t : f.tensors()) {
+    if (t.name == "rope_freqs.weight") continue;  // config.json's rope_scaling says it
     std::span<const uint8_t> bytes(t.data, t.n_bytes);
     std::vector<uint8_t> data(bytes.begin(), bytes.end());
     const bool q = t.name.find("attn_q.") != std::string::npos, kk = t.name.find("attn_k.") != std::string::npos;
