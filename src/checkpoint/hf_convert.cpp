@@ -1,10 +1,10 @@
 #include "checkpoint/hf_convert.h"
 
-#include <cmath>
 #include <cstring>
-#include <numbers>
 #include <nlohmann/json.hpp>
 #include <regex>
+
+#include "base/llama3_rope.h"
 
 namespace ridge::checkpoint {
 namespace {
@@ -144,21 +144,12 @@ Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf)
 }
 
 std::vector<float> llama3_rope_factors(const HfConfig& c) {
-  const int64_t half = c.head_dim / 2;
-  const double ctx = static_cast<double>(c.rope_original_context);
-  const double low_wavelen = ctx / c.low_freq_factor, high_wavelen = ctx / c.high_freq_factor;
-  std::vector<float> f(static_cast<size_t>(half));
-  for (int64_t i = 0; i < half; ++i) {
-    const double freq = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
-    const double wavelen = 2.0 * std::numbers::pi / freq;
-    double factor = 1.0;
-    if (wavelen > low_wavelen) {
-      factor = c.rope_scaling_factor;
-    } else if (wavelen >= high_wavelen) {
-      const double smooth = (ctx / wavelen - c.low_freq_factor) / (c.high_freq_factor - c.low_freq_factor);
-      factor = 1.0 / ((1.0 - smooth) / c.rope_scaling_factor + smooth);
-    }
-    f[static_cast<size_t>(i)] = static_cast<float>(factor);
+  std::vector<float> f(static_cast<size_t>(c.head_dim / 2));
+  for (size_t i = 0; i < f.size(); ++i) {
+    f[i] = static_cast<float>(llama3_rope_factor(c.rope_theta, c.head_dim, static_cast<int64_t>(i),
+                                                 static_cast<float>(c.rope_scaling_factor),
+                                                 static_cast<float>(c.low_freq_factor),
+                                                 static_cast<float>(c.high_freq_factor), c.rope_original_context));
   }
   return f;
 }

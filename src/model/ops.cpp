@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "base/llama3_rope.h"
+
 namespace ridge::model {
 
 float dot_f32(const float* x, const float* y, int64_t n) {
@@ -76,21 +78,8 @@ void rope_freq_factors(const ModelConfig& cfg, const float* freq_factors, float*
     if (freq_factors != nullptr) {
       factor = freq_factors[i];
     } else if (s.factor > 0.0f) {  // Llama 3: scale only the long wavelengths, blend in between
-      const double f = std::pow(static_cast<double>(cfg.rope_theta),
-                                -2.0 * static_cast<double>(i) / static_cast<double>(cfg.rope_dims));
-      const double wavelen = 2.0 * std::numbers::pi / f;
-      const double ctx = static_cast<double>(s.original_context);
-      const double high_wavelen = ctx / s.high_freq_factor;
-      const double low_wavelen = ctx / s.low_freq_factor;
-      if (wavelen < high_wavelen) {
-        factor = 1.0;
-      } else if (wavelen > low_wavelen) {
-        factor = s.factor;
-      } else {
-        const double smooth =
-            (ctx / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-        factor = 1.0 / ((1.0 - smooth) / s.factor + smooth);
-      }
+      factor = llama3_rope_factor(static_cast<double>(cfg.rope_theta), cfg.rope_dims, i, s.factor,
+                                  s.low_freq_factor, s.high_freq_factor, s.original_context);
     }
     factors[i] = static_cast<float>(factor);
   }

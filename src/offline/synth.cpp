@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/llama3_rope.h"
 #include "base/thread_pool.h"
 #include "gguf/reader.h"
 #include "kernels/quant/quants.h"
@@ -102,22 +103,10 @@ Status add_random(gguf::Writer& w, const std::string& name, GgmlType type, int64
 // Llama 3 frequency factors (rope_freqs.weight): llama.cpp divides each rotary frequency by these.
 std::vector<float> llama3_rope_factors(const ModelConfig& c) {
   const auto& s = c.rope_scaling;
-  const int64_t n = c.rope_dims / 2;
-  std::vector<float> f(static_cast<size_t>(n));
-  const double low_wavelen = static_cast<double>(s.original_context) / s.low_freq_factor;
-  const double high_wavelen = static_cast<double>(s.original_context) / s.high_freq_factor;
-  for (int64_t i = 0; i < n; ++i) {
-    const double freq = std::pow(static_cast<double>(c.rope_theta), -2.0 * static_cast<double>(i) / static_cast<double>(c.rope_dims));
-    const double wavelen = 2.0 * M_PI / freq;
-    double factor;
-    if (wavelen < high_wavelen) factor = 1.0;
-    else if (wavelen > low_wavelen) factor = s.factor;
-    else {
-      const double smooth = (static_cast<double>(s.original_context) / wavelen - s.low_freq_factor) /
-                            (s.high_freq_factor - s.low_freq_factor);
-      factor = 1.0 / ((1.0 - smooth) / s.factor + smooth);
-    }
-    f[static_cast<size_t>(i)] = static_cast<float>(factor);
+  std::vector<float> f(static_cast<size_t>(c.rope_dims / 2));
+  for (size_t i = 0; i < f.size(); ++i) {
+    f[i] = static_cast<float>(llama3_rope_factor(static_cast<double>(c.rope_theta), c.rope_dims, static_cast<int64_t>(i),
+                                                 s.factor, s.low_freq_factor, s.high_freq_factor, s.original_context));
   }
   return f;
 }
