@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -54,6 +55,19 @@ Result<const kernels::Kernels*> pick_kernels(const std::string& name) {
   if (!isa) return usage_error("--isa must be ref, avx2 or avx512, got '{}'", name);
   if (!kernels::isa_supported(*isa)) return error("--isa {}: this CPU does not support it", name);
   return &kernels::kernels_for(*isa);
+}
+
+Status write_gguf(const gguf::Writer& w, const std::string& path, const gguf::Writer::ProgressFn& progress) {
+  const std::string part = path + ".part";
+  Status s = w.write(part, progress);
+  std::error_code ec;
+  if (!s.ok()) {
+    std::filesystem::remove(part, ec);
+    return s;
+  }
+  std::filesystem::rename(part, path, ec);
+  if (ec) return error("{}: cannot rename from {}: {}", path, part, ec.message());
+  return ok_status();
 }
 
 std::string human_bytes(double b) {

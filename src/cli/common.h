@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "gguf/reader.h"
+#include "gguf/writer.h"
 #include "kernels/kernels.h"
 
 namespace ridge::cli {
@@ -30,6 +31,9 @@ Result<std::string> read_text_file(const std::string& path, std::string_view com
 
 // --isa: the kernels to use (empty: the best this CPU runs); usage error for an unknown name.
 Result<const kernels::Kernels*> pick_kernels(const std::string& name);
+// Writes `w` to `path` through `path`.part, which takes the final name only once complete (a
+// failed write leaves neither).
+Status write_gguf(const gguf::Writer& w, const std::string& path, const gguf::Writer::ProgressFn& progress = {});
 // "1.23 GB", "4.56 MB", "7.8 kB", "9 B".
 std::string human_bytes(double bytes);
 // "[4096, 128]".

@@ -17,30 +17,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Writes `w` to `out` through a .part file that takes the final name only once complete.
-Status write_file(const gguf::Writer& w, const std::string& out) {
-  const std::string part = out + ".part";
-  Status s = w.write(part);
-  std::error_code ec;
-  if (!s.ok()) {
-    fs::remove(part, ec);
-    return s;
-  }
-  fs::rename(part, out, ec);
-  if (ec) return error("{}: cannot rename from {}: {}", out, part, ec.message());
-  return ok_status();
-}
-
 Status convert(const std::string& dir, const std::string& out, const std::string& type, int threads) {
   if (!fs::is_directory(dir)) return usage_error("convert: {} is not a checkpoint folder", dir);
   RIDGE_ASSIGN_OR_RETURN(const checkpoint::CheckpointFolder folder, checkpoint::CheckpointFolder::open(dir));
   gguf::Writer w;
   RIDGE_RETURN_IF_ERROR(folder.add_to(w).with_prefix("convert"));
-  if (type.empty()) return write_file(w, out);
+  if (type.empty()) return write_gguf(w, out);
   // Quantized: the converted file first (beside the output), then llama.cpp's mixture of it.
   RIDGE_ASSIGN_OR_RETURN(const offline::QuantMix mix, offline::quant_mix_from_name(type));
   const std::string unquantized = out + ".unquantized";
-  RIDGE_RETURN_IF_ERROR(write_file(w, unquantized));
+  RIDGE_RETURN_IF_ERROR(write_gguf(w, unquantized));
   auto in = gguf::File::open(unquantized);
   std::error_code ec;
   if (!in.ok()) {
@@ -55,7 +41,7 @@ Status convert(const std::string& dir, const std::string& out, const std::string
   if (s.ok()) {
     gguf::Writer q(in->alignment());
     s = offline::add_quantized_model(*in, *plan, threads, q);
-    if (s.ok()) s = write_file(q, out);
+    if (s.ok()) s = write_gguf(q, out);
   }
   fs::remove(unquantized, ec);
   return s;

@@ -74,8 +74,7 @@ Status write_output(const gguf::File& in, const offline::QuantizePlan& plan, int
   const bool tty = isatty(STDERR_FILENO);
   const bool show = plan.bytes_out >= (64u << 20);
   int last_pct = -1;
-  const std::string part = out + ".part";  // the final name appears only once the file is complete
-  Status s = writer.write(part, [&](uint64_t done, uint64_t all) {
+  Status s = write_gguf(writer, out, [&](uint64_t done, uint64_t all) {
     const int pct = all ? static_cast<int>(done * 100 / all) : 100;
     if (!show || pct == last_pct || (!tty && pct / 10 == last_pct / 10)) return;
     last_pct = pct;
@@ -83,14 +82,7 @@ Status write_output(const gguf::File& in, const offline::QuantizePlan& plan, int
     if (!tty) fmt::print(stderr, "\n");
   });
   if (tty && last_pct >= 0) fmt::print(stderr, "\n");
-  std::error_code ec;
-  if (!s.ok()) {
-    std::filesystem::remove(part, ec);
-    return s;
-  }
-  std::filesystem::rename(part, out, ec);
-  if (ec) return error("{}: cannot rename from {}: {}", out, part, ec.message());
-  return ok_status();
+  return s;
 }
 
 void print_importance(const offline::QuantizePlan& plan, const std::string& path) {
