@@ -18,6 +18,12 @@ namespace ridge::backend {
 
 
 
+void CpuBackend::begin_step(const model::Batch& batch) {
+  step_ = &batch;
+  step_max_context_ = 0;
+  for (int32_t c : batch.context_lens) step_max_context_ = std::max<int64_t>(step_max_context_, c);
+}
+
 void CpuBackend::embed(const model::EmbedOp& op) {
   const model::Batch& b = *step_;
   const int64_t d = op.d;
@@ -100,10 +106,8 @@ void CpuBackend::attention(const model::AttentionOp& op, const float* q_gate) {
   static_cast<model::AttentionOp&>(a) = op;
   a.batch = step_;
   a.kernels = k_;
-  int64_t max_context = 0;
-  for (int32_t c : step_->context_lens) max_context = std::max<int64_t>(max_context, c);
   a.scratch_per_thread = cpu::attention_scratch_floats(op.n_head, op.n_head_kv, op.head_dim,
-                                                         op.cache->block_size(), max_context);
+                                                       op.cache->block_size(), step_max_context_);
   const auto need = static_cast<size_t>(a.scratch_per_thread * pool_->size());
   if (attn_scratch_.size() < need) attn_scratch_.resize(need);
   a.scratch = attn_scratch_.data();

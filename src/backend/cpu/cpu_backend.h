@@ -24,7 +24,7 @@ class CpuBackend final : public model::Backend {
   DeviceMemory& memory() override { return host_memory(); }
   Status load_weights(const model::Weights& /*weights*/) override { return {}; }
 
-  void begin_step(const model::Batch& batch) override { step_ = &batch; }
+  void begin_step(const model::Batch& batch) override;
   void end_step() override { step_ = nullptr; }
 
   void embed(const model::EmbedOp& op) override;
@@ -58,6 +58,7 @@ class CpuBackend final : public model::Backend {
   const kernels::Kernels* k_;
   ThreadPool* pool_;
   const model::Batch* step_ = nullptr;
+  int64_t step_max_context_ = 0;     // the step's longest sequence context (its attention scratch)
   std::vector<float> attn_scratch_;  // the attention's per-thread scratch, grown as contexts grow
 };
 
