@@ -5,6 +5,9 @@
 #include <mutex>
 
 #include "backend/cpu/cpu_backend.h"
+#if RIDGE_HAVE_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
 #include "base/check.h"
 
 namespace ridge::backend {
@@ -17,7 +20,7 @@ Result<std::unique_ptr<model::Backend>> make_cpu(const BackendParams& p) {
   return std::unique_ptr<model::Backend>(std::make_unique<CpuBackend>(*p.kernels, *p.pool));
 }
 
-DeviceMemory& host_memory_of(int /*device*/) { return host_memory(); }
+Result<DeviceMemory*> host_memory_of(int /*device*/) { return &host_memory(); }
 
 struct Entry {
   BackendFactory factory = nullptr;
@@ -26,7 +29,12 @@ struct Entry {
 
 struct Registry {
   std::mutex mu;
-  std::map<std::string, Entry, std::less<>> entries{{"cpu", Entry{make_cpu, host_memory_of}}};
+  std::map<std::string, Entry, std::less<>> entries{
+      {"cpu", Entry{make_cpu, host_memory_of}},
+#if RIDGE_HAVE_CUDA
+      {std::string(cuda::kCudaBackendName), Entry{cuda::make_backend, cuda::backend_memory}},
+#endif
+  };
 };
 
 Registry& registry() {
@@ -68,7 +76,7 @@ Result<std::unique_ptr<model::Backend>> create_backend(std::string_view name,
 
 Result<DeviceMemory*> device_memory(std::string_view name, int device) {
   RIDGE_ASSIGN_OR_RETURN(const Entry e, find_backend(name));
-  return &e.memory(device);
+  return e.memory(device);
 }
 
 std::vector<std::string> backend_names() {

@@ -22,12 +22,15 @@ struct BackendParams {
   const kernels::Kernels* kernels = nullptr;
   ThreadPool* pool = nullptr;
   int device = 0;
+  // The model it will run (null: not known; a backend that runs only some architectures then
+  // accepts any, and its unsupported ops fail when called).
+  const model::ModelConfig* config = nullptr;
 };
 
 using BackendFactory = Result<std::unique_ptr<model::Backend>> (*)(const BackendParams& params);
 // The memory of a backend's device (what its backends' memory() return), before any backend is
-// made: the engine sizes its KV pool from it.
-using DeviceMemoryOf = DeviceMemory& (*)(int device);
+// made: the engine sizes its KV pool from it. An error where the device is not there.
+using DeviceMemoryOf = Result<DeviceMemory*> (*)(int device);
 
 // Adds a backend; returns true (for `static const bool registered = register_backend(...)`).
 // A second registration of a name CHECK-fails. memory null: the host's.

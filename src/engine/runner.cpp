@@ -23,7 +23,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(const model::Model& mod
   }
   if (!pool) pool = std::make_shared<ThreadPool>(o.n_threads);
   RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<model::Backend> backend,
-                         backend::create_backend(o.backend, {&model.kernels(), pool.get()}));
+                         backend::create_backend(o.backend, {&model.kernels(), pool.get(), 0, &model.config()}));
   RIDGE_RETURN_IF_ERROR(backend->load_weights(model.weights()).with_prefix("engine"));
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv,
                          kv::KvCache::create(model.kv_config(o.n_blocks, o.kv_type, o.block_size,

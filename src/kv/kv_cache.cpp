@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "tensor/fp16.h"
 #include "tensor/fp16_row.h"
@@ -240,10 +241,19 @@ void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v)
   const Layer& l = layers_[static_cast<size_t>(layer)];
   RIDGE_CHECK(slot < l.n_blocks * cfg_.block_size);
   const int64_t hd = l.head_dim;
+  DeviceMemory* mem = storage_.memory();
+  std::vector<uint8_t> staged(mem->host_visible() ? 0 : l.row_bytes);
   for (int64_t h = 0; h < l.n_head_kv; ++h) {
     const uint64_t off = slot_offset_bytes(l, slot, h);
-    kv_store_row(cfg_.type, k + h * hd, l.k + off, hd);
-    kv_store_row(cfg_.type, v + h * hd, l.v + off, hd);
+    if (staged.empty()) {
+      kv_store_row(cfg_.type, k + h * hd, l.k + off, hd);
+      kv_store_row(cfg_.type, v + h * hd, l.v + off, hd);
+      continue;
+    }
+    kv_store_row(cfg_.type, k + h * hd, staged.data(), hd);  // through a host row to the device
+    mem->to_device(l.k + off, staged.data(), staged.size());
+    kv_store_row(cfg_.type, v + h * hd, staged.data(), hd);
+    mem->to_device(l.v + off, staged.data(), staged.size());
   }
 }
 
@@ -252,10 +262,19 @@ void KvCache::read(int64_t layer, int64_t slot, float* k, float* v) const {
   const Layer& l = layers_[static_cast<size_t>(layer)];
   RIDGE_CHECK(slot < l.n_blocks * cfg_.block_size);
   const int64_t hd = l.head_dim;
+  DeviceMemory* mem = storage_.memory();
+  std::vector<uint8_t> staged(mem->host_visible() ? 0 : l.row_bytes);
   for (int64_t h = 0; h < l.n_head_kv; ++h) {
     const uint64_t off = slot_offset_bytes(l, slot, h);
-    kv_load_row(cfg_.type, l.k + off, k + h * hd, hd);
-    kv_load_row(cfg_.type, l.v + off, v + h * hd, hd);
+    if (staged.empty()) {
+      kv_load_row(cfg_.type, l.k + off, k + h * hd, hd);
+      kv_load_row(cfg_.type, l.v + off, v + h * hd, hd);
+      continue;
+    }
+    mem->to_host(staged.data(), l.k + off, staged.size());
+    kv_load_row(cfg_.type, staged.data(), k + h * hd, hd);
+    mem->to_host(staged.data(), l.v + off, staged.size());
+    kv_load_row(cfg_.type, staged.data(), v + h * hd, hd);
   }
 }
 

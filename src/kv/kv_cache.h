@@ -106,8 +106,9 @@ class KvCache {
 
   // Stores one token's K and V (each [n_head_kv * head_dim] f32 of that layer, head-major) into `slot`
   // (of the layer's space), converting to type(). A slot inside the space is the caller's
-  // invariant (CHECKed). write and read convert on the host: host-visible memory only (a device
-  // backend writes its K/V in its own kernels).
+  // invariant (CHECKed). write and read convert on the host, a row at a time through the
+  // memory's copies where it is a device's (tests; a device backend writes its K/V in its own
+  // kernels).
   void write(int64_t layer, int64_t slot, const float* k, const float* v);
   // The inverse: the stored K and V of `slot` as f32 ([n_head_kv * head_dim] each).
   void read(int64_t layer, int64_t slot, float* k, float* v) const;

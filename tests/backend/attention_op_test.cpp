@@ -3,7 +3,8 @@
 // heads), a prefill step and a continuation step, against double-precision references written
 // here: the q/k/v preparation (biases, per-head q/k RMSNorm, rope, the gated layer's q) against
 // the cache's contents, and a plain softmax attention over the dequantized cache (window, sinks,
-// score soft-capping, the output gate).
+// score soft-capping, the output gate). The ops take their activations and the cache in the
+// backend's memory and their weights given to its load_weights (op_fixture.h).
 #include <string>
 #include <vector>
 
@@ -147,11 +148,12 @@ void run_and_check(model::Backend& be, kv::KvCache& kv, const model::Batch& b,
   StepInputs in = make_inputs(b, var, seed);
   const StepInputs orig = in;
   std::vector<float> out(n * kQd, -7.0f);
+  DeviceMirror dev(be);
   model::AttentionInputOp op;
-  op.q = in.q.data();
-  op.k = in.k.data();
-  op.v = in.v.data();
-  op.q_gate = var.gated ? in.q_gate.data() : nullptr;
+  op.q = dev(in.q);
+  op.k = dev(in.k);
+  op.v = dev(in.v);
+  op.q_gate = var.gated ? dev(in.q_gate) : nullptr;
   op.bq = var.biases ? lp.bq.data() : nullptr;
   op.bk = var.biases ? lp.bk.data() : nullptr;
   op.bv = var.biases ? lp.bv.data() : nullptr;
@@ -163,13 +165,13 @@ void run_and_check(model::Backend& be, kv::KvCache& kv, const model::Batch& b,
   op.eps = 1e-6f;
   op.rope_dims = var.rope_dims;
   op.rope_layout = var.layout;
-  op.cos = in.cos.data();
-  op.sin = in.sin.data();
+  op.cos = dev(in.cos);
+  op.sin = dev(in.sin);
   op.cache = &kv;
   op.kv_layer = kLayer;
   model::AttentionOp a;
-  a.q = in.q.data();
-  a.out = out.data();
+  a.q = op.q;
+  a.out = dev(out);
   a.cache = &kv;
   a.layer = kLayer;
   a.n_head = kNHead;
@@ -184,6 +186,7 @@ void run_and_check(model::Backend& be, kv::KvCache& kv, const model::Batch& b,
     be.attention_input(op);
     be.attention(a, op.q_gate);
   }
+  dev.sync();
   // The inputs as attention_input defines them, in double: q (each head's part of q_gate), k, v
   // with biases, per-head RMSNorm of q and k, rope.
   const int64_t half = var.rope_dims / 2;
@@ -238,6 +241,11 @@ void run_and_check(model::Backend& be, kv::KvCache& kv, const model::Batch& b,
 // Sequence 0 in blocks {5, 2, 9, 0}, sequence 1 in {7, 3, 11}: a prefill step (positions 0..29
 // and 0..34, both sequences in one batch), then a step continuing both (30..40, and 35).
 void check_attention(model::Backend& be, const char* kv_type, double kv_tol) {
+  const LayerParams lp;
+  ASSERT_TRUE(load_test_weights(
+      be, {weight_region("bq", lp.bq), weight_region("bk", lp.bk), weight_region("bv", lp.bv),
+           weight_region("q_norm", lp.q_norm), weight_region("k_norm", lp.k_norm),
+           weight_region("sinks", lp.sinks)}));
   for (const AttnVariant& var : kVariants) {
     SCOPED_TRACE(std::string(kv_type) + " cache, " + var.name);
     kv::KvCacheConfig c;
@@ -249,9 +257,8 @@ void check_attention(model::Backend& be, const char* kv_type, double kv_tol) {
     const auto type = kv::kv_type_from_name(kv_type);
     ASSERT_TRUE(type.ok());
     c.type = *type;
-    auto kv = kv::KvCache::create(c);
+    auto kv = kv::KvCache::create(c, be.memory());
     ASSERT_TRUE(kv.ok()) << kv.status().message();
-    const LayerParams lp;
     const std::vector<int32_t> t0 = {5, 2, 9, 0}, t1 = {7, 3, 11};
     model::Batch prefill;
     prefill.add_seq(t0, 30);

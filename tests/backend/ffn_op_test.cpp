@@ -1,6 +1,8 @@
 // The gated FFN (gate and up matmuls, the activation, the down matmul, gpt-oss's biases) on
 // every registered backend (and the CPU backend on each ISA), with each activation (SwiGLU,
-// GeGLU, gpt-oss's clamped SwiGLU), against a double-precision reference written here.
+// GeGLU, gpt-oss's clamped SwiGLU), against a double-precision reference written here. The ops
+// take their activations in the backend's memory and their weights given to its load_weights
+// (op_fixture.h).
 #include <numbers>
 #include <string>
 #include <vector>
@@ -51,11 +53,17 @@ void check_gated_ffn(model::Backend& be, model::FfnActivation act, bool biases, 
     w.down_bias = db.data();
   }
   std::vector<float> gbuf(kRows * kFf), ubuf(kRows * kFf), out(kRows * kLdo, -7.0f);
+  ASSERT_TRUE(load_test_weights(
+      be, {weight_region("gate", gate), weight_region("up", up), weight_region("down", down),
+           weight_region("gate_bias", gb), weight_region("up_bias", ub),
+           weight_region("down_bias", db)}));
+  DeviceMirror dev(be);
   const model::Batch batch = one_seq_batch(kRows);
   {
     StepScope step(be, batch);
-    be.gated_ffn(w, x.data(), kFfnLdx, kRows, gbuf.data(), ubuf.data(), out.data(), kLdo);
+    be.gated_ffn(w, dev(x), kFfnLdx, kRows, dev(gbuf), dev(ubuf), dev(out), kLdo);
   }
+  dev.sync();
   double worst = 0;
   int64_t clamped = 0;
   for (int64_t t = 0; t < kRows; ++t) {

@@ -42,9 +42,10 @@ class GuardedMemory final : public DeviceMemory {
 
   // Whether p points into one of the allocations.
   bool holds(const void* p) const;
-  // Strict: the scalar backend's ops CHECK that every activation pointer they take (not the
-  // weights, which stay the model's) is this memory's, so a host pointer handed to the device
-  // fails too. Off for the op tests, which pass host buffers.
+  // Strict: the scalar backend's ops CHECK that every activation pointer they take (and the KV
+  // cache's storage) is this memory's, so a host pointer handed to the device fails too, and that
+  // every weight they take (which stay the model's host pointers) lies in a region given to
+  // load_weights. On in the op tests (op_fixture.h) and the forward and engine tests.
   void set_strict(bool strict) { strict_ = strict; }
   bool strict() const { return strict_; }
   // CHECKs p (null, or held) when strict.

@@ -1,6 +1,7 @@
 // What the op tests share: the (backend, ISA) parameters, a fixture that creates the backend by
-// name, batches, random inputs and error measures. The references live in the tests themselves
-// (plain double-precision loops) and call no backend's code.
+// name, the staging of the ops' activations in the backend's memory and of their weights in its
+// load_weights, batches, random inputs and error measures. The references live in the tests
+// themselves (plain double-precision loops) and call no backend's code.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "backend/registry.h"
+#include "base/check.h"
+#include "base/device_memory.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "model/backend.h"
@@ -25,6 +28,7 @@
 #include "offline/quantize.h"
 #include "tensor/fp16.h"
 #include "tensor/ggml_type.h"
+#include "guarded_memory.h"
 
 namespace ridge::backend::testing {
 
@@ -61,12 +65,20 @@ inline std::string op_param_name(const ::testing::TestParamInfo<OpParam>& info) 
   return s;
 }
 
-// The backend of the test's parameter, on a pool of 2 threads.
+// The backend of the test's parameter, on a pool of 2 threads. The test backend's memory is
+// strict while the test runs: an activation an op takes that is not the backend's memory, or a
+// weight that load_weights was not given, aborts the test (guarded_memory.h).
 class BackendOpTest : public ::testing::TestWithParam<OpParam> {
  protected:
   void SetUp() override {
     const OpParam& p = GetParam();
     if (!kernels::isa_supported(p.isa)) GTEST_SKIP() << "CPU lacks " << kernels::isa_name(p.isa);
+    // A device backend without its device (no GPU here) skips, unless RIDGE_REQUIRE_CUDA says
+    // this run is the device check.
+    if (auto mem = device_memory(p.backend); !mem.ok()) {
+      if (std::getenv("RIDGE_REQUIRE_CUDA") != nullptr) FAIL() << mem.status().message();
+      GTEST_SKIP() << p.backend << ": " << mem.status().message();
+    }
     pool_ = std::make_unique<ThreadPool>(2);
     kernels_ = &kernels::kernels_for(p.isa);
     auto b = create_backend(p.backend, BackendParams{kernels_, pool_.get()});
@@ -75,9 +87,65 @@ class BackendOpTest : public ::testing::TestWithParam<OpParam> {
   }
   model::Backend& be() { return *backend_; }
 
+  GuardedMemory::StrictScope strict_;
   std::unique_ptr<ThreadPool> pool_;
   const kernels::Kernels* kernels_ = nullptr;
   std::unique_ptr<model::Backend> backend_;
+};
+
+// The activations of an op test in the backend's memory (be().memory()), where a device backend's
+// ops need them: dev(v) is a buffer of that memory holding a copy of host vector v (the same
+// buffer for the same vector again; null for an empty one); sync() and the destructor copy the
+// buffers of the vectors mapped non-const back into them. Where the memory is host-visible (the
+// CPU backend) the vectors' own pointers. Declared after the vectors it maps.
+class DeviceMirror {
+ public:
+  explicit DeviceMirror(model::Backend& be) : mem_(&be.memory()) {}
+  ~DeviceMirror() { sync(); }
+  DeviceMirror(const DeviceMirror&) = delete;
+  DeviceMirror& operator=(const DeviceMirror&) = delete;
+
+  // An input of the ops.
+  template <class T>
+  const T* operator()(const std::vector<T>& v) {
+    return static_cast<const T*>(map(v.data(), v.size() * sizeof(T), false));
+  }
+  // Written by the ops (or read and written): its buffer is copied back by sync.
+  template <class T>
+  T* operator()(std::vector<T>& v) {
+    return static_cast<T*>(map(v.data(), v.size() * sizeof(T), true));
+  }
+  // The ops' results into the vectors mapped non-const (before the test reads them).
+  void sync() {
+    for (Entry& e : entries_) {
+      if (e.writable) mem_->to_host(const_cast<void*>(e.host), e.buf.get(), e.buf.bytes());
+    }
+  }
+
+ private:
+  struct Entry {
+    const void* host = nullptr;
+    DeviceBuffer buf;
+    bool writable = false;  // mapped non-const at least once
+  };
+  void* map(const void* host, size_t bytes, bool writable) {
+    if (bytes == 0) return nullptr;
+    if (mem_->host_visible()) return const_cast<void*>(host);
+    for (Entry& e : entries_) {
+      if (e.host != host) continue;
+      RIDGE_CHECK(e.buf.bytes() == bytes);
+      e.writable = e.writable || writable;
+      return e.buf.get();
+    }
+    Result<DeviceBuffer> buf = mem_->allocate(bytes, MemoryUse::kScratch);
+    RIDGE_CHECK(buf.ok());
+    mem_->to_device(buf->get(), host, bytes);
+    entries_.push_back(Entry{host, std::move(buf).value(), writable});
+    return entries_.back().buf.get();
+  }
+
+  DeviceMemory* mem_;
+  std::vector<Entry> entries_;
 };
 
 // begin_step .. end_step around the ops of a test (every op runs inside a step).
@@ -174,6 +242,29 @@ inline TestMatrix make_matrix(GgmlType type, int64_t rows, int64_t cols, uint32_
   }
   m.view = kernels::WeightView{type, bytes, rows, cols, row_bytes, kernels::WeightLayout::kRows};
   return m;
+}
+
+// A weight an op test hands the ops, as the region a runner gives load_weights (a matrix's rows;
+// a vector's values).
+inline model::WeightRegion weight_region(std::string name, const TestMatrix& m) {
+  return {std::move(name), m.view.data, static_cast<uint64_t>(m.view.rows) * m.view.row_bytes,
+          false};
+}
+inline model::WeightRegion weight_region(std::string name, const std::vector<float>& v,
+                                         bool derived = false) {
+  return {std::move(name), v.data(), v.size() * sizeof(float), derived};
+}
+
+// Gives the backend every weight the test's next ops read, in one call (load_weights replaces
+// the previous set). The ops keep taking the host pointers, as the model passes them; a device
+// backend reads its copies.
+inline ::testing::AssertionResult load_test_weights(model::Backend& be,
+                                                    std::vector<model::WeightRegion> regions) {
+  model::Weights w;
+  w.regions = std::move(regions);
+  const Status s = be.load_weights(w);
+  if (!s.ok()) return ::testing::AssertionFailure() << "load_weights: " << s.message();
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace ridge::backend::testing

@@ -1,7 +1,9 @@
 // The row ops of model/backend.h on every registered backend (and the CPU backend on each ISA),
 // each on random inputs against a plain double-precision reference written here: embed,
 // rms_norm, matmul and matmul_group (f32 and q8_0 weights), residual, softcap and
-// keep_output_rows. The gated FFN: ffn_op_test.cpp; attention: attention_op_test.cpp.
+// keep_output_rows. The gated FFN: ffn_op_test.cpp; attention: attention_op_test.cpp. The ops take
+// their activations in the backend's memory and their weights given to its load_weights
+// (op_fixture.h).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -80,21 +82,24 @@ void check_matmul(model::Backend& be, GgmlType type) {
   const std::vector<float> x = randn(static_cast<size_t>(kM * kLdx), 12);
   const int64_t ldy = 37 + 2;
   std::vector<float> y(static_cast<size_t>(kM * ldy), -7.0f);
+  // Batch invariance (backend.h): row 3 alone gives the bits it had among 5.
+  std::vector<float> one(static_cast<size_t>(ldy), -7.0f);
+  ASSERT_TRUE(load_test_weights(be, {weight_region("w", w)}));
+  DeviceMirror dev(be);
   const model::Batch batch = one_seq_batch(kM);
   {
     StepScope step(be, batch);
-    be.matmul(w.view, x.data(), kLdx, kM, y.data(), ldy);
+    be.matmul(w.view, dev(x), kLdx, kM, dev(y), ldy);
   }
-  const MatmulRef r = ref_matmul(w, x.data(), kLdx, kM);
-  note_error(std::string("matmul_") + std::string(ggml_type_name(type)) + "_err_over_tol",
-             check_matmul_out(y, ldy, r, kM, 37));
-  // Batch invariance (backend.h): row 3 alone gives the bits it had among 5.
-  std::vector<float> one(static_cast<size_t>(ldy), -7.0f);
   const model::Batch single = one_seq_batch(1);
   {
     StepScope step(be, single);
-    be.matmul(w.view, x.data() + 3 * kLdx, kLdx, 1, one.data(), ldy);
+    be.matmul(w.view, dev(x) + 3 * kLdx, kLdx, 1, dev(one), ldy);
   }
+  dev.sync();
+  const MatmulRef r = ref_matmul(w, x.data(), kLdx, kM);
+  note_error(std::string("matmul_") + std::string(ggml_type_name(type)) + "_err_over_tol",
+             check_matmul_out(y, ldy, r, kM, 37));
   EXPECT_EQ(0, std::memcmp(one.data(), y.data() + 3 * ldy, 37 * sizeof(float))) << "row 3 alone";
 }
 
@@ -105,15 +110,19 @@ void check_matmul_group(model::Backend& be, GgmlType type) {
   const std::vector<float> x = randn(static_cast<size_t>(kM * kLdx), 24);
   std::vector<float> ya(static_cast<size_t>(kM * 40), -7.0f),
       yb(static_cast<size_t>(kM * 16), -7.0f), yc(static_cast<size_t>(kM * 70), -7.0f);
-  const kernels::MatmulTarget targets[] = {
-      {&a.view, ya.data(), 40}, {&b.view, yb.data(), 16}, {&c.view, yc.data(), 70}};
-  const model::Batch batch = one_seq_batch(kM);
   std::vector<float> alone(static_cast<size_t>(kM * 70), -7.0f);
+  ASSERT_TRUE(load_test_weights(
+      be, {weight_region("a", a), weight_region("b", b), weight_region("c", c)}));
+  DeviceMirror dev(be);
+  const kernels::MatmulTarget targets[] = {
+      {&a.view, dev(ya), 40}, {&b.view, dev(yb), 16}, {&c.view, dev(yc), 70}};
+  const model::Batch batch = one_seq_batch(kM);
   {
     StepScope step(be, batch);
-    be.matmul_group(std::span(targets), x.data(), kLdx, kM);
-    be.matmul(c.view, x.data(), kLdx, kM, alone.data(), 70);
+    be.matmul_group(std::span(targets), dev(x), kLdx, kM);
+    be.matmul(c.view, dev(x), kLdx, kM, dev(alone), 70);
   }
+  dev.sync();
   double worst = check_matmul_out(ya, 40, ref_matmul(a, x.data(), kLdx, kM), kM, 37);
   worst = std::max(worst, check_matmul_out(yb, 16, ref_matmul(b, x.data(), kLdx, kM), kM, 16));
   worst = std::max(worst, check_matmul_out(yc, 70, ref_matmul(c, x.data(), kLdx, kM), kM, 64));
@@ -134,12 +143,15 @@ TEST_P(BackendOp, RmsNorm) {
   for (int64_t i = 0; i < kD; ++i)
     x[static_cast<size_t>(i)] *= 1e-3f;  // row 0: mean(x^2) below eps
   std::vector<float> y(x.size(), -7.0f), inplace = x;
+  ASSERT_TRUE(load_test_weights(be(), {weight_region("w", w)}));
+  DeviceMirror dev(be());
   const model::Batch batch = one_seq_batch(kRows);
   {
     StepScope step(be(), batch);
-    be().rms_norm(x.data(), w.data(), y.data(), kRows, kD, 1e-5f);
-    be().rms_norm(inplace.data(), w.data(), inplace.data(), kRows, kD, 1e-5f);
+    be().rms_norm(dev(x), w.data(), dev(y), kRows, kD, 1e-5f);
+    be().rms_norm(dev(inplace), w.data(), dev(inplace), kRows, kD, 1e-5f);
   }
+  dev.sync();
   std::vector<double> ref(x.size()), xd(x.begin(), x.end());
   for (int64_t t = 0; t < kRows; ++t)
     ref_rms_norm(xd.data() + t * kD, w.data(), ref.data() + t * kD, kD, 1e-5);
@@ -163,14 +175,18 @@ TEST_P(BackendOp, Embed) {
   const std::vector<float> factors = {1, 1, 1, 1.5f, 2, 2, 3, 4};
   const model::YarnParams yarn;
   std::vector<float> x(kN * kD), cs(kN * 8), sn(kN * 8), cs_swa(kN * 8), sn_swa(kN * 8);
-  model::EmbedOp op{&table.view, 1.5f,           x.data(),       kD,
+  ASSERT_TRUE(load_test_weights(
+      be(), {weight_region("token_embd", table), weight_region("rope_factors", factors, true)}));
+  DeviceMirror dev(be());
+  model::EmbedOp op{&table.view, 1.5f,           dev(x),         kD,
                     &cfg,        factors.data(), factors.data(), &yarn,
-                    cs.data(),   sn.data(),      cs_swa.data(),  sn_swa.data()};
+                    dev(cs),     dev(sn),        dev(cs_swa),    dev(sn_swa)};
   const model::Batch batch = one_seq_batch(kN);
   {
     StepScope step(be(), batch);
     be().embed(op);
   }
+  dev.sync();
   double x_err = 0, rope_err = 0;
   for (int64_t t = 0; t < kN; ++t) {
     for (int64_t i = 0; i < kD; ++i) {
@@ -201,6 +217,8 @@ TEST_P(BackendOp, Residual) {
   const std::vector<float> bias = randn(kD, 51), post = randn(kD, 52, 0.2f, 1.0f),
                            next = randn(kD, 53, 0.2f, 1.0f);
   const model::Batch batch = one_seq_batch(kRows);
+  ASSERT_TRUE(load_test_weights(be(), {weight_region("bias", bias), weight_region("post", post),
+                                       weight_region("next", next)}));
   for (int variant = 0; variant < 4; ++variant) {
     SCOPED_TRACE("variant " + std::to_string(variant));
     const bool with_bias = variant >= 1, with_post = variant >= 2, with_next = variant != 2;
@@ -217,19 +235,21 @@ TEST_P(BackendOp, Residual) {
       if (with_next)
         ref_rms_norm(x_ref.data() + t * kD, next.data(), xn_ref.data() + t * kD, kD, 1e-6);
     }
+    DeviceMirror dev(be());
     model::ResidualOp op{kRows,
                          kD,
                          1e-6f,
-                         proj.data(),
+                         dev(proj),
                          with_bias ? bias.data() : nullptr,
                          with_post ? post.data() : nullptr,
-                         x.data(),
+                         dev(x),
                          with_next ? next.data() : nullptr,
-                         with_next ? xn.data() : nullptr};
+                         with_next ? dev(xn) : nullptr};
     {
       StepScope step(be(), batch);
       be().residual(op);
     }
+    dev.sync();
     const double x_err = max_abs_diff(x.data(), x_ref.data(), x.size());
     note_error("residual_x_abs_err", x_err);
     EXPECT_LT(x_err, 4e-6 * max_abs(x));
@@ -247,11 +267,13 @@ TEST_P(BackendOp, Softcap) {
   constexpr int64_t kRows = 3, kN = 50;
   const std::vector<float> z0 = randn(kRows * kN, 71, 25.0f);
   std::vector<float> z = z0;
+  DeviceMirror dev(be());
   const model::Batch batch = one_seq_batch(kRows);
   {
     StepScope step(be(), batch);
-    be().softcap(z.data(), kRows, kN, 15.0f);
+    be().softcap(dev(z), kRows, kN, 15.0f);
   }
+  dev.sync();
   std::vector<double> ref(z.size());
   for (size_t i = 0; i < z.size(); ++i) ref[i] = 15.0 * std::tanh(z0[i] / 15.0);
   const double err = max_abs_diff(z.data(), ref.data(), z.size());
@@ -269,11 +291,13 @@ TEST_P(BackendOp, KeepOutputRows) {
     const std::vector<float> x0 = randn(7 * kDx, 81), a0 = randn(7 * kDattn, 82);
     std::vector<float> x = x0, attn = a0;
     const model::Batch batch = one_seq_batch(7, need);
+    DeviceMirror dev(be());
     {
       StepScope step(be(), batch);
-      const model::RowBuffer rows[] = {{x.data(), kDx}, {attn.data(), kDattn}};
+      const model::RowBuffer rows[] = {{dev(x), kDx}, {dev(attn), kDattn}};
       be().keep_output_rows(rows);
     }
+    dev.sync();
     int64_t m = 0;
     for (int64_t t = 0; t < 7; ++t) {
       if (need[static_cast<size_t>(t)] == 0) continue;

@@ -35,7 +35,8 @@ float scalar_dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
-// Activations the ops take are the backend's memory (checked when the guarded memory is strict).
+// Activations the ops take are the backend's memory, and so is a KV cache's storage (one buffer
+// with K and V: its first K block stands for it); checked when the guarded memory is strict.
 void on_device(std::initializer_list<const void*> pointers) {
   for (const void* p : pointers) GuardedMemory::instance().expect_held(p);
 }
@@ -52,7 +53,7 @@ Result<std::unique_ptr<model::Backend>> make_scalar(const BackendParams& p) {
   return std::unique_ptr<model::Backend>(std::make_unique<ScalarBackend>());
 }
 
-DeviceMemory& guarded_memory(int /*device*/) { return GuardedMemory::instance(); }
+Result<DeviceMemory*> guarded_memory(int /*device*/) { return &GuardedMemory::instance(); }
 
 const bool kScalarRegistered = register_backend(kScalarBackendName, make_scalar, guarded_memory);
 
@@ -89,7 +90,7 @@ const void* ScalarBackend::loaded_bytes(const void* p) const {
     std::fprintf(stderr, "scalar backend: a weight at %p that load_weights was not given\n", p);
     std::abort();
   }
-  return p;  // an op test's own weights
+  return p;  // the caller's host memory (not strict)
 }
 
 kernels::WeightView ScalarBackend::loaded(const kernels::WeightView& w) const {
@@ -154,7 +155,8 @@ void ScalarBackend::matmul_group(std::span<const kernels::MatmulTarget> targets,
 
 void ScalarBackend::attention_input(const model::AttentionInputOp& in) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  on_device({in.q, in.k, in.v, in.q_gate, in.cos, in.sin});
+  on_device({in.q, in.k, in.v, in.q_gate, in.cos, in.sin,
+             in.cache != nullptr ? in.cache->k_block(in.kv_layer, 0, 0) : nullptr});
   model::AttentionInputOp op = in;
   op.bq = loaded(in.bq);
   op.bk = loaded(in.bk);
@@ -199,7 +201,7 @@ void ScalarBackend::attention_input(const model::AttentionInputOp& in) {
 // row by row from the paged cache in its stored type.
 void ScalarBackend::attention(const model::AttentionOp& op, const float* q_gate) {
   GuardedMemory::Open open(GuardedMemory::instance());
-  on_device({op.q, op.out, q_gate});
+  on_device({op.q, op.out, q_gate, op.cache->k_block(op.layer, 0, 0)});
   model::AttentionOp a = op;
   a.sinks = loaded(op.sinks);
   const model::Batch& b = *step_;

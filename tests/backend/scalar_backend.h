@@ -37,8 +37,8 @@ class ScalarBackend final : public model::Backend {
   // Memory that host code outside the ops cannot touch (guarded_memory.h).
   DeviceMemory& memory() override;
   // Copies every region into the guarded memory; the ops then read those copies (a weight
-  // pointer they are given that no region holds is the caller's host memory: the op tests'; in
-  // strict mode an abort).
+  // pointer they are given that no region holds is read in place, as the caller's host memory;
+  // in strict mode an abort).
   Status load_weights(const model::Weights& weights) override;
 
   void begin_step(const model::Batch& batch) override { step_ = &batch; }
