@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "backend/registry.h"
 
 namespace ridge::cli {
 
@@ -55,6 +58,22 @@ Result<const kernels::Kernels*> pick_kernels(const std::string& name) {
   if (!isa) return usage_error("--isa must be ref, avx2 or avx512, got '{}'", name);
   if (!kernels::isa_supported(*isa)) return error("--isa {}: this CPU does not support it", name);
   return &kernels::kernels_for(*isa);
+}
+
+void add_device_option(CLI::App& app, std::string& device) {
+  app.add_option("--device", device, "backend: cpu or cuda (a GPU; builds with nvcc)")->capture_default_str();
+}
+
+Result<const kernels::Kernels*> pick_kernels(const std::string& isa, const std::string& device) {
+  if (device == "cpu") return pick_kernels(isa);
+  const std::vector<std::string> names = backend::backend_names();
+  if (device != "cuda" || std::find(names.begin(), names.end(), device) == names.end()) {
+    if (device == "cuda") return usage_error("--device cuda: this ridge was built without the CUDA backend (no nvcc)");
+    return usage_error("--device must be cpu or cuda, got '{}'", device);
+  }
+  if (!isa.empty()) return usage_error("--isa {}: picks CPU kernels; --device {} runs its own", isa, device);
+  RIDGE_RETURN_IF_ERROR(backend::device_memory(device).status().with_prefix("--device " + device));
+  return &kernels::kernels_for(kernels::Isa::kRef);
 }
 
 Status write_gguf(const gguf::Writer& w, const std::string& path, const gguf::Writer::ProgressFn& progress) {

@@ -31,6 +31,12 @@ Result<std::string> read_text_file(const std::string& path, std::string_view com
 
 // --isa: the kernels to use (empty: the best this CPU runs); usage error for an unknown name.
 Result<const kernels::Kernels*> pick_kernels(const std::string& name);
+// --device cpu|cuda: the backend a model command runs on (backend/registry.h).
+void add_device_option(CLI::App& app, std::string& device);
+// The kernel table to bind a model for on `device`: --isa's on the CPU; on a device backend the
+// ref table (GGUF's row layout, which the device copies), --isa refused. A one-line error for a
+// device this build lacks or this machine has no GPU for, before any model is read.
+Result<const kernels::Kernels*> pick_kernels(const std::string& isa, const std::string& device);
 // Writes `w` to `path` through `path`.part, which takes the final name only once complete (a
 // failed write leaves neither).
 Status write_gguf(const gguf::Writer& w, const std::string& path, const gguf::Writer::ProgressFn& progress = {});

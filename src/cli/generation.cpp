@@ -24,6 +24,7 @@ void add_generation_options(CLI::App& app, GenerationOptions& o) {
   app.add_option("-b,--batch-size", o.n_batch, "prompt tokens per forward step")->capture_default_str();
   app.add_option("-n,--n-predict", o.n_predict, "most tokens to generate")->capture_default_str();
   app.add_option("--isa", o.isa, "kernel ISA: ref, avx2, avx512 (default: best for this CPU; avx512 prefill uses AMX-INT8 where present, RIDGE_AMX=0 turns it off)");
+  add_device_option(app, o.device);
   app.add_option("--kv-type", o.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
   app.add_flag("--swa-full", o.swa_full, "keep every position's K/V in the sliding-window layers too (default: only their window)");
   app.add_option("--temp", s.temperature, "temperature (0: greedy)")->capture_default_str();
@@ -69,7 +70,7 @@ Status validate(const GenerationOptions& o) {
 Result<Loaded> load_for_generation(GenerationOptions& o) {
   if (!o.draft_path.empty() && o.spec.empty()) o.spec = "draft";
   RIDGE_RETURN_IF_ERROR(validate(o));
-  RIDGE_ASSIGN_OR_RETURN(const kernels::Kernels* k, pick_kernels(o.isa));
+  RIDGE_ASSIGN_OR_RETURN(const kernels::Kernels* k, pick_kernels(o.isa, o.device));
   Stopwatch sw;
   RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(o.model_path, *k, o.backing));
   Loaded l;
@@ -102,6 +103,7 @@ Result<Loaded> load_for_generation(GenerationOptions& o) {
   so.kv_type = l.kv_type = *kv::kv_type_from_name(o.kv_type);  // checked by validate()
   so.max_batch = o.n_batch;
   so.n_threads = n_threads;
+  so.backend = o.device;
   if (l.spec_max > 0) {
     so.max_outputs = o.spec_max + 1;  // a step verifies the draft's rows
     so.keep_row_states = true;        // and rolls rejected ones back (a recurrent state)

@@ -31,6 +31,7 @@ struct GenerationOptions {
   int64_t n_batch = 256;        // prompt tokens per forward step
   int64_t n_predict = 256;      // most tokens to generate (per turn in chat)
   std::string isa;              // "", ref, avx2, avx512
+  std::string device = "cpu";   // --device: the backend
   std::string kv_type = "f16";  // f16, bf16, q8_0 or f32
   sampling::SamplingParams sampling;
   std::optional<uint64_t> seed;
@@ -43,7 +44,7 @@ struct GenerationOptions {
   bool swa_full = false;        // sliding-window layers keep every position (engine/session.h)
 };
 
-// Adds -m, -t, -c, -b, -n, --isa, --kv-type, --mmap, --spec* and the sampling flags to `app`.
+// Adds -m, -t, -c, -b, -n, --isa, --device, --kv-type, --mmap, --spec* and the sampling flags to `app`.
 void add_generation_options(CLI::App& app, GenerationOptions& o);
 
 // Everything a generating command needs, loaded and validated.

@@ -61,12 +61,14 @@ int cmd_run(int argc, char** argv) {
   const auto n_steps = static_cast<double>(stats->n_decode_steps);
   fmt::print(stderr,
              "\nload: {:.2f} s ({}) | prompt: {} tokens, {:.2f} s, {:.1f} tok/s | decode: {} tokens, "
-             "{:.2f} s, {:.1f} tok/s | {} threads, {} kernels\n",
+             "{:.2f} s, {:.1f} tok/s | {}\n",
              l.load_seconds,
              gguf::backing_name(l.model->file().backing()),
              tokens.size(), prompt_s, n_prompt / prompt_s, stats->n_evaluated,
              stats->decode_seconds, n_dec > 0 ? n_dec / stats->decode_seconds : 0.0,
-             l.pool->size(), kernels::kernels_label(l.model->kernels().isa));
+             o.device == "cpu" ? fmt::format("{} threads, {} kernels", l.pool->size(),
+                                             kernels::kernels_label(l.model->kernels().isa))
+                               : fmt::format("device {}", o.device));
   if (l.spec_max > 0) {
     const spec::SpecStats& sp = stats->spec;
     fmt::print(stderr, "speculative ({}, {} rule, up to {} per step): {} forward steps for {} tokens · {} of {} "
@@ -82,8 +84,10 @@ int cmd_run(int argc, char** argv) {
   // A speculative step reads the weights once for several tokens: its bandwidth is the steps'.
   if (n_steps > 0 && cost.ok()) {
     const model::StepCost c = model::cost_of_step(*cost, 1, static_cast<int64_t>(n_prompt + n_dec / 2) + 1);
+    // The probe measured this CPU: a device's run is reported without its roof (GB/s alone).
+    const auto probe = o.device == "cpu" ? analysis::load_probe() : std::nullopt;
     fmt::print(stderr, "{}\n", analysis::format_run_summary(c.bytes(), n_steps / stats->decode_seconds,
-                                                           analysis::load_probe(), c.flops));
+                                                           probe, c.flops));
   }
   return 0;
 }

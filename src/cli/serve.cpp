@@ -36,6 +36,7 @@ struct ServeArgs {
   std::string model_path;
   std::string model_name;
   std::string isa;
+  std::string device = "cpu";
   std::string kv_type = "f16";
   ChatTemplateArgs chat;
   std::string api_key_file;
@@ -83,6 +84,7 @@ void add_flags(CLI::App& app, ServeArgs& a) {
   app.add_option("-t,--threads", a.engine.n_threads, "engine compute threads")->capture_default_str();
   add_engine_spec_flags(app, a.spec, a.engine);
   app.add_option("--isa", a.isa, "force kernels: ref, avx2, avx512");
+  add_device_option(app, a.device);
   add_mmap_flag(app, a.backing);
   app.add_option("--max-queue", a.server.max_queue, "sequences that may wait beyond --max-seqs before 429")->capture_default_str();
   app.add_option("--max-body", a.server.http.max_body_bytes, "largest request body in bytes, as read (413 beyond)")->capture_default_str();
@@ -189,6 +191,10 @@ int cmd_serve(int argc, char** argv) {
   if (auto rc = parse(app, argc, argv)) return *rc;
   auto isa = pick_isa(a.isa);
   if (!isa.ok()) return report(isa.status());
+  auto table = a.device == "cpu" ? Result<const kernels::Kernels*>(&kernels::kernels_for(*isa))
+                                 : pick_kernels(a.isa, a.device);
+  if (!table.ok()) return report(table.status().with_prefix("serve"));
+  a.engine.backend = a.device;
   auto kvt = kv::kv_type_from_name(a.kv_type);
   if (!kvt.ok()) return report(kvt.status().with_prefix("serve: --kv-type"));
   a.engine.kv_type = *kvt;
@@ -223,7 +229,7 @@ int cmd_serve(int argc, char** argv) {
     http.join();
     return report(s);
   };
-  auto model = model::Model::load(a.model_path, kernels::kernels_for(*isa), a.backing);
+  auto model = model::Model::load(a.model_path, **table, a.backing);
   if (!model.ok()) return fail(model.status());
   auto tok = tokenizer::Tokenizer::from_gguf(model->file());
   if (!tok.ok()) return fail(tok.status());
