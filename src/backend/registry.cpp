@@ -25,6 +25,7 @@ Result<DeviceMemory*> host_memory_of(int /*device*/) { return &host_memory(); }
 struct Entry {
   BackendFactory factory = nullptr;
   DeviceMemoryOf memory = host_memory_of;
+  DeviceProbe probe = nullptr;
 };
 
 struct Registry {
@@ -32,7 +33,7 @@ struct Registry {
   std::map<std::string, Entry, std::less<>> entries{
       {"cpu", Entry{make_cpu, host_memory_of}},
 #if RIDGE_HAVE_CUDA
-      {std::string(cuda::kCudaBackendName), Entry{cuda::make_backend, cuda::backend_memory}},
+      {std::string(cuda::kCudaBackendName), Entry{cuda::make_backend, cuda::backend_memory, cuda::probe_bandwidth}},
 #endif
   };
 };
@@ -44,10 +45,11 @@ Registry& registry() {
 
 }  // namespace
 
-bool register_backend(std::string_view name, BackendFactory factory, DeviceMemoryOf memory) {
+bool register_backend(std::string_view name, BackendFactory factory, DeviceMemoryOf memory,
+                      DeviceProbe probe) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  const Entry e{factory, memory != nullptr ? memory : host_memory_of};
+  const Entry e{factory, memory != nullptr ? memory : host_memory_of, probe};
   const bool name_is_new = r.entries.emplace(std::string(name), e).second;
   RIDGE_CHECK(name_is_new);  // two registrations of one name: a build error, not an input's
   return true;
@@ -85,6 +87,13 @@ std::vector<std::string> backend_names() {
   std::vector<std::string> names;
   for (const auto& [name, entry] : r.entries) names.push_back(name);
   return names;
+}
+
+Result<DeviceBandwidth> probe_device(std::string_view name, int device, uint64_t buffer_bytes,
+                                     int repetitions) {
+  RIDGE_ASSIGN_OR_RETURN(const Entry e, find_backend(name));
+  if (e.probe == nullptr) return usage_error("backend {} has no device probe of its own (ridge probe measures the CPU)", name);
+  return e.probe(device, buffer_bytes, repetitions);
 }
 
 }  // namespace ridge::backend

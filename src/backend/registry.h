@@ -32,14 +32,29 @@ using BackendFactory = Result<std::unique_ptr<model::Backend>> (*)(const Backend
 // made: the engine sizes its KV pool from it. An error where the device is not there.
 using DeviceMemoryOf = Result<DeviceMemory*> (*)(int device);
 
+// A device's memory bandwidth as measured on it (ridge probe --device; the roof of a device's run).
+struct DeviceBandwidth {
+  std::string device;  // the device's own name
+  double read_gbs = 0;  // a read pass over the buffer
+  double copy_gbs = 0;  // a copy within it, bytes read plus bytes written
+  uint64_t buffer_bytes = 0;
+  int repetitions = 0;  // timed passes, median kept
+};
+using DeviceProbe = Result<DeviceBandwidth> (*)(int device, uint64_t buffer_bytes, int repetitions);
+
 // Adds a backend; returns true (for `static const bool registered = register_backend(...)`).
-// A second registration of a name CHECK-fails. memory null: the host's.
-bool register_backend(std::string_view name, BackendFactory factory, DeviceMemoryOf memory = nullptr);
+// A second registration of a name CHECK-fails. memory null: the host's. probe null: none (the
+// CPU's figures are analysis/probe.h's).
+bool register_backend(std::string_view name, BackendFactory factory, DeviceMemoryOf memory = nullptr,
+                      DeviceProbe probe = nullptr);
 // A backend by name ("cpu" is always there), or an error naming the registered ones.
 Result<std::unique_ptr<model::Backend>> create_backend(std::string_view name,
                                                        const BackendParams& params);
 // The memory of backend `name`'s device `device`, or the error create_backend would give.
 Result<DeviceMemory*> device_memory(std::string_view name, int device = 0);
 std::vector<std::string> backend_names();  // sorted
+// Measures backend `name`'s device, or an error (no such backend or device, or no probe of its own).
+Result<DeviceBandwidth> probe_device(std::string_view name, int device, uint64_t buffer_bytes,
+                                     int repetitions);
 
 }  // namespace ridge::backend

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "analysis/probe.h"
+#include "backend/registry.h"
 #include "analysis/verdict.h"
 #include "base/log.h"
 #include "base/timer.h"
@@ -12,6 +13,20 @@
 #include "cli/generation.h"
 
 namespace ridge::cli {
+
+namespace {
+
+// A device's decode line: its GB/s against the read bandwidth measured on it now (a short pass).
+std::string device_run_summary(const std::string& device, double bytes_per_token, double tok_per_s) {
+  const double gbs = bytes_per_token * tok_per_s / 1e9;
+  std::string s = fmt::format("decode {:.1f} tok/s · {:.1f} GB/s", tok_per_s, gbs);
+  auto bw = backend::probe_device(device, 0, 256ull << 20, 5);
+  if (!bw.ok()) return s + fmt::format(" · no roof ({})", bw.status().message());
+  return s + fmt::format(" = {:.0f}% of {:.0f} GB/s measured on {} (read pass)", 100.0 * gbs / bw->read_gbs,
+                         bw->read_gbs, bw->device);
+}
+
+}  // namespace
 
 int cmd_run(int argc, char** argv) {
   CLI::App app("Generate text from a prompt with a GGUF model.", "run");
@@ -84,10 +99,12 @@ int cmd_run(int argc, char** argv) {
   // A speculative step reads the weights once for several tokens: its bandwidth is the steps'.
   if (n_steps > 0 && cost.ok()) {
     const model::StepCost c = model::cost_of_step(*cost, 1, static_cast<int64_t>(n_prompt + n_dec / 2) + 1);
-    // The probe measured this CPU: a device's run is reported without its roof (GB/s alone).
-    const auto probe = o.device == "cpu" ? analysis::load_probe() : std::nullopt;
-    fmt::print(stderr, "{}\n", analysis::format_run_summary(c.bytes(), n_steps / stats->decode_seconds,
-                                                           probe, c.flops));
+    if (o.device == "cpu") {
+      fmt::print(stderr, "{}\n", analysis::format_run_summary(c.bytes(), n_steps / stats->decode_seconds,
+                                                             analysis::load_probe(), c.flops));
+    } else {
+      fmt::print(stderr, "{}\n", device_run_summary(o.device, c.bytes(), n_steps / stats->decode_seconds));
+    }
   }
   return 0;
 }

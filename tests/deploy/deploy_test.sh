@@ -22,6 +22,7 @@ runtime=$(sed -n '/^FROM debian:12-slim/,$p' "$root/deploy/Dockerfile" | tr -s '
 needed=$(readelf -d "$ridge" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 [ -n "$needed" ] || fail "readelf found no NEEDED libraries in $ridge"
 for name in $needed; do
+  case $name in ld-linux*) continue ;; esac  # the dynamic loader (libc6), named by CUDA's static runtime
   lib=$(ldd "$ridge" | awk -v n="$name" '$1 == n { print $3 }')
   [ -n "$lib" ] || fail "ldd does not resolve $name"
   pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -1 | cut -d: -f1) || true

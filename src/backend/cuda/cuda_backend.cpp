@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "backend/cuda/bandwidth.h"
 #include "kv/kv_cache.h"
 #include "model/ffn.h"
 #include "model/ops.h"
@@ -32,6 +33,30 @@ Status check_model_supported(const model::ModelConfig& cfg) {
 Result<DeviceMemory*> backend_memory(int device) {
   RIDGE_ASSIGN_OR_RETURN(CudaMemory * m, memory_of(device));
   return static_cast<DeviceMemory*>(m);
+}
+
+Result<DeviceBandwidth> probe_bandwidth(int device, uint64_t buffer_bytes, int repetitions) {
+  RIDGE_ASSIGN_OR_RETURN(CudaMemory * mem, memory_of(device));
+  if (buffer_bytes < (1u << 20) || repetitions < 1) return usage_error("probe: at least 1 MiB and 1 pass");
+  if (buffer_bytes > mem->available_bytes() / 2) {
+    return usage_error("probe: a buffer of {} MiB is more than half of the GPU's free {} MiB", buffer_bytes >> 20,
+                       mem->available_bytes() >> 20);
+  }
+  RIDGE_CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  RIDGE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  const BandwidthTimes t = time_bandwidth(buffer_bytes, repetitions);
+  if (t.error != 0) {
+    return error("probe: {}", cudaGetErrorString(static_cast<cudaError_t>(t.error)));
+  }
+  DeviceBandwidth b;
+  b.device = prop.name;
+  const double bytes = static_cast<double>(buffer_bytes / 32 * 32);
+  b.read_gbs = t.read_ms > 0 ? bytes / (t.read_ms * 1e6) : 0;
+  b.copy_gbs = t.copy_ms > 0 ? bytes / (t.copy_ms * 1e6) : 0;  // half read, half written
+  b.buffer_bytes = buffer_bytes;
+  b.repetitions = repetitions;
+  return b;
 }
 
 Result<std::unique_ptr<model::Backend>> make_backend(const BackendParams& p) {

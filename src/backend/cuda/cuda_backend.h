@@ -30,6 +30,8 @@ inline constexpr std::string_view kCudaBackendName = "cuda";
 // The registry's factory and memory for "cuda" (backend/registry.cpp registers them).
 Result<std::unique_ptr<model::Backend>> make_backend(const BackendParams& params);
 Result<DeviceMemory*> backend_memory(int device);
+// Device `device`'s read and copy bandwidth (bandwidth.h) through a buffer of buffer_bytes.
+Result<DeviceBandwidth> probe_bandwidth(int device, uint64_t buffer_bytes, int repetitions);
 // Why a model cannot run on this backend (an architecture it lacks, a weight type its matmul
 // does not read), or ok.
 Status check_model_supported(const model::ModelConfig& cfg);
