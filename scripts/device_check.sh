@@ -23,16 +23,22 @@ prepare() {
   command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "device_check: no nvcc here" >&2; exit 1; }
   scripts/build.sh --target ridge -DRIDGE_CUDA=ON
   cmake --build build -j"$(nproc)" --target test_backend
-  rm -rf "$kit" && mkdir -p "$kit/bin" "$kit/lib" "$kit/models"
-  cp build/ridge build/tests/test_backend "$kit/bin/"
-  strip --strip-debug "$kit/bin/"*
+  local stage
+  stage=$(mktemp -d)
+  mkdir -p "$stage/bin" "$stage/lib" "$stage/models"
+  cp build/ridge build/tests/test_backend "$stage/bin/"
+  strip --strip-all "$stage/bin/"*
   # Every shared library but the C runtime's, which the device image has in a newer version.
   ldd build/ridge build/tests/test_backend | awk '/=> \// {print $3}' | sort -u |
-    grep -Ev '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
-    xargs -r -I{} cp -L {} "$kit/lib/"
+    grep -Ev '/(libc|libm|libdl|librt|libpthread|libresolv|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+    xargs -r -I{} cp -L {} "$stage/lib/"
   if [ -f ../shared/models/stories260K/stories260K.gguf ]; then
-    cp ../shared/models/stories260K/stories260K.gguf "$kit/models/"
+    cp ../shared/models/stories260K/stories260K.gguf "$stage/models/"
   fi
+  # Compressed: the working tree and the carried kit travel within 64 MiB together.
+  rm -rf "$kit" && mkdir -p "$kit"
+  tar -C "$stage" -czf "$kit/kit.tar.gz" .
+  rm -rf "$stage"
   du -sh "$kit"
 }
 
@@ -53,10 +59,16 @@ same_greedy() {
 run() {
   out=${OUT:-/tmp/device-check}
   mkdir -p "$out"
-  export LD_LIBRARY_PATH="$PWD/$kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [ -f "$kit/kit.tar.gz" ] || { echo "device_check: no $kit/kit.tar.gz (run prepare here, carry $kit)" >&2; exit 1; }
+  local unpacked=/tmp/device-kit
+  rm -rf "$unpacked" && mkdir -p "$unpacked" && tar -C "$unpacked" -xzf "$kit/kit.tar.gz"
+  kit=$unpacked
+  export LD_LIBRARY_PATH="$kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   local failed=0 tmp=/tmp/device-check-models
   mkdir -p "$tmp"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee "$out/gpu.txt" || true
+  # No GPU, no checks: stop at once (device time is short).
+  "$kit/bin/ridge" probe --device cuda --size-mib 64 --reps 1 >/dev/null || exit 1
   echo "== op and forward tests on the GPU"
   RIDGE_REQUIRE_CUDA=1 timeout 300 "$kit/bin/test_backend" --gtest_filter='*cuda*:*Cuda*' \
     --gtest_brief=1 >"$out/tests.log" 2>&1 || failed=1
@@ -65,7 +77,7 @@ run() {
   echo "== greedy text, GPU vs CPU"
   for preset in tiny-llama tiny-qwen2 tiny-qwen3 tiny-gemma3; do
     for type in f16 q8_0 q4_k_m; do
-      "$kit/bin/ridge" synth --preset "$preset" --type "$type" -t 8 -o "$tmp/$preset-$type.gguf" >/dev/null
+      "$kit/bin/ridge" synth --preset "$preset" --type "$type" -t 8 -o "$tmp/$preset-$type.gguf" >/dev/null 2>&1
       same_greedy "$preset-$type" "$tmp/$preset-$type.gguf" "Once upon a time" || failed=1
     done
   done
@@ -78,7 +90,7 @@ run() {
   for spec in qwen3-1.7b:bf16 qwen3-1.7b:q8_0 qwen3-1.7b:q4_k_m qwen3-8b:bf16; do
     local preset=${spec%%:*} type=${spec##*:} f
     f="$tmp/$preset-$type.gguf"
-    "$kit/bin/ridge" synth --preset "$preset" --type "$type" -t 16 -o "$f" >/dev/null
+    "$kit/bin/ridge" synth --preset "$preset" --type "$type" -t 16 -o "$f" >/dev/null 2>&1
     echo "-- $preset $type"
     timeout 120 "$kit/bin/ridge" run -m "$f" -p "Once upon a time" -n 128 --temp 0 --device cuda \
       2>&1 >/dev/null | tail -2 || failed=1
