@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "base/llama3_rope.h"
+#include "checkpoint/hf_experts.h"
 
 namespace ridge::checkpoint {
 namespace {
@@ -16,7 +17,8 @@ struct ArchName {
   const char* gguf;
 };
 constexpr ArchName kArchitectures[] = {
-    {"LlamaForCausalLM", "llama"}, {"Qwen2ForCausalLM", "qwen2"}, {"Qwen3ForCausalLM", "qwen3"}};
+    {"LlamaForCausalLM", "llama"},      {"Qwen2ForCausalLM", "qwen2"},      {"Qwen3ForCausalLM", "qwen3"},
+    {"Qwen3MoeForCausalLM", "qwen3moe"}, {"Qwen2MoeForCausalLM", "qwen2moe"}};
 
 Result<int64_t> positive(const json& j, const char* key, int64_t fallback = -1) {
   if (!j.contains(key) || j[key].is_null()) {
@@ -35,7 +37,39 @@ Result<double> number(const json& j, const char* key, double fallback) {
   return j[key].get<double>();
 }
 
-Result<GgmlType> ggml_type_of(const Tensor& t) {
+// The experts' fields of config.json. Every layer a mixture (decoder_sparse_step 1, no
+// mlp_only_layers), and the top-k weights renormalized as the GGUF architecture's graph does
+// (qwen3moe: yes, qwen2moe: no): what llama.cpp's graph computes for these architectures.
+Status parse_experts(const json& j, HfConfig& c) {
+  RIDGE_ASSIGN_OR_RETURN(c.n_expert, positive(j, "num_experts"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_expert_used, positive(j, "num_experts_per_tok"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_ff_exp, positive(j, "moe_intermediate_size"));
+  if (c.n_expert < 2 || c.n_expert_used > c.n_expert) {
+    return error("config.json: num_experts_per_tok {} of num_experts {}", c.n_expert_used, c.n_expert);
+  }
+  if (c.gguf_arch == "qwen2moe") {
+    RIDGE_ASSIGN_OR_RETURN(c.n_ff_shexp, positive(j, "shared_expert_intermediate_size"));
+  }
+  RIDGE_ASSIGN_OR_RETURN(const int64_t step, positive(j, "decoder_sparse_step", 1));
+  if (step != 1 || (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null() &&
+                    !(j["mlp_only_layers"].is_array() && j["mlp_only_layers"].empty()))) {
+    return error("config.json: dense layers among the experts (decoder_sparse_step {}, mlp_only_layers) are "
+                 "not supported", step);
+  }
+  const bool want_norm = c.gguf_arch == "qwen3moe";
+  if (j.contains("norm_topk_prob") && j["norm_topk_prob"].is_boolean() && j["norm_topk_prob"].get<bool>() != want_norm) {
+    return error("config.json: norm_topk_prob {} (a {} model {} its top-k weights)", j["norm_topk_prob"].get<bool>(),
+                 c.gguf_arch, want_norm ? "renormalizes" : "does not renormalize");
+  }
+  return ok_status();
+}
+
+// Tensors a checkpoint may hold that the model does not read.
+bool ignored(const std::string& hf_name) { return hf_name.ends_with("rotary_emb.inv_freq"); }
+
+}  // namespace
+
+Result<GgmlType> gguf_type_of(const Tensor& t) {
   switch (t.dtype) {
     case Dtype::kF32: return GgmlType::kF32;
     case Dtype::kF16: return GgmlType::kF16;
@@ -44,11 +78,6 @@ Result<GgmlType> ggml_type_of(const Tensor& t) {
   }
   return error("tensor '{}': dtype {} (convert reads F32, F16 and BF16)", t.name, dtype_name(t.dtype));
 }
-
-// Tensors a checkpoint may hold that the model does not read.
-bool ignored(const std::string& hf_name) { return hf_name.ends_with("rotary_emb.inv_freq"); }
-
-}  // namespace
 
 Result<HfConfig> parse_hf_config(const std::string& text) {
   const json j = json::parse(text, nullptr, false);
@@ -64,7 +93,7 @@ Result<HfConfig> parse_hf_config(const std::string& text) {
   }
   if (c.gguf_arch.empty()) {
     return error("config.json: architecture {} is not one convert knows (LlamaForCausalLM, "
-                 "Qwen2ForCausalLM, Qwen3ForCausalLM)", c.hf_architecture);
+                 "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM)", c.hf_architecture);
   }
   RIDGE_ASSIGN_OR_RETURN(c.n_embd, positive(j, "hidden_size"));
   RIDGE_ASSIGN_OR_RETURN(c.n_ff, positive(j, "intermediate_size"));
@@ -83,6 +112,7 @@ Result<HfConfig> parse_hf_config(const std::string& text) {
   RIDGE_ASSIGN_OR_RETURN(c.n_ctx, positive(j, "max_position_embeddings", 4096));
   RIDGE_ASSIGN_OR_RETURN(c.rope_theta, number(j, "rope_theta", 10000.0));
   RIDGE_ASSIGN_OR_RETURN(c.rms_eps, number(j, "rms_norm_eps", 1e-6));
+  if (c.gguf_arch.ends_with("moe")) RIDGE_RETURN_IF_ERROR(parse_experts(j, c));
   if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
     c.tied_embeddings = j["tie_word_embeddings"].get<bool>();
   }
@@ -135,9 +165,22 @@ Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf)
         {"mlp.up_proj.weight", "ffn_up.weight"},
         {"mlp.down_proj.weight", "ffn_down.weight"},
     };
+    static const std::pair<const char*, const char*> kMoe[] = {
+        {"mlp.gate.weight", "ffn_gate_inp.weight"},  // the router
+        {"mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight"},
+        {"mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight"},
+        {"mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight"},
+        {"mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight"},
+    };
     const int64_t il = std::stoll(m[1].str());
+    const bool moe = cfg.n_expert > 0, shared = cfg.n_ff_shexp > 0;
     for (const auto& [from, to] : kLayer) {
-      if (rest == from && il < cfg.n_layer) return "blk." + m[1].str() + "." + to;
+      // A mixture's layers have no dense FFN.
+      if (rest == from && il < cfg.n_layer && !(moe && rest.starts_with("mlp."))) return "blk." + m[1].str() + "." + to;
+    }
+    for (const auto& [from, to] : kMoe) {
+      const bool is_shared = rest.starts_with("mlp.shared_expert");
+      if (rest == from && il < cfg.n_layer && moe && (shared || !is_shared)) return "blk." + m[1].str() + "." + to;
     }
   }
   return error("tensor '{}' is not one a {} checkpoint holds", hf, cfg.hf_architecture);
@@ -186,6 +229,12 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
   w.set(a + ".rope.freq_base", gguf::make_f32(static_cast<float>(c.rope_theta)));
   w.set(a + ".rope.dimension_count", u32(c.head_dim));
   w.set(a + ".vocab_size", u32(c.n_vocab));
+  if (c.n_expert > 0) {
+    w.set(a + ".expert_count", u32(c.n_expert));
+    w.set(a + ".expert_used_count", u32(c.n_expert_used));
+    w.set(a + ".expert_feed_forward_length", u32(c.n_ff_exp));
+    if (c.n_ff_shexp > 0) w.set(a + ".expert_shared_feed_forward_length", u32(c.n_ff_shexp));
+  }
   if (c.rope_scaling_type == "llama3") {  // as llama.cpp's converter: a tensor, no metadata
     const std::vector<float> factors = llama3_rope_factors(c);
     RIDGE_RETURN_IF_ERROR(w.add_tensor_data(
@@ -198,17 +247,24 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
   }
   const bool permute = a == "llama";  // llama.cpp rotates adjacent pairs for llama, halves (NeoX) for qwen
   bool has_output = false, has_embd = false;
+  ExpertStacks experts;
   for (const Tensor* t : set.tensors()) {
     if (ignored(t->name)) continue;
     if (t->name == "lm_head.weight" && c.tied_embeddings) continue;  // the embedding's copy
+    if (const std::optional<ExpertMatrix> e = expert_matrix(t->name)) {
+      RIDGE_RETURN_IF_ERROR(experts.add(c, *e, t));
+      continue;
+    }
     RIDGE_ASSIGN_OR_RETURN(const std::string name, gguf_tensor_name(c, t->name));
-    RIDGE_ASSIGN_OR_RETURN(const GgmlType type, ggml_type_of(*t));
+    RIDGE_ASSIGN_OR_RETURN(const GgmlType type, gguf_type_of(*t));
     if (t->shape.empty() || t->shape.size() > 2) {
       return error("tensor '{}': {} dimensions (convert reads matrices and vectors)", t->name, t->shape.size());
     }
     has_output |= name == "output.weight";
     has_embd |= name == "token_embd.weight";
     std::vector<uint64_t> shape(t->shape.rbegin(), t->shape.rend());  // ggml's order: innermost first
+    // The shared expert's gate is one row ([1, n_embd]); llama.cpp reads it as a vector.
+    if (name.ends_with("ffn_gate_inp_shexp.weight") && shape.size() == 2 && shape[1] == 1) shape.pop_back();
     const bool is_q = name.ends_with("attn_q.weight") || name.ends_with("attn_q.bias");
     const bool is_k = name.ends_with("attn_k.weight") || name.ends_with("attn_k.bias");
     const Tensor* src = t;
@@ -230,6 +286,7 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
       }));
     }
   }
+  if (c.n_expert > 0) RIDGE_RETURN_IF_ERROR(experts.write(c, w));
   if (!has_embd) return error("the checkpoint has no model.embed_tokens.weight");
   if (!has_output && !c.tied_embeddings) {
     return error("the checkpoint has no lm_head.weight and config.json does not tie it to the embeddings");

@@ -4,7 +4,9 @@
 // converter does (its rotary embedding pairs adjacent values; Hugging Face's pairs halves).
 //
 // Architectures: LlamaForCausalLM (llama, with Llama 3's rope scaling as a rope_freqs tensor),
-// Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3).
+// Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3), and the mixtures of experts
+// Qwen3MoeForCausalLM (qwen3moe) and Qwen2MoeForCausalLM (qwen2moe, with its shared expert): each
+// layer's experts stacked into one tensor per kind (hf_experts.h).
 // Anything else, a tensor the architecture does not name, a missing tensor or a dtype other than
 // F32/F16/BF16 is a one-line error naming it. The tokenizer is not converted by this slice.
 #pragma once
@@ -31,7 +33,13 @@ struct HfConfig {
   double rope_scaling_factor = 0.0;
   int64_t rope_original_context = 0;
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+  // Mixtures of experts (0: dense): experts, experts per token, each expert's FFN width, the
+  // shared expert's (qwen2moe).
+  int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
 };
+
+// A safetensors dtype as the GGUF type convert writes (F32, F16, BF16), or an error naming it.
+Result<GgmlType> gguf_type_of(const Tensor& t);
 
 // Llama 3's frequency factors (the rope_freqs tensor llama.cpp's converter adds for rope scaling
 // "llama3"): per rotary pair, 1 for short wavelengths, the factor for long ones, blended between.

@@ -86,7 +86,8 @@ TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, ConvertCli,
-                         ::testing::Values(Case{"tiny-qwen3", "bf16", "qwen2"}, Case{"tiny-llama", "f16", "llama-bpe"}),
+                         ::testing::Values(Case{"tiny-qwen3", "bf16", "qwen2"}, Case{"tiny-llama", "f16", "llama-bpe"},
+                                           Case{"tiny-qwen3moe", "bf16", "qwen2"}),
                          [](const auto& p) {
                            std::string s = std::string(p.param.preset) + "_" + p.param.type;
                            for (char& ch : s) ch = ch == '-' ? '_' : ch;
@@ -107,6 +108,10 @@ TEST(ConvertCliErrors, OneLineEach) {
   o = run(ridge("convert " + dir.string() + " " + (dir / "out.gguf").string() + " 2>&1"));
   EXPECT_EQ(o.rc, 1);
   EXPECT_NE(o.text.find("Mamba"), std::string::npos) << o.text;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.gguf"));
+  o = run(ridge("convert " + dir.string() + " " + (dir / "out.gguf").string() + " --threads 0 2>&1"));
+  EXPECT_EQ(o.rc, 2) << o.text;
+  EXPECT_EQ(std::count(o.text.begin(), o.text.end(), '\n'), 1) << o.text;
   EXPECT_FALSE(std::filesystem::exists(dir / "out.gguf"));
   std::filesystem::remove_all(dir);
 }

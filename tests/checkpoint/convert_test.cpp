@@ -101,6 +101,10 @@ TEST_P(ConvertRoundTrip, SameTensorsConfigAndLogits) {
   EXPECT_EQ(cfg2->rope_theta, cfg->rope_theta);
   EXPECT_EQ(cfg2->rms_eps, cfg->rms_eps);
   EXPECT_EQ(cfg2->n_ctx_train, cfg->n_ctx_train);
+  EXPECT_EQ(cfg2->n_expert, cfg->n_expert);
+  EXPECT_EQ(cfg2->n_expert_used, cfg->n_expert_used);
+  EXPECT_EQ(cfg2->n_ff_exp, cfg->n_ff_exp);
+  EXPECT_EQ(cfg2->n_ff_shexp, cfg->n_ff_shexp);
 
   const kernels::Kernels& k = kernels::kernels_for(kernels::best_isa());
   auto m1 = model::Model::from_file(std::make_shared<const gguf::File>(std::move(*original)), k);
@@ -115,7 +119,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ConvertRoundTrip,
                          ::testing::Values(Case{"tiny-llama", "f32", 1}, Case{"tiny-llama", "bf16", 2},
                                            Case{"tiny-llama3", "f32", 1},
                                            Case{"tiny-qwen2", "f16", 1}, Case{"tiny-qwen3", "bf16", 3},
-                                           Case{"tiny-qwen3", "f32", 1}),
+                                           Case{"tiny-qwen3", "f32", 1}, Case{"tiny-qwen3moe", "bf16", 2},
+                                           Case{"tiny-qwen2moe", "f32", 1}),
                          [](const auto& p) {
                            std::string s = std::string(p.param.preset) + "_" + p.param.type + "_" +
                                            std::to_string(p.param.shards);
@@ -142,6 +147,60 @@ TEST(HfConfig, RefusesWhatConvertCannotHonour) {
   EXPECT_TRUE(parse_hf_config("{" + base + R"(,"rope_scaling":{"rope_type":"llama3","factor":8}})").ok());
   EXPECT_NE(parse_hf_config("{" + base + R"(,"hidden_size":-1})").status().message().find("hidden_size"),
             std::string::npos);
+}
+
+TEST(HfConfig, ExpertsAsTheArchitectureComputesThem) {
+  const std::string moe = R"("architectures":["Qwen3MoeForCausalLM"],"hidden_size":64,"intermediate_size":128,)"
+                          R"("num_hidden_layers":2,"num_attention_heads":4,"vocab_size":100,"num_experts":8,)"
+                          R"("num_experts_per_tok":2,"moe_intermediate_size":32)";
+  auto ok = parse_hf_config("{" + moe + R"(,"norm_topk_prob":true,"mlp_only_layers":[]})");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->n_expert, 8);
+  EXPECT_EQ(ok->n_expert_used, 2);
+  EXPECT_EQ(ok->n_ff_exp, 32);
+  auto msg = [&](const std::string& extra) { return parse_hf_config("{" + moe + extra + "}").status().message(); };
+  EXPECT_NE(msg(R"(,"norm_topk_prob":false)").find("norm_topk_prob"), std::string::npos);
+  EXPECT_NE(msg(R"(,"decoder_sparse_step":2)").find("dense layers"), std::string::npos);
+  EXPECT_NE(msg(R"(,"mlp_only_layers":[1])").find("dense layers"), std::string::npos);
+  EXPECT_NE(msg(R"(,"num_experts_per_tok":9)").find("num_experts_per_tok"), std::string::npos);
+  EXPECT_NE(parse_hf_config(R"({"architectures":["Qwen2MoeForCausalLM"],"hidden_size":64,"intermediate_size":128,)"
+                            R"("num_hidden_layers":2,"num_attention_heads":4,"vocab_size":100,"num_experts":4,)"
+                            R"("num_experts_per_tok":2,"moe_intermediate_size":32})")
+                .status().message().find("shared_expert_intermediate_size"), std::string::npos);
+  EXPECT_EQ(*gguf_tensor_name(*ok, "model.layers.1.mlp.gate.weight"), "blk.1.ffn_gate_inp.weight");
+  EXPECT_FALSE(gguf_tensor_name(*ok, "model.layers.1.mlp.down_proj.weight").ok()) << "a dense FFN in a mixture";
+  EXPECT_FALSE(gguf_tensor_name(*ok, "model.layers.1.mlp.shared_expert.up_proj.weight").ok()) << "no shared expert";
+}
+
+// A checkpoint missing one expert's matrix, or holding an expert past num_experts, is refused
+// naming the tensor.
+TEST(ConvertExperts, MissingOrExtraExpertsAreRefused) {
+  gguf::Writer synth;
+  ASSERT_TRUE(model::testing::build_synthetic("tiny-qwen3moe", "f32", 3, synth).ok());
+  auto image = synth.write_to_memory();
+  ASSERT_TRUE(image.ok());
+  auto original = gguf::File::parse(*image, "original.gguf");
+  ASSERT_TRUE(original.ok());
+  auto cfg = model::config_from_gguf(*original);
+  ASSERT_TRUE(cfg.ok());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ridge-experts-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  write_checkpoint(*original, *cfg, dir, 1);
+  std::ifstream in(dir / "config.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto convert_with = [&](int64_t n_expert) {
+    auto hf = parse_hf_config(text);
+    EXPECT_TRUE(hf.ok());
+    hf->n_expert = n_expert;
+    auto set = SafetensorsSet::open_dir(dir.string());
+    EXPECT_TRUE(set.ok());
+    gguf::Writer out;
+    return convert_checkpoint(*hf, *set, out).message();
+  };
+  EXPECT_NE(convert_with(cfg->n_expert + 1).find("model.layers.0.mlp.experts." + std::to_string(cfg->n_expert) +
+                                                 ".gate_proj.weight"), std::string::npos);
+  EXPECT_NE(convert_with(cfg->n_expert - 1).find("past the"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(HfConfig, NamesEachTensorOrRefusesIt) {

@@ -77,6 +77,8 @@ inline void write_tokenizer(const gguf::File& f, const std::filesystem::path& di
 inline const char* hf_architecture(const std::string& arch) {
   if (arch == "llama") return "LlamaForCausalLM";
   if (arch == "qwen2") return "Qwen2ForCausalLM";
+  if (arch == "qwen3moe") return "Qwen3MoeForCausalLM";
+  if (arch == "qwen2moe") return "Qwen2MoeForCausalLM";
   return "Qwen3ForCausalLM";
 }
 
@@ -94,7 +96,11 @@ inline std::string hf_name(const std::string& g) {
       {"attn_k.bias", "self_attn.k_proj.bias"},       {"attn_v.bias", "self_attn.v_proj.bias"},
       {"attn_q_norm.weight", "self_attn.q_norm.weight"}, {"attn_k_norm.weight", "self_attn.k_norm.weight"},
       {"ffn_norm.weight", "post_attention_layernorm.weight"}, {"ffn_gate.weight", "mlp.gate_proj.weight"},
-      {"ffn_up.weight", "mlp.up_proj.weight"},        {"ffn_down.weight", "mlp.down_proj.weight"}};
+      {"ffn_up.weight", "mlp.up_proj.weight"},        {"ffn_down.weight", "mlp.down_proj.weight"},
+      {"ffn_gate_inp.weight", "mlp.gate.weight"},     {"ffn_gate_shexp.weight", "mlp.shared_expert.gate_proj.weight"},
+      {"ffn_up_shexp.weight", "mlp.shared_expert.up_proj.weight"},
+      {"ffn_down_shexp.weight", "mlp.shared_expert.down_proj.weight"},
+      {"ffn_gate_inp_shexp.weight", "mlp.shared_expert_gate.weight"}};
   return "model.layers." + layer + "." + names.at(rest);
 }
 
@@ -142,6 +148,15 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
                  {"head_dim", cfg.head_dim}, {"vocab_size", cfg.n_vocab},
                  {"max_position_embeddings", cfg.n_ctx_train}, {"rope_theta", cfg.rope_theta},
                  {"rms_norm_eps", cfg.rms_eps}, {"tie_word_embeddings", tied}, {"rope_scaling", nullptr}};
+  if (cfg.is_moe()) {
+    config["num_experts"] = cfg.n_expert;
+    config["num_experts_per_tok"] = cfg.n_expert_used;
+    config["moe_intermediate_size"] = cfg.n_ff_exp;
+    config["norm_topk_prob"] = cfg.arch == "qwen3moe";
+    config["decoder_sparse_step"] = 1;
+    config["mlp_only_layers"] = json::array();
+    if (cfg.n_ff_shexp > 0) config["shared_expert_intermediate_size"] = cfg.n_ff_shexp;
+  }
   if (f.find_tensor("rope_freqs.weight") != nullptr) {  // Llama 3's scaling, a tensor in GGUF
     config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", cfg.rope_scaling.factor},
                               {"low_freq_factor", cfg.rope_scaling.low_freq_factor},
@@ -162,10 +177,26 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
       data = to_hf_rows(bytes, q ? cfg.n_head : cfg.n_head_kv, cfg.head_dim, t.n_bytes / t.shape.back());
     }
     std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());
-    const size_t file = k++ % static_cast<size_t>(shards);
-    const std::string name = hf_name(t.name);
-    files[file].push_back({name, {json{{"dtype", dtype_of(t.type)}, {"shape", shape}}, data}});
-    weight_map[name] = "model-0000" + std::to_string(file + 1) + "-of-0000" + std::to_string(shards) + ".safetensors";
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> named;  // what Hugging Face keeps of t
+    if (t.name.ends_with("_exps.weight")) {  // stacked experts: one matrix per expert
+      const size_t dot = t.name.find('.', 4);
+      const std::string kind = t.name.substr(dot + 5, t.name.find("_exps") - dot - 5);  // gate, up, down
+      const size_t per = t.n_bytes / static_cast<size_t>(shape[0]);
+      for (int64_t e = 0; e < shape[0]; ++e) {
+        named.push_back({"model.layers." + t.name.substr(4, dot - 4) + ".mlp.experts." + std::to_string(e) + "." +
+                             kind + "_proj.weight",
+                         std::vector<uint8_t>(data.begin() + e * per, data.begin() + (e + 1) * per)});
+      }
+      shape.erase(shape.begin());
+    } else {
+      if (t.name.ends_with("ffn_gate_inp_shexp.weight") && shape.size() == 1) shape = {1, shape[0]};  // a [1, n_embd] Linear
+      named.push_back({hf_name(t.name), data});
+    }
+    for (auto& [name, piece] : named) {
+      const size_t file = k++ % static_cast<size_t>(shards);
+      files[file].push_back({name, {json{{"dtype", dtype_of(t.type)}, {"shape", shape}}, std::move(piece)}});
+      weight_map[name] = "model-0000" + std::to_string(file + 1) + "-of-0000" + std::to_string(shards) + ".safetensors";
+    }
   }
   if (shards == 1) {
     write_safetensors(dir / "model.safetensors", files[0]);
