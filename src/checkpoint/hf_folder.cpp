@@ -31,7 +31,10 @@ Result<CheckpointFolder> CheckpointFolder::open(const std::string& dir) {
   if (config.empty()) return error("{} has no config.json", dir);
   RIDGE_ASSIGN_OR_RETURN(f.config_, parse_hf_config(config));
   RIDGE_ASSIGN_OR_RETURN(f.tokenizer_.tokenizer_json, optional_text(fs::path(dir) / "tokenizer.json"));
-  if (f.tokenizer_.tokenizer_json.empty()) return error("{} has no tokenizer.json", dir);
+  RIDGE_ASSIGN_OR_RETURN(f.tokenizer_.tokenizer_model, optional_text(fs::path(dir) / "tokenizer.model"));
+  if (f.tokenizer_.tokenizer_json.empty() && f.tokenizer_.tokenizer_model.empty()) {
+    return error("{} has neither tokenizer.json nor tokenizer.model", dir);
+  }
   RIDGE_ASSIGN_OR_RETURN(f.tokenizer_.tokenizer_config_json, optional_text(fs::path(dir) / "tokenizer_config.json"));
   RIDGE_ASSIGN_OR_RETURN(f.tokenizer_.chat_template, optional_text(fs::path(dir) / "chat_template.jinja"));
   RIDGE_ASSIGN_OR_RETURN(f.weights_, SafetensorsSet::open_dir(dir));

@@ -65,6 +65,7 @@ std::string token_text(const json& v) {
 }  // namespace
 
 Status convert_tokenizer(const HfTokenizerFiles& files, int64_t n_vocab, gguf::Writer& w) {
+  if (!files.tokenizer_model.empty()) return convert_sentencepiece(files, n_vocab, w);
   const json tok = json::parse(files.tokenizer_json, nullptr, false);
   if (!tok.is_object()) return error("tokenizer.json: not a JSON object");
   if (!tok.contains("model") || !tok["model"].is_object() || tok["model"].value("type", "") != "BPE") {
@@ -117,7 +118,11 @@ Status convert_tokenizer(const HfTokenizerFiles& files, int64_t n_vocab, gguf::W
   w.set("tokenizer.ggml.tokens", gguf::make_string_array(tokens));
   w.set("tokenizer.ggml.token_type", gguf::make_i32_array(types));
   w.set("tokenizer.ggml.merges", gguf::make_string_array(merges));
+  return add_tokenizer_config(files, id_of, w);
+}
 
+Status add_tokenizer_config(const HfTokenizerFiles& files, const std::map<std::string, int64_t>& id_of,
+                            gguf::Writer& w) {
   json cfg = json::object();
   if (!files.tokenizer_config_json.empty()) {
     cfg = json::parse(files.tokenizer_config_json, nullptr, false);
@@ -134,8 +139,10 @@ Status convert_tokenizer(const HfTokenizerFiles& files, int64_t n_vocab, gguf::W
     if (it == id_of.end()) return error("tokenizer_config.json: {} '{}' is not a token of tokenizer.json", field, text);
     w.set(key, gguf::make_u32(static_cast<uint32_t>(it->second)));
   }
-  if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) {
-    w.set("tokenizer.ggml.add_bos_token", gguf::make_bool(cfg["add_bos_token"].get<bool>()));
+  for (const char* add : {"add_bos_token", "add_eos_token"}) {
+    if (cfg.contains(add) && cfg[add].is_boolean()) {
+      w.set(std::string("tokenizer.ggml.") + add, gguf::make_bool(cfg[add].get<bool>()));
+    }
   }
   std::string chat_template = files.chat_template;
   if (chat_template.empty() && cfg.contains("chat_template")) {

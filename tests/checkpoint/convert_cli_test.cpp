@@ -39,7 +39,7 @@ TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
   const std::string vocab = std::string(RIDGE_SHARED_DIR) + "/vocab/ggml-vocab-" + c.vocab + ".gguf";
   if (!std::filesystem::exists(vocab)) GTEST_SKIP() << "no " << vocab << " (../shared absent)";
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("ridge-convert-cli-" + std::to_string(::getpid()) + "-" + c.preset);
+                                    ("ridge-convert-cli-" + std::to_string(::getpid()) + "-" + c.preset + "-" + c.vocab);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string original = (dir / "original.gguf").string(), converted = (dir / "converted.gguf").string();
@@ -87,9 +87,10 @@ TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, ConvertCli,
                          ::testing::Values(Case{"tiny-qwen3", "bf16", "qwen2"}, Case{"tiny-llama", "f16", "llama-bpe"},
-                                           Case{"tiny-qwen3moe", "bf16", "qwen2"}),
+                                           Case{"tiny-qwen3moe", "bf16", "qwen2"},
+                                           Case{"tiny-llama", "f32", "llama-spm"}),
                          [](const auto& p) {
-                           std::string s = std::string(p.param.preset) + "_" + p.param.type;
+                           std::string s = std::string(p.param.preset) + "_" + p.param.type + "_" + p.param.vocab;
                            for (char& ch : s) ch = ch == '-' ? '_' : ch;
                            return s;
                          });

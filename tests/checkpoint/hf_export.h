@@ -56,13 +56,72 @@ inline std::string tokenizer_json_of(const gguf::File& f, const std::string& pre
   return t.dump();
 }
 
-// tokenizer.json and tokenizer_config.json (BOS / EOS tokens, add_bos_token, the chat template)
-// of a GGUF file's byte-level BPE tokenizer, when it has one.
+// Protobuf's wire format, written by hand for the test.
+inline void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+inline void put_key(std::string& out, uint64_t field, uint32_t wire) { put_varint(out, field << 3 | wire); }
+inline void put_bytes(std::string& out, uint64_t field, const std::string& s) {
+  put_key(out, field, 2);
+  put_varint(out, s.size());
+  out += s;
+}
+
+// A ModelProto: pieces (1: text, 2: score, 3: type), trainer_spec (3: model type BPE, 40..43:
+// unk/bos/eos/pad ids), normalizer_spec (3: add_dummy_prefix).
+inline std::string model_proto(const std::vector<std::string>& tokens, const std::vector<float>& scores,
+                        const std::vector<int32_t>& types, bool dummy_prefix) {
+  std::string out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string piece;
+    put_bytes(piece, 1, tokens[i]);
+    put_key(piece, 2, 5);
+    char f[4];
+    std::memcpy(f, &scores[i], 4);
+    piece.append(f, 4);
+    if (types[i] != 1) {
+      put_key(piece, 3, 0);
+      put_varint(piece, static_cast<uint64_t>(types[i]));
+    }
+    put_bytes(out, 1, piece);
+  }
+  std::string trainer;
+  put_bytes(trainer, 1, "corpus.txt");  // a field convert skips
+  put_key(trainer, 3, 0);
+  put_varint(trainer, 2);
+  for (const auto& [field, id] : std::vector<std::pair<int, int64_t>>{{40, 0}, {41, 1}, {42, 2}, {43, -1}}) {
+    put_key(trainer, static_cast<uint64_t>(field), 0);
+    put_varint(trainer, static_cast<uint64_t>(id));
+  }
+  put_bytes(out, 2, trainer);
+  std::string normalizer;
+  put_bytes(normalizer, 1, "identity");
+  put_key(normalizer, 3, 0);
+  put_varint(normalizer, dummy_prefix ? 1 : 0);
+  put_bytes(out, 3, normalizer);
+  return out;
+}
+
+// tokenizer.json (byte-level BPE) or tokenizer.model (SentencePiece) and tokenizer_config.json
+// (BOS / EOS tokens, add_bos_token, the chat template) of a GGUF file's tokenizer, when it has one.
 inline void write_tokenizer(const gguf::File& f, const std::filesystem::path& dir) {
   if (!f.has("tokenizer.ggml.tokens")) return;
-  const std::string pre = f.get_string_or("tokenizer.ggml.pre", "gpt-2").value();
-  std::ofstream(dir / "tokenizer.json") << tokenizer_json_of(f, pre);
   const auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+  if (f.get_string_or("tokenizer.ggml.model", "gpt2").value() == "llama") {
+    const auto scores = f.get_float_array("tokenizer.ggml.scores");
+    const auto types = f.get_int_array("tokenizer.ggml.token_type");
+    std::ofstream(dir / "tokenizer.model", std::ios::binary)
+        << model_proto(*tokens, std::vector<float>(scores->begin(), scores->end()),
+                       std::vector<int32_t>(types->begin(), types->end()),
+                       f.get_bool_or("tokenizer.ggml.add_space_prefix", true).value());
+  } else {
+    const std::string pre = f.get_string_or("tokenizer.ggml.pre", "gpt-2").value();
+    std::ofstream(dir / "tokenizer.json") << tokenizer_json_of(f, pre);
+  }
   json config = json::object();
   const std::pair<const char*, const char*> ids[] = {{"tokenizer.ggml.bos_token_id", "bos_token"},
                                                      {"tokenizer.ggml.eos_token_id", "eos_token"}};

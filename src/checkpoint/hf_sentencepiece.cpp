@@ -1,0 +1,95 @@
+// tokenizer.model into GGUF tokenizer metadata, as llama.cpp's converter writes a SentencePiece
+// model: tokenizer.ggml.model "llama", every piece's text and score, its type (unknown, control,
+// unused and byte as the model marks them; a user-defined piece as normal, as llama.cpp's
+// converter leaves it), padding to the model's vocabulary with "[PAD<id>]" (score -1000,
+// unused), tokenizer.json's added tokens (control when special, else user-defined; score -1000),
+// add_space_prefix from the normalizer, and the special ids: the trainer spec's, replaced by
+// tokenizer_config.json's where it names them.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <vector>
+
+#include "checkpoint/hf_tokenizer.h"
+#include "checkpoint/sentencepiece_model.h"
+
+namespace ridge::checkpoint {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int32_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
+constexpr float kAddedScore = -1000.0f;
+
+}  // namespace
+
+Status convert_sentencepiece(const HfTokenizerFiles& files, int64_t n_vocab, gguf::Writer& w) {
+  const auto* data = reinterpret_cast<const uint8_t*>(files.tokenizer_model.data());
+  RIDGE_ASSIGN_OR_RETURN(const SentencePieceModel m,
+                         parse_sentencepiece_model(std::span(data, files.tokenizer_model.size())));
+  if (m.model_type != 2) {
+    return error("tokenizer.model: model type {} (convert reads SentencePiece BPE models, type 2; a unigram "
+                 "model is another tokenizer)", m.model_type);
+  }
+  const int64_t n_pieces = static_cast<int64_t>(m.pieces.size());
+  // Added tokens of tokenizer.json (its ids may run past the pieces).
+  std::vector<std::pair<int64_t, std::pair<std::string, int32_t>>> added;
+  if (!files.tokenizer_json.empty()) {
+    const json tok = json::parse(files.tokenizer_json, nullptr, false);
+    if (!tok.is_object()) return error("tokenizer.json: not a JSON object");
+    if (tok.contains("added_tokens") && tok["added_tokens"].is_array()) {
+      for (const json& a : tok["added_tokens"]) {
+        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || a["id"].get<int64_t>() < 0 ||
+            !a.contains("content") || !a["content"].is_string()) {
+          return error("tokenizer.json: an added token without an id and content");
+        }
+        added.push_back({a["id"].get<int64_t>(),
+                         {a["content"].get<std::string>(), a.value("special", false) ? kControl : kUserDefined}});
+      }
+    }
+  }
+  int64_t n_tokens = std::max(n_vocab, n_pieces);
+  for (const auto& [id, t] : added) n_tokens = std::max(n_tokens, id + 1);
+  if (n_tokens > (int64_t{1} << 24)) return error("tokenizer.model: {} tokens is too many", n_tokens);
+  std::vector<std::string> tokens(static_cast<size_t>(n_tokens));
+  std::vector<float> scores(static_cast<size_t>(n_tokens), kAddedScore);
+  std::vector<int32_t> types(static_cast<size_t>(n_tokens), kUnused);
+  for (int64_t i = 0; i < n_tokens; ++i) {
+    const auto k = static_cast<size_t>(i);
+    if (i < n_pieces) {
+      tokens[k] = m.pieces[k].piece;
+      scores[k] = m.pieces[k].score;
+      types[k] = m.pieces[k].type == kUserDefined ? kNormal : m.pieces[k].type;
+    } else {
+      tokens[k] = "[PAD" + std::to_string(i) + "]";
+    }
+  }
+  for (const auto& [id, t] : added) {
+    const auto k = static_cast<size_t>(id);
+    if (id >= n_pieces) {
+      tokens[k] = t.first;
+      scores[k] = kAddedScore;
+    } else if (tokens[k] != t.first) {
+      return error("tokenizer.json: added token {} '{}' is '{}' in tokenizer.model", id, t.first, tokens[k]);
+    }
+    types[k] = t.second;
+  }
+  w.set("tokenizer.ggml.model", gguf::make_string("llama"));
+  w.set("tokenizer.ggml.pre", gguf::make_string("default"));
+  w.set("tokenizer.ggml.tokens", gguf::make_string_array(tokens));
+  w.set("tokenizer.ggml.scores", gguf::make_f32_array(scores));
+  w.set("tokenizer.ggml.token_type", gguf::make_i32_array(types));
+  w.set("tokenizer.ggml.add_space_prefix", gguf::make_bool(m.add_dummy_prefix));
+  const std::pair<int32_t, const char*> ids[] = {{m.unk_id, "tokenizer.ggml.unknown_token_id"},
+                                                 {m.bos_id, "tokenizer.ggml.bos_token_id"},
+                                                 {m.eos_id, "tokenizer.ggml.eos_token_id"},
+                                                 {m.pad_id, "tokenizer.ggml.padding_token_id"}};
+  for (const auto& [id, key] : ids) {
+    if (id >= 0 && id < n_tokens) w.set(key, gguf::make_u32(static_cast<uint32_t>(id)));
+  }
+  std::map<std::string, int64_t> id_of;
+  for (int64_t i = n_tokens - 1; i >= 0; --i) id_of[tokens[static_cast<size_t>(i)]] = i;  // the first id of a text
+  return add_tokenizer_config(files, id_of, w);
+}
+
+}  // namespace ridge::checkpoint
