@@ -48,8 +48,14 @@ Status convert_sentencepiece(const HfTokenizerFiles& files, int64_t n_vocab, ggu
       }
     }
   }
-  int64_t n_tokens = std::max(n_vocab, n_pieces);
-  for (const auto& [id, t] : added) n_tokens = std::max(n_tokens, id + 1);
+  // A GGUF's tokens are the embedding's rows (llama.cpp loads no other count).
+  if (n_pieces > n_vocab) {
+    return error("tokenizer.model: {} pieces, more than the model's {} embedding rows (vocab_size)", n_pieces, n_vocab);
+  }
+  for (const auto& [id, t] : added) {
+    if (id >= n_vocab) return error("tokenizer.json: added token id {} past the model's {} embedding rows", id, n_vocab);
+  }
+  const int64_t n_tokens = n_vocab;
   if (n_tokens > (int64_t{1} << 24)) return error("tokenizer.model: {} tokens is too many", n_tokens);
   std::vector<std::string> tokens(static_cast<size_t>(n_tokens));
   std::vector<float> scores(static_cast<size_t>(n_tokens), kAddedScore);

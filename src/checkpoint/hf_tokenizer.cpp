@@ -90,7 +90,12 @@ Status convert_tokenizer(const HfTokenizerFiles& files, int64_t n_vocab, gguf::W
     }
   }
   if (by_id.empty() || by_id.begin()->first < 0) return error("tokenizer.json: no tokens, or a negative id");
-  const int64_t n_tokens = std::max(n_vocab, by_id.rbegin()->first + 1);
+  // A GGUF's tokens are the embedding's rows (llama.cpp loads no other count).
+  if (by_id.rbegin()->first >= n_vocab) {
+    return error("tokenizer.json: token id {} past the model's {} embedding rows (vocab_size)", by_id.rbegin()->first,
+                 n_vocab);
+  }
+  const int64_t n_tokens = n_vocab;
   if (n_tokens > (int64_t{1} << 24)) return error("tokenizer.json: {} tokens is too many", n_tokens);
   std::vector<std::string> tokens(static_cast<size_t>(n_tokens));
   std::vector<int32_t> types(static_cast<size_t>(n_tokens), kUnused);

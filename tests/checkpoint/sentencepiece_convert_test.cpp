@@ -112,6 +112,10 @@ TEST(SentencePieceConvert, PadsAndAddsTokens) {
   EXPECT_EQ(*f->get_int_array("tokenizer.ggml.token_type"), (std::vector<int64_t>{2, 3, 3, 1, 1, 3, 5, 5}));
   EXPECT_EQ((*f->get_float_array("tokenizer.ggml.scores"))[6], -1000.0);
   EXPECT_EQ(*f->get_int("tokenizer.ggml.bos_token_id"), 1);
+  // A GGUF's tokens are the embedding's rows: more pieces, or an added id past them, is refused.
+  gguf::Writer w2;
+  EXPECT_NE(convert_tokenizer(files, 4, w2).message().find("more than the model's 4 embedding rows"), std::string::npos);
+  EXPECT_NE(convert_tokenizer(files, 5, w2).message().find("added token id 5 past"), std::string::npos);
 }
 
 TEST(SentencePieceModel, MalformedFilesAreRefusedInOneLine) {

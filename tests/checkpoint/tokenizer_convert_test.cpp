@@ -99,6 +99,8 @@ TEST(TokenizerConvertErrors, OneLineEach) {
     ASSERT_FALSE(st.ok()) << text;
     EXPECT_NE(st.message().find(says), std::string::npos) << st.message();
   }
+  const Status past = convert_tokenizer({bpe + R"("pre_tokenizer":{"type":"ByteLevel"}})", "", ""}, 1, w);
+  EXPECT_NE(past.message().find("token id 1 past the model's 1 embedding rows"), std::string::npos) << past.message();
   const Status missing = convert_tokenizer({bpe + R"("pre_tokenizer":{"type":"ByteLevel"}})", R"({"eos_token":"</s>"})", ""}, 2, w);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find("</s>"), std::string::npos) << missing.message();
