@@ -6,6 +6,7 @@
 
 #include "base/llama3_rope.h"
 #include "checkpoint/hf_experts.h"
+#include "checkpoint/hf_gemma.h"
 
 namespace ridge::checkpoint {
 namespace {
@@ -18,7 +19,9 @@ struct ArchName {
 };
 constexpr ArchName kArchitectures[] = {
     {"LlamaForCausalLM", "llama"},      {"Qwen2ForCausalLM", "qwen2"},      {"Qwen3ForCausalLM", "qwen3"},
-    {"Qwen3MoeForCausalLM", "qwen3moe"}, {"Qwen2MoeForCausalLM", "qwen2moe"}};
+    {"Qwen3MoeForCausalLM", "qwen3moe"}, {"Qwen2MoeForCausalLM", "qwen2moe"},
+    {"Gemma2ForCausalLM", "gemma2"},    {"Gemma3ForCausalLM", "gemma3"},
+    {"Gemma3ForConditionalGeneration", "gemma3"}};
 
 Result<int64_t> positive(const json& j, const char* key, int64_t fallback = -1) {
   if (!j.contains(key) || j[key].is_null()) {
@@ -80,20 +83,33 @@ Result<GgmlType> gguf_type_of(const Tensor& t) {
 }
 
 Result<HfConfig> parse_hf_config(const std::string& text) {
-  const json j = json::parse(text, nullptr, false);
-  if (!j.is_object()) return error("config.json: not a JSON object");
+  const json top = json::parse(text, nullptr, false);
+  if (!top.is_object()) return error("config.json: not a JSON object");
   HfConfig c;
-  if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
-      !j["architectures"][0].is_string()) {
+  if (!top.contains("architectures") || !top["architectures"].is_array() || top["architectures"].empty() ||
+      !top["architectures"][0].is_string()) {
     return error("config.json: missing 'architectures'");
   }
-  c.hf_architecture = j["architectures"][0].get<std::string>();
+  c.hf_architecture = top["architectures"][0].get<std::string>();
+  // A multimodal checkpoint keeps its language model's fields in text_config (only those that
+  // differ from the defaults: Gemma 3's are filled in below).
+  json j = top.contains("text_config") && top["text_config"].is_object() ? top["text_config"] : top;
+  if (c.hf_architecture == "Gemma3ForConditionalGeneration" || c.hf_architecture == "Gemma3ForCausalLM") {
+    const std::pair<const char*, int64_t> defaults[] = {{"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                                                        {"head_dim", 256}, {"vocab_size", 262208},
+                                                        {"rope_theta", 1000000}, {"max_position_embeddings", 131072}};
+    for (const auto& [key, value] : defaults) {
+      if (!j.contains(key) || j[key].is_null()) j[key] = value;
+    }
+    if (!j.contains("tie_word_embeddings")) j["tie_word_embeddings"] = true;
+  }
   for (const ArchName& a : kArchitectures) {
     if (c.hf_architecture == a.hf) c.gguf_arch = a.gguf;
   }
   if (c.gguf_arch.empty()) {
     return error("config.json: architecture {} is not one convert knows (LlamaForCausalLM, "
-                 "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM)", c.hf_architecture);
+                 "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, Gemma2ForCausalLM, "
+                 "Gemma3ForCausalLM, Gemma3ForConditionalGeneration)", c.hf_architecture);
   }
   RIDGE_ASSIGN_OR_RETURN(c.n_embd, positive(j, "hidden_size"));
   RIDGE_ASSIGN_OR_RETURN(c.n_ff, positive(j, "intermediate_size"));
@@ -113,9 +129,11 @@ Result<HfConfig> parse_hf_config(const std::string& text) {
   RIDGE_ASSIGN_OR_RETURN(c.rope_theta, number(j, "rope_theta", 10000.0));
   RIDGE_ASSIGN_OR_RETURN(c.rms_eps, number(j, "rms_norm_eps", 1e-6));
   if (c.gguf_arch.ends_with("moe")) RIDGE_RETURN_IF_ERROR(parse_experts(j, c));
+  c.tied_embeddings = is_gemma(c);  // Gemma keeps no lm_head
   if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
     c.tied_embeddings = j["tie_word_embeddings"].get<bool>();
   }
+  if (is_gemma(c)) RIDGE_RETURN_IF_ERROR(parse_gemma(j, c));
   if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
     const json& s = j["rope_scaling"];
     if (!s.is_object()) return error("config.json: 'rope_scaling' must be an object or null");
@@ -141,7 +159,13 @@ Result<HfConfig> parse_hf_config(const std::string& text) {
   return c;
 }
 
-Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf) {
+Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf_name) {
+  std::string hf = hf_name;
+  if (is_gemma(cfg)) {
+    const std::optional<std::string> text = gemma_text_name(hf_name);
+    if (!text) return error("tensor '{}' is not the language model's", hf_name);
+    hf = *text;
+  }
   if (hf == "model.embed_tokens.weight") return std::string("token_embd.weight");
   if (hf == "model.norm.weight") return std::string("output_norm.weight");
   if (hf == "lm_head.weight") return std::string("output.weight");
@@ -173,6 +197,9 @@ Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf)
         {"mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight"},
     };
     const int64_t il = std::stoll(m[1].str());
+    if (is_gemma(cfg) && il < cfg.n_layer) {
+      if (const std::optional<std::string> g = gemma_layer_tensor(rest)) return "blk." + m[1].str() + "." + *g;
+    }
     const bool moe = cfg.n_expert > 0, shared = cfg.n_ff_shexp > 0;
     for (const auto& [from, to] : kLayer) {
       // A mixture's layers have no dense FFN.
@@ -183,7 +210,7 @@ Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf)
       if (rest == from && il < cfg.n_layer && moe && (shared || !is_shared)) return "blk." + m[1].str() + "." + to;
     }
   }
-  return error("tensor '{}' is not one a {} checkpoint holds", hf, cfg.hf_architecture);
+  return error("tensor '{}' is not one a {} checkpoint holds", hf_name, cfg.hf_architecture);
 }
 
 std::vector<float> llama3_rope_factors(const HfConfig& c) {
@@ -229,6 +256,7 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
   w.set(a + ".rope.freq_base", gguf::make_f32(static_cast<float>(c.rope_theta)));
   w.set(a + ".rope.dimension_count", u32(c.head_dim));
   w.set(a + ".vocab_size", u32(c.n_vocab));
+  if (is_gemma(c)) add_gemma_metadata(c, w);
   if (c.n_expert > 0) {
     w.set(a + ".expert_count", u32(c.n_expert));
     w.set(a + ".expert_used_count", u32(c.n_expert_used));
@@ -250,7 +278,8 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
   ExpertStacks experts;
   for (const Tensor* t : set.tensors()) {
     if (ignored(t->name)) continue;
-    if (t->name == "lm_head.weight" && c.tied_embeddings) continue;  // the embedding's copy
+    if (is_gemma(c) && !gemma_text_name(t->name)) continue;  // a multimodal checkpoint's vision tower
+    if (t->name.ends_with("lm_head.weight") && c.tied_embeddings) continue;  // the embedding's copy
     if (const std::optional<ExpertMatrix> e = expert_matrix(t->name)) {
       RIDGE_RETURN_IF_ERROR(experts.add(c, *e, t));
       continue;
@@ -268,7 +297,12 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
     const bool is_q = name.ends_with("attn_q.weight") || name.ends_with("attn_q.bias");
     const bool is_k = name.ends_with("attn_k.weight") || name.ends_with("attn_k.bias");
     const Tensor* src = t;
-    if (permute && (is_q || is_k)) {
+    if (is_gemma(c) && name.ends_with("norm.weight")) {  // stored as 1 + w
+      RIDGE_ASSIGN_OR_RETURN(const std::vector<float> shifted, gemma_shifted_norm(*t));
+      RIDGE_RETURN_IF_ERROR(w.add_tensor_data(
+          name, GgmlType::kF32, shape,
+          std::span(reinterpret_cast<const uint8_t*>(shifted.data()), shifted.size() * sizeof(float))));
+    } else if (permute && (is_q || is_k)) {
       const int64_t heads = is_q ? c.n_head : c.n_head_kv;
       if (t->shape[0] != heads * c.head_dim || c.head_dim % 2 != 0) {
         return error("tensor '{}': {} rows, expected {} heads of {}", t->name, t->shape[0], heads, c.head_dim);

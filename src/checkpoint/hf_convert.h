@@ -4,7 +4,9 @@
 // converter does (its rotary embedding pairs adjacent values; Hugging Face's pairs halves).
 //
 // Architectures: LlamaForCausalLM (llama, with Llama 3's rope scaling as a rope_freqs tensor),
-// Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3), and the mixtures of experts
+// Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3), Gemma2ForCausalLM (gemma2),
+// Gemma3ForCausalLM and Gemma3ForConditionalGeneration's text model (gemma3: hf_gemma.h), and
+// the mixtures of experts
 // Qwen3MoeForCausalLM (qwen3moe) and Qwen2MoeForCausalLM (qwen2moe, with its shared expert): each
 // layer's experts stacked into one tensor per kind (hf_experts.h).
 // Anything else, a tensor the architecture does not name, a missing tensor or a dtype other than
@@ -36,6 +38,9 @@ struct HfConfig {
   // Mixtures of experts (0: dense): experts, experts per token, each expert's FFN width, the
   // shared expert's (qwen2moe).
   int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+  // Gemma (hf_gemma.h): the sliding window, its layer period and rope base, the soft-caps.
+  int64_t n_swa = 0, swa_period = 0;
+  double rope_theta_swa = 0.0, final_softcap = 0.0, attn_softcap = 0.0;
 };
 
 // A safetensors dtype as the GGUF type convert writes (F32, F16, BF16), or an error naming it.

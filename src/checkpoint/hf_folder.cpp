@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/huge_pages.h"
+#include "checkpoint/hf_gemma.h"
 
 namespace ridge::checkpoint {
 namespace {
@@ -43,7 +44,13 @@ Result<CheckpointFolder> CheckpointFolder::open(const std::string& dir) {
 
 Status CheckpointFolder::add_to(gguf::Writer& w) const {
   RIDGE_RETURN_IF_ERROR(convert_checkpoint(config_, weights_, w).with_prefix(dir_));
-  return convert_tokenizer(tokenizer_, config_.n_vocab, w).with_prefix(dir_);
+  RIDGE_RETURN_IF_ERROR(convert_tokenizer(tokenizer_, config_.n_vocab, w).with_prefix(dir_));
+  // Gemma's SentencePiece text gets no space in front, whatever its normalizer says (llama.cpp's
+  // converter writes the same).
+  if (is_gemma(config_) && !tokenizer_.tokenizer_model.empty()) {
+    w.set("tokenizer.ggml.add_space_prefix", gguf::make_bool(false));
+  }
+  return ok_status();
 }
 
 Result<gguf::File> load_checkpoint(const std::string& dir) {

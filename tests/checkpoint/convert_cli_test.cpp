@@ -88,7 +88,8 @@ TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
 INSTANTIATE_TEST_SUITE_P(Architectures, ConvertCli,
                          ::testing::Values(Case{"tiny-qwen3", "bf16", "qwen2"}, Case{"tiny-llama", "f16", "llama-bpe"},
                                            Case{"tiny-qwen3moe", "bf16", "qwen2"},
-                                           Case{"tiny-llama", "f32", "llama-spm"}),
+                                           Case{"tiny-llama", "f32", "llama-spm"}, Case{"tiny-gemma3", "bf16", "qwen2"},
+                                           Case{"tiny-gemma2", "f16", "qwen2"}),
                          [](const auto& p) {
                            std::string s = std::string(p.param.preset) + "_" + p.param.type + "_" + p.param.vocab;
                            for (char& ch : s) ch = ch == '-' ? '_' : ch;

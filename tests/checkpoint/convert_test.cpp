@@ -105,6 +105,12 @@ TEST_P(ConvertRoundTrip, SameTensorsConfigAndLogits) {
   EXPECT_EQ(cfg2->n_expert_used, cfg->n_expert_used);
   EXPECT_EQ(cfg2->n_ff_exp, cfg->n_ff_exp);
   EXPECT_EQ(cfg2->n_ff_shexp, cfg->n_ff_shexp);
+  EXPECT_EQ(cfg2->rope_freq_scale, cfg->rope_freq_scale);
+  EXPECT_EQ(cfg2->n_swa, cfg->n_swa);
+  EXPECT_EQ(cfg2->swa_period, cfg->swa_period);
+  EXPECT_EQ(cfg2->rope_theta_swa, cfg->rope_theta_swa);
+  EXPECT_EQ(cfg2->final_logit_softcap, cfg->final_logit_softcap);
+  EXPECT_EQ(cfg2->attn_softcap, cfg->attn_softcap);
 
   const kernels::Kernels& k = kernels::kernels_for(kernels::best_isa());
   auto m1 = model::Model::from_file(std::make_shared<const gguf::File>(std::move(*original)), k);
@@ -120,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ConvertRoundTrip,
                                            Case{"tiny-llama3", "f32", 1},
                                            Case{"tiny-qwen2", "f16", 1}, Case{"tiny-qwen3", "bf16", 3},
                                            Case{"tiny-qwen3", "f32", 1}, Case{"tiny-qwen3moe", "bf16", 2},
-                                           Case{"tiny-qwen2moe", "f32", 1}),
+                                           Case{"tiny-qwen2moe", "f32", 1}, Case{"tiny-gemma2", "f32", 1},
+                                           Case{"tiny-gemma3", "bf16", 2}),
                          [](const auto& p) {
                            std::string s = std::string(p.param.preset) + "_" + p.param.type + "_" +
                                            std::to_string(p.param.shards);
@@ -201,6 +208,38 @@ TEST(ConvertExperts, MissingOrExtraExpertsAreRefused) {
                                                  ".gate_proj.weight"), std::string::npos);
   EXPECT_NE(convert_with(cfg->n_expert - 1).find("past the"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST(HfConfig, GemmaAsLlamaCppComputesIt) {
+  const std::string g3 = R"("architectures":["Gemma3ForCausalLM"],"hidden_size":64,"intermediate_size":128,)"
+                         R"("num_hidden_layers":6,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":32,)"
+                         R"("vocab_size":100,"sliding_window":16)";
+  auto ok = parse_hf_config("{" + g3 + R"(,"query_pre_attn_scalar":32,"layer_types":["sliding_attention",)"
+                            R"("sliding_attention","sliding_attention","sliding_attention","sliding_attention","full_attention"]})");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->n_swa, 16);
+  EXPECT_EQ(ok->swa_period, 6);
+  EXPECT_EQ(ok->rope_theta_swa, 10000.0);
+  EXPECT_TRUE(ok->tied_embeddings);
+  auto msg = [&](const std::string& extra) { return parse_hf_config("{" + g3 + extra + "}").status().message(); };
+  EXPECT_NE(msg(R"(,"query_pre_attn_scalar":144)").find("query_pre_attn_scalar 144"), std::string::npos);
+  EXPECT_NE(msg(R"(,"layer_types":["full_attention"])").find("layer_types[0]"), std::string::npos);
+  EXPECT_NE(msg(R"(,"attn_logit_softcapping":50)").find("soft-capping"), std::string::npos);
+  EXPECT_EQ(*gguf_tensor_name(*ok, "model.layers.1.pre_feedforward_layernorm.weight"), "blk.1.ffn_norm.weight");
+  EXPECT_EQ(*gguf_tensor_name(*ok, "model.layers.1.post_attention_layernorm.weight"), "blk.1.post_attention_norm.weight");
+  // A multimodal checkpoint: its text config's fields (Gemma 3's defaults for the rest), its
+  // language model's tensors under either prefix, its vision tower not the model's.
+  auto mm = parse_hf_config(R"({"architectures":["Gemma3ForConditionalGeneration"],"text_config":{"hidden_size":2560,)"
+                            R"("intermediate_size":10240,"num_hidden_layers":34,"sliding_window":1024,)"
+                            R"("rope_scaling":{"rope_type":"linear","factor":8.0}},"vision_config":{"hidden_size":1152}})");
+  ASSERT_TRUE(mm.ok()) << mm.status().message();
+  EXPECT_EQ(mm->n_head, 8);
+  EXPECT_EQ(mm->head_dim, 256);
+  EXPECT_EQ(mm->n_vocab, 262208);
+  EXPECT_EQ(mm->rope_scaling_type, "linear");
+  EXPECT_EQ(*gguf_tensor_name(*mm, "language_model.model.layers.3.self_attn.q_proj.weight"), "blk.3.attn_q.weight");
+  EXPECT_EQ(*gguf_tensor_name(*mm, "model.language_model.embed_tokens.weight"), "token_embd.weight");
+  EXPECT_FALSE(gguf_tensor_name(*mm, "vision_tower.vision_model.post_layernorm.weight").ok());
 }
 
 TEST(HfConfig, NamesEachTensorOrRefusesIt) {

@@ -138,16 +138,25 @@ inline const char* hf_architecture(const std::string& arch) {
   if (arch == "qwen2") return "Qwen2ForCausalLM";
   if (arch == "qwen3moe") return "Qwen3MoeForCausalLM";
   if (arch == "qwen2moe") return "Qwen2MoeForCausalLM";
+  if (arch == "gemma2") return "Gemma2ForCausalLM";
+  if (arch == "gemma3") return "Gemma3ForCausalLM";
   return "Qwen3ForCausalLM";
 }
 
-// The Hugging Face name of a GGUF tensor.
-inline std::string hf_name(const std::string& g) {
+// The Hugging Face name of a GGUF tensor of an `arch` model.
+inline std::string hf_name(const std::string& g, const std::string& arch) {
   if (g == "token_embd.weight") return "model.embed_tokens.weight";
   if (g == "output_norm.weight") return "model.norm.weight";
   if (g == "output.weight") return "lm_head.weight";
   const size_t dot = g.find('.', 4);
   const std::string layer = g.substr(4, dot - 4), rest = g.substr(dot + 1);
+  if (arch == "gemma2" || arch == "gemma3") {  // four norms a layer
+    static const std::map<std::string, std::string> gemma = {
+        {"post_attention_norm.weight", "post_attention_layernorm.weight"},
+        {"ffn_norm.weight", "pre_feedforward_layernorm.weight"},
+        {"post_ffw_norm.weight", "post_feedforward_layernorm.weight"}};
+    if (auto it = gemma.find(rest); it != gemma.end()) return "model.layers." + layer + "." + it->second;
+  }
   static const std::map<std::string, std::string> names = {
       {"attn_norm.weight", "input_layernorm.weight"}, {"attn_q.weight", "self_attn.q_proj.weight"},
       {"attn_k.weight", "self_attn.k_proj.weight"},   {"attn_v.weight", "self_attn.v_proj.weight"},
@@ -207,6 +216,17 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
                  {"head_dim", cfg.head_dim}, {"vocab_size", cfg.n_vocab},
                  {"max_position_embeddings", cfg.n_ctx_train}, {"rope_theta", cfg.rope_theta},
                  {"rms_norm_eps", cfg.rms_eps}, {"tie_word_embeddings", tied}, {"rope_scaling", nullptr}};
+  const bool gemma = cfg.arch == "gemma2" || cfg.arch == "gemma3";
+  if (gemma) {
+    config["sliding_window"] = cfg.n_swa;
+    config["query_pre_attn_scalar"] = cfg.head_dim;
+    config["final_logit_softcapping"] = cfg.final_logit_softcap > 0 ? json(cfg.final_logit_softcap) : json(nullptr);
+    config["attn_logit_softcapping"] = cfg.attn_softcap > 0 ? json(cfg.attn_softcap) : json(nullptr);
+    if (cfg.arch == "gemma3") {
+      config["sliding_window_pattern"] = cfg.swa_period;
+      config["rope_local_base_freq"] = cfg.rope_theta_swa;
+    }
+  }
   if (cfg.is_moe()) {
     config["num_experts"] = cfg.n_expert;
     config["num_experts_per_tok"] = cfg.n_expert_used;
@@ -215,6 +235,9 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
     config["decoder_sparse_step"] = 1;
     config["mlp_only_layers"] = json::array();
     if (cfg.n_ff_shexp > 0) config["shared_expert_intermediate_size"] = cfg.n_ff_shexp;
+  }
+  if (cfg.rope_freq_scale != 1.0f && cfg.yarn.factor == 0.0f) {  // linear scaling (Gemma 3's 4B and up)
+    config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 1.0f / cfg.rope_freq_scale}};
   }
   if (f.find_tensor("rope_freqs.weight") != nullptr) {  // Llama 3's scaling, a tensor in GGUF
     config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", cfg.rope_scaling.factor},
@@ -249,7 +272,15 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
       shape.erase(shape.begin());
     } else {
       if (t.name.ends_with("ffn_gate_inp_shexp.weight") && shape.size() == 1) shape = {1, shape[0]};  // a [1, n_embd] Linear
-      named.push_back({hf_name(t.name), data});
+      if (gemma && t.name.ends_with("norm.weight")) {  // Gemma's RMSNorm multiplies by 1 + w
+        for (size_t i = 0; i + 4 <= data.size(); i += 4) {
+          float v;
+          std::memcpy(&v, data.data() + i, 4);
+          v -= 1.0f;
+          std::memcpy(data.data() + i, &v, 4);
+        }
+      }
+      named.push_back({hf_name(t.name, cfg.arch), data});
     }
     for (auto& [name, piece] : named) {
       const size_t file = k++ % static_cast<size_t>(shards);
