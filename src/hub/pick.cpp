@@ -90,6 +90,33 @@ bool has_quant_tag(std::string_view path, std::string_view quant) {
   return false;
 }
 
+bool has_model_gguf(const std::vector<RepoFile>& files) {
+  return std::any_of(files.begin(), files.end(), [](const RepoFile& f) { return is_model_gguf(f.path); });
+}
+
+Result<std::vector<RepoFile>> pick_checkpoint(const std::vector<RepoFile>& files) {
+  static const std::set<std::string> kWanted = {"config.json", "model.safetensors.index.json", "tokenizer.json",
+                                                "tokenizer_config.json", "tokenizer.model", "chat_template.jinja",
+                                                "generation_config.json", "special_tokens_map.json"};
+  std::vector<RepoFile> out;
+  bool config = false, weights = false, tokenizer = false;
+  for (const RepoFile& f : files) {
+    if (f.path.find('/') != std::string::npos) continue;  // sub-folders: other formats (original/, onnx/)
+    const bool tensors = f.path.ends_with(".safetensors");
+    if (!tensors && !kWanted.contains(f.path)) continue;
+    config |= f.path == "config.json";
+    weights |= tensors;
+    tokenizer |= f.path == "tokenizer.json" || f.path == "tokenizer.model";
+    out.push_back(f);
+  }
+  if (!config || !weights || !tokenizer) {
+    return error("the repository has no GGUF file, and is not a checkpoint either (it lacks {})",
+                 !config ? "config.json" : !weights ? "*.safetensors weights" : "tokenizer.json or tokenizer.model");
+  }
+  std::sort(out.begin(), out.end(), [](const RepoFile& a, const RepoFile& b) { return a.path < b.path; });
+  return out;
+}
+
 Result<std::vector<RepoFile>> pick_gguf(const std::vector<RepoFile>& files, std::string_view quant) {
   std::vector<const RepoFile*> models;
   for (const auto& f : files) {

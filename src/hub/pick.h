@@ -35,6 +35,13 @@ bool has_quant_tag(std::string_view path, std::string_view quant);
 // taken. The error lists the quantizations the repository has.
 Result<std::vector<RepoFile>> pick_gguf(const std::vector<RepoFile>& files, std::string_view quant);
 
+// A Hugging Face checkpoint repository's files (a repository without GGUF files, as the original
+// model's: config.json, the safetensors weights with their index, the tokenizer's files and the
+// chat template), top-level files only; an error naming what a checkpoint needs and lacks.
+Result<std::vector<RepoFile>> pick_checkpoint(const std::vector<RepoFile>& files);
+// Whether any of `files` is a model GGUF (not a projector).
+bool has_model_gguf(const std::vector<RepoFile>& files);
+
 // The name a split model's parts are merged into: "Q8_0/m-Q8_0-00001-of-00002.gguf" ->
 // "Q8_0/m-Q8_0.gguf" (a single file's own name).
 std::string merged_name(const std::string& part_path);

@@ -19,6 +19,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kAttempts = 5;  // transfers per file (each resumes where the last one stopped)
+// Written into a checkpoint folder once all of its files are complete: its file list.
+constexpr const char* kCheckpointMarker = ".ridge-checkpoint";
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -200,6 +202,31 @@ Result<std::string> fetch_split(const HubConfig& cfg, const std::string& repo, c
   return merged;
 }
 
+// A checkpoint repository: its files into the folder, then the marker listing them; the folder
+// is the model. A second pull of the same listing transfers nothing.
+Result<std::string> fetch_checkpoint(const HubConfig& cfg, const std::string& repo, const std::string& revision,
+                                     const std::vector<RepoFile>& files, const fs::path& root) {
+  std::string listing;
+  for (const RepoFile& f : files) listing += f.path + " " + (f.sha256.empty() ? std::to_string(f.size) : f.sha256) + "\n";
+  const std::string marker = (root / kCheckpointMarker).string();
+  std::error_code ec;
+  if (fs::exists(marker, ec)) {
+    std::ifstream in(marker);
+    const std::string have((std::istreambuf_iterator<char>(in)), {});
+    if (have == listing) return root.string();
+    fs::remove(marker, ec);  // another revision: fetch what changed
+  }
+  for (const RepoFile& f : files) RIDGE_RETURN_IF_ERROR(fetch_file(cfg, repo, revision, f, (root / f.path).string()));
+  std::ofstream(marker) << listing;
+  if (cfg.progress) fmt::print(stderr, "{}: a checkpoint folder of {} files\n", repo, files.size());
+  return root.string();
+}
+
+bool is_complete_checkpoint(const fs::path& root) {
+  std::error_code ec;
+  return fs::exists(root / kCheckpointMarker, ec);
+}
+
 }  // namespace
 
 HubConfig hub_config_from_env() {
@@ -228,11 +255,24 @@ Result<std::string> pull(const HubConfig& cfg, const RepoRef& ref, const std::st
     // a hub that does not answer falls back to the cache.
     if (!unreachable) return remote.status();
     files = list_local(cfg, ref.repo);
+    const fs::path root = fs::path(cfg.cache_dir) / ref.repo;
+    if (files.empty() && ref.quant.empty() && is_complete_checkpoint(root)) {
+      fmt::print(stderr, "pull: the hub cannot be reached ({}); using the cached checkpoint\n", remote.status().message());
+      return root.string();
+    }
     if (files.empty()) return remote.status();
     offline = true;
   }
-  RIDGE_ASSIGN_OR_RETURN(const std::vector<RepoFile> model, pick_gguf(files, ref.quant));
   const fs::path root = fs::path(cfg.cache_dir) / ref.repo;
+  if (!offline && !has_model_gguf(files)) {
+    RIDGE_ASSIGN_OR_RETURN(const std::vector<RepoFile> checkpoint, pick_checkpoint(files));
+    if (!ref.quant.empty()) {
+      return usage_error("{} is a checkpoint (safetensors), not GGUF files: :{} does not apply; pull {} and "
+                         "quantize with ridge convert DIR OUT.gguf --type {}", ref.repo, ref.quant, ref.repo, ref.quant);
+    }
+    return fetch_checkpoint(cfg, ref.repo, revision, checkpoint, root);
+  }
+  RIDGE_ASSIGN_OR_RETURN(const std::vector<RepoFile> model, pick_gguf(files, ref.quant));
   if (offline) {
     fmt::print(stderr, "pull: the hub cannot be reached ({}); using the cached {}\n", remote.status().message(),
                model.front().path);
@@ -251,6 +291,15 @@ std::vector<CachedFile> list_cached(const HubConfig& cfg) {
   const fs::path root(cfg.cache_dir);
   if (!fs::is_directory(root, ec)) return out;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().filename() == kCheckpointMarker) {
+      const fs::path dir = it->path().parent_path();
+      int64_t size = 0;
+      for (const auto& f : fs::directory_iterator(dir, ec)) {
+        if (f.is_regular_file(ec) && f.path().extension() != ".sha256") size += static_cast<int64_t>(f.file_size(ec));
+      }
+      out.push_back({fs::relative(dir, root, ec).string() + "/ (checkpoint)", size});
+      continue;
+    }
     if (!it->is_regular_file(ec) || it->path().extension() != ".gguf") continue;
     if (!fs::exists(it->path().string() + ".sha256", ec)) continue;
     out.push_back({fs::relative(it->path(), root, ec).string(), static_cast<int64_t>(it->file_size(ec))});

@@ -2,8 +2,9 @@
 # ctest entry: `ridge pull` and -hf against a local imitation of the Hugging Face hub
 # (fake_hub.py): quant selection, redirects, a dropped connection resumed with a Range request, a
 # partial file resumed, a wrong checksum, a private repository with and without HF_TOKEN, split
-# files (merged into one), the cache (no second transfer, --list, use when the hub is unreachable,
-# not when it answers with a garbled listing) and bad input.
+# files (merged into one), a checkpoint repository (safetensors: a folder), the cache (no second
+# transfer, --list, use when the hub is unreachable, not when it answers with a garbled listing)
+# and bad input.
 # usage: pull_test.sh RIDGE_BINARY. Exit 77 (skipped) without python3.
 set -euo pipefail
 ridge=$1
@@ -20,6 +21,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$ridge" synth --preset tiny-qwen3 --type q4_k_m --seed 7 -t 1 -o "$tmp/q4.gguf" >/dev/null
 python3 "$here/gguf_split.py" "$tmp/q8.gguf" 3 "$tmp/split"
 head -c 200000 /dev/urandom > "$tmp/part2"
+python3 "$here/make_checkpoint.py" "$tmp/ckpt"
 echo "# a model card" > "$tmp/readme"
 cat > "$tmp/hub.json" <<JSON
 {"repos": {
@@ -32,7 +34,11 @@ cat > "$tmp/hub.json" <<JSON
                            "Q8_0/big-Q8_0-00002-of-00003.gguf": "$tmp/split-00002-of-00003.gguf",
                            "Q8_0/big-Q8_0-00003-of-00003.gguf": "$tmp/split-00003-of-00003.gguf"}},
   "test/partial": {"files": {"m-Q8_0.gguf": "$tmp/q8.gguf"}},
-  "test/garbled": {"files": {"g-Q8_0.gguf": "$tmp/q8.gguf"}, "garbled": true}
+  "test/garbled": {"files": {"g-Q8_0.gguf": "$tmp/q8.gguf"}, "garbled": true},
+  "test/ckpt": {"files": {"config.json": "$tmp/ckpt/config.json", "model.safetensors": "$tmp/ckpt/model.safetensors",
+                          "tokenizer.json": "$tmp/ckpt/tokenizer.json", "tokenizer_config.json": "$tmp/ckpt/tokenizer_config.json",
+                          "README.md": "$tmp/readme", "original/consolidated.pth": "$tmp/part2"}},
+  "test/notckpt": {"files": {"config.json": "$tmp/ckpt/config.json", "README.md": "$tmp/readme"}}
 }}
 JSON
 python3 "$here/fake_hub.py" "$tmp/hub.json" "$tmp/log" > "$tmp/port" &
@@ -97,10 +103,30 @@ before=$(blob_gets)
 "$ridge" run -hf test/split:Q8_0 -p hello -n 2 -t 1 >/dev/null 2>"$tmp/err" || fail "run -hf split: $(cat "$tmp/err")"
 [ "$(blob_gets)" = "$before" ] || fail "split: a merged model was downloaded again"
 
+# A checkpoint repository (no GGUF; config.json, safetensors, tokenizer): its files into a folder,
+# which every -m takes; not its README or sub-folders; a second pull transfers nothing; :QUANT does
+# not apply; a repository that is neither is one line naming what it lacks.
+out=$("$ridge" pull test/ckpt -q) || fail "checkpoint pull failed"
+[ "$out" = "$tmp/cache/test/ckpt" ] || fail "checkpoint path: $out"
+for f in config.json model.safetensors tokenizer.json tokenizer_config.json; do
+  cmp -s "$out/$f" "$tmp/ckpt/$f" || fail "checkpoint: $f differs"
+done
+[ ! -e "$out/README.md" ] && [ ! -e "$out/original" ] || fail "checkpoint: took files a model does not need: $(ls "$out")"
+before=$(blob_gets)
+"$ridge" run -hf test/ckpt -p hello -n 4 -t 1 >/dev/null 2>"$tmp/err" || fail "run -hf checkpoint: $(cat "$tmp/err")"
+[ "$(blob_gets)" = "$before" ] || fail "checkpoint: downloaded again"
+set +e
+"$ridge" pull test/ckpt:Q4_K_M -q 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "checkpoint" "$tmp/err" && [ "$(wc -l < "$tmp/err")" = 1 ] || fail "checkpoint :QUANT: exit $rc, $(cat "$tmp/err")"
+if "$ridge" pull test/notckpt -q 2>"$tmp/err"; then fail "a repository without weights should fail"; fi
+grep -q "safetensors" "$tmp/err" || fail "not a checkpoint: $(cat "$tmp/err")"
+
 # --list shows the complete models.
 "$ridge" pull --list > "$tmp/list"
-grep -q "test/tiny/tiny-Q8_0.gguf" "$tmp/list" && grep -q "test/split/Q8_0/big-Q8_0.gguf" "$tmp/list" ||
-  fail "--list: $(cat "$tmp/list")"
+grep -q "test/tiny/tiny-Q8_0.gguf" "$tmp/list" && grep -q "test/split/Q8_0/big-Q8_0.gguf" "$tmp/list" &&
+  grep -q "test/ckpt/ (checkpoint)" "$tmp/list" || fail "--list: $(cat "$tmp/list")"
 ! grep -q corrupt "$tmp/list" || fail "--list shows the corrupt download"
 
 # A hub that answers with something other than a file list: an error, even with the model cached
@@ -115,6 +141,8 @@ kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 out=$("$ridge" pull test/tiny:Q8_0 -q 2>"$tmp/err") || fail "offline cached pull failed: $(cat "$tmp/err")"
 [ "$out" = "$tmp/cache/test/tiny/tiny-Q8_0.gguf" ] && grep -q "cannot be reached" "$tmp/err" || fail "offline: $out $(cat "$tmp/err")"
 if "$ridge" pull test/absent -q 2>"$tmp/err"; then fail "offline uncached should fail"; fi
+out=$("$ridge" pull test/ckpt -q 2>"$tmp/err") || fail "offline cached checkpoint failed: $(cat "$tmp/err")"
+[ "$out" = "$tmp/cache/test/ckpt" ] && grep -q "cached checkpoint" "$tmp/err" || fail "offline checkpoint: $out $(cat "$tmp/err")"
 
 # Bad input: usage errors (exit 2), one line each.
 for bad in notarepo "a/b/c" "../x" "user/repo:Q4 K"; do
