@@ -10,7 +10,7 @@
 #                                     CUDA tests of test_backend (RIDGE_REQUIRE_CUDA=1: no GPU is
 #                                     a failure), greedy text on the GPU against the CPU's for
 #                                     synthetic llama/qwen2/qwen3 files and stories260K, then a
-#                                     short decode timing of Qwen3-1.7B and Qwen3-8B shapes.
+#                                     ridge bench on the GPU for Qwen3-1.7B and Qwen3-8B shapes.
 #                                     Logs go to $OUT (the device tool's) or /tmp/device-check.
 #
 # The device tool's call: command "scripts/device_check.sh run", carry ["device-kit"],
@@ -86,14 +86,14 @@ run() {
   fi
   echo "== the GPU's bandwidth (ridge probe --device cuda)"
   "$kit/bin/ridge" probe --device cuda --size-mib 2048 --reps 10 || failed=1
-  echo "== decode timing (batch 1, 128 tokens)"
+  echo "== ridge bench --device cuda (batch 1 and 8, context 128, 32 decode steps)"
   for spec in qwen3-1.7b:bf16 qwen3-1.7b:q8_0 qwen3-1.7b:q4_k_m qwen3-8b:bf16; do
     local preset=${spec%%:*} type=${spec##*:} f
     f="$tmp/$preset-$type.gguf"
     "$kit/bin/ridge" synth --preset "$preset" --type "$type" -t 16 -o "$f" >/dev/null 2>&1
     echo "-- $preset $type"
-    timeout 120 "$kit/bin/ridge" run -m "$f" -p "Once upon a time" -n 128 --temp 0 --device cuda \
-      2>&1 >/dev/null | tail -2 || failed=1
+    timeout 150 "$kit/bin/ridge" bench -m "$f" --device cuda --batch 1,8 --ctx 128 -n 32 \
+      2>&1 | tee "$out/bench-$preset-$type.txt" | tail -6 || failed=1
     rm -f "$f"
   done
   [ $failed -eq 0 ] && echo "device_check: all passed" || echo "device_check: FAILED (logs in $out)"

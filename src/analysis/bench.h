@@ -30,6 +30,7 @@ struct BenchOptions {
   int64_t prefill_chunk = 256;         // prompt tokens per forward
   kv::KvType kv_type = kv::KvType::kF16;
   uint64_t seed = 1;                   // prompt token ids
+  std::string backend = "cpu";         // the backend the forward runs on (backend/registry.h)
 };
 
 // The machine's roof as the bench judges against it (0 = unknown).

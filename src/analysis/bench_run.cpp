@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "analysis/bench.h"
 #include "analysis/probe.h"
 #include "analysis/read_pass.h"
-#include "backend/cpu/cpu_backend.h"
+#include "backend/registry.h"
 #include "base/timer.h"
 #include "kv/kv_cache.h"
 #include "model/batch.h"
@@ -77,16 +78,21 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
   }
   const int64_t max_ctx = context + opt.n_decode + 1;  // + the untimed warm-up step
   const int64_t per_seq = (max_ctx + kBlockSize - 1) / kBlockSize;
+  // The backend first: the KV cache and the workspace are its memory (a GPU's for --device cuda).
+  RIDGE_ASSIGN_OR_RETURN(std::unique_ptr<model::Backend> backend,
+                         backend::create_backend(opt.backend, {&model.kernels(), &pool, 0, &cfg}));
+  RIDGE_RETURN_IF_ERROR(backend->load_weights(model.weights()).with_prefix("bench"));
+  model::Backend& be = *backend;
   RIDGE_ASSIGN_OR_RETURN(kv::KvCache kv, kv::KvCache::create(model.kv_config(
-                                             per_seq * batch, opt.kv_type, kBlockSize, batch)));
+                                             per_seq * batch, opt.kv_type, kBlockSize, batch),
+                                                             backend->memory()));
   model::WorkspaceLimits lim;
   lim.max_tokens = std::max(batch, std::min(opt.prefill_chunk, context));
   lim.max_outputs = batch;
   lim.max_context = max_ctx;
   lim.n_threads = pool.size();
   lim.block_size = kBlockSize;
-  RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(cfg, lim));
-  backend::CpuBackend cpu(model.kernels(), pool);
+  RIDGE_ASSIGN_OR_RETURN(model::Workspace ws, model::Workspace::create(cfg, lim, backend->memory()));
 
   // Sequence s owns blocks [s * per_seq, (s + 1) * per_seq) and recurrent-state slot s.
   std::vector<std::vector<int32_t>> tables(static_cast<size_t>(batch));
@@ -114,7 +120,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
     for (int64_t j = 0; j < m; ++j) {
       b.add_token(static_cast<int32_t>(j % cfg.n_vocab), static_cast<int32_t>(j), 0, j == m - 1, kBlockSize);
     }
-    RIDGE_RETURN_IF_ERROR(model.forward(b, kv, ws, cpu).status());
+    RIDGE_RETURN_IF_ERROR(model.forward(b, kv, ws, be).status());
   }
 
   // Prefill: each sequence's prompt in chunks; its first token comes from the last chunk.
@@ -128,7 +134,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
       for (int64_t j = 0; j < m; ++j) {
         b.add_token(pick(rng), static_cast<int32_t>(i + j), 0, i + j == context - 1, kBlockSize);
       }
-      RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, cpu));
+      RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, be));
       if (i + m == context) next[static_cast<size_t>(s)] = sampling::argmax(logits);
     }
     prefill_s += sw.seconds();
@@ -151,7 +157,7 @@ Result<BenchPoint> bench_point(const model::Model& model, const model::ModelCost
       work[static_cast<size_t>(s)] = model::SeqWork{pos, 1};
     }
     Stopwatch sw;
-    RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, cpu));
+    RIDGE_ASSIGN_OR_RETURN(std::span<const float> logits, model.forward(b, kv, ws, be));
     const double seconds = sw.seconds();
     for (int64_t s = 0; s < batch; ++s) {
       next[static_cast<size_t>(s)] =

@@ -17,13 +17,14 @@
 #include "cli/common.h"
 #include "kernels/kernels.h"
 #include "kv/kv_cache.h"
+#include "backend/registry.h"
 #include "model/cost.h"
 
 namespace ridge::cli {
 namespace {
 
 struct BenchArgs {
-  std::string model_path, synthetic, compare_types, isa, kv_type = "f16", svg_path;
+  std::string model_path, synthetic, compare_types, isa, kv_type = "f16", svg_path, device = "cpu";
   std::vector<int64_t> batches{1, 2, 4, 8}, contexts{128, 1024};
   int64_t n_decode = 32;
   std::optional<int> n_threads;
@@ -45,7 +46,7 @@ std::optional<analysis::ProbeResult> get_probe(bool allow_run) {
 Result<analysis::BenchReport> bench_file(const std::string& path, const std::string& label,
                                          const std::string& type_label, const BenchArgs& a,
                                          const std::optional<analysis::ProbeResult>& probe) {
-  auto kernels = pick_kernels(a.isa);
+  auto kernels = pick_kernels(a.isa, a.device);
   if (!kernels.ok()) return kernels.status().with_prefix("bench");
   const kernels::Kernels* k = *kernels;
   RIDGE_ASSIGN_OR_RETURN(model::Model m, model::Model::load(path, *k, a.backing));
@@ -58,20 +59,30 @@ Result<analysis::BenchReport> bench_file(const std::string& path, const std::str
   analysis::BenchReport r;
   r.model = label;
   r.weight_type = type_label;
-  r.isa = kernels::kernels_label(k->isa);
+  r.isa = a.device == "cpu" ? kernels::kernels_label(k->isa) : a.device;
   r.weights_memory = std::string(gguf::backing_name(m.file().backing()));
   r.n_threads = n_threads;
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) r.load_avg = load[0];
   r.weight_read_bytes = cost.weight_read_bytes;
   r.roof.source = "none (run `ridge probe`)";
-  if (probe) r.roof = analysis::roof_from_probe(*probe, types(model::TensorRole::kFfnGate, 0));
+  if (a.device != "cpu") {  // the GPU's own read pass (its compute peak is not measured yet)
+    r.roof = analysis::BenchRoof{};
+    auto bw = backend::probe_device(a.device, 0, 1ull << 30, 5);
+    if (bw.ok()) {
+      r.roof.bandwidth_bytes_per_s = bw->read_gbs * 1e9;
+      r.roof.source = fmt::format("ridge probe --device {} ({}, measured now)", a.device, bw->device);
+    }
+  } else if (probe) {
+    r.roof = analysis::roof_from_probe(*probe, types(model::TensorRole::kFfnGate, 0));
+  }
   std::optional<analysis::ReadPass> paired;
   if (a.paired_probe) {
     RIDGE_ASSIGN_OR_RETURN(paired, analysis::ReadPass::create(pool));
     r.paired_loop = paired->loop_name();
   }
   analysis::BenchOptions opt;
+  opt.backend = a.device;
   opt.n_decode = a.n_decode;
   opt.kv_type = kv;
   for (int64_t c : a.contexts) {
@@ -127,6 +138,9 @@ Status validate(const BenchArgs& a) {
     if (c < 1 || c > (int64_t{1} << 20)) return usage_error("bench: --ctx {} is outside 1..1048576", c);
   }
   if (a.json && a.csv) return usage_error("bench: --json and --csv are exclusive");
+  if (a.paired_probe && a.device != "cpu") {
+    return usage_error("bench: --paired-probe reads host memory; with --device {} the GPU's read pass is the roof", a.device);
+  }
   return ok_status();
 }
 
@@ -146,6 +160,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("-t,--threads", a.n_threads, "threads (default: all CPUs)");
   app.add_option("--isa", a.isa, "kernel ISA: ref, avx2, avx512 (default: best; avx512 prefill uses AMX-INT8 where present, RIDGE_AMX=0 turns it off)");
   app.add_option("--kv-type", a.kv_type, "KV cache type: f16, bf16, q8_0 (head_dim % 32 == 0) or f32")->capture_default_str();
+  add_device_option(app, a.device);
   app.add_option("--compare-types", a.compare_types,
                  "with --synthetic: two weight types, e.g. q8_0,q4_k_m (speed vs byte ratio)");
   add_mmap_flag(app, a.backing);
@@ -165,7 +180,8 @@ int cmd_bench(int argc, char** argv) {
     svg_out.open(a.svg_path);
     if (!svg_out) return report(error("bench: {}: cannot write SVG", a.svg_path));
   }
-  const auto probe = get_probe(!a.no_probe);
+  // The CPU's figures (a device's run measures the GPU instead, in bench_file).
+  const auto probe = a.device == "cpu" ? get_probe(!a.no_probe) : std::nullopt;
   std::vector<analysis::BenchReport> reports;
   std::vector<std::string> specs;
   if (!a.model_path.empty()) {

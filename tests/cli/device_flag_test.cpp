@@ -29,7 +29,8 @@ std::string tiny_model() {
 }
 
 TEST(DeviceFlag, UnknownDeviceIsAUsageError) {
-  for (const char* cmd : {"run -m none.gguf -p hi", "chat -m none.gguf", "serve -m none.gguf --port 0", "probe"}) {
+  for (const char* cmd : {"run -m none.gguf -p hi", "chat -m none.gguf", "serve -m none.gguf --port 0", "probe",
+                          "bench -m none.gguf"}) {
     const CmdOutput r = run_ridge(std::string(cmd) + " --device gpu");
     EXPECT_EQ(r.rc, 2) << cmd << ": " << r.text;
     EXPECT_NE(r.text.find("--device must be cpu or cuda, got 'gpu'"), std::string::npos) << cmd << ": " << r.text;
@@ -41,6 +42,7 @@ TEST(DeviceFlag, CudaIsAnsweredInOneLine) {
   const CmdOutput run = run_ridge("run -m " + model + " -p hi -n 2 --temp 0 --device cuda");
   expect_cuda_answer(run, "run");
   expect_cuda_answer(run_ridge("probe --device cuda --size-mib 64 --reps 1"), "probe");
+  expect_cuda_answer(run_ridge("bench -m " + model + " --batch 1 --ctx 8 -n 2 --device cuda --json"), "bench");
   // Where there is a GPU the server would start and stay: asked only where there is none.
   if (run.rc != 0) expect_cuda_answer(run_ridge("serve -m " + model + " --port 0 --device cuda"), "serve");
   std::filesystem::remove(model);
