@@ -66,31 +66,17 @@ ScalarBackend::ScalarBackend() : ref_(&kernels::kernels_for(kernels::Isa::kRef))
 DeviceMemory& ScalarBackend::memory() { return GuardedMemory::instance(); }
 
 Status ScalarBackend::load_weights(const model::Weights& weights) {
-  GuardedMemory& mem = GuardedMemory::instance();
-  weights_.clear();
-  for (const model::WeightRegion& r : weights.regions) {
-    RIDGE_ASSIGN_OR_RETURN(DeviceBuffer copy, mem.allocate(r.bytes, MemoryUse::kStream));
-    mem.to_device(copy.get(), r.data, r.bytes);
-    weights_[static_cast<const uint8_t*>(r.data)] = LoadedRegion{r.bytes, std::move(copy)};
-  }
-  return {};
+  return weights_.load(weights, GuardedMemory::instance());
 }
 
 const void* ScalarBackend::loaded_bytes(const void* p) const {
   if (p == nullptr) return nullptr;
-  const auto* host = static_cast<const uint8_t*>(p);
-  auto it = weights_.upper_bound(host);
-  if (it != weights_.begin()) {
-    --it;
-    if (host < it->first + it->second.bytes) {
-      return static_cast<const uint8_t*>(it->second.copy.get()) + (host - it->first);
-    }
-  }
+  if (const void* copy = weights_.find(p)) return copy;
   if (GuardedMemory::instance().strict()) {
     std::fprintf(stderr, "scalar backend: a weight at %p that load_weights was not given\n", p);
     std::abort();
   }
-  return p;  // the caller's host memory (not strict)
+  return p;  // an op test's own weights
 }
 
 kernels::WeightView ScalarBackend::loaded(const kernels::WeightView& w) const {

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/weight_copies.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 #include "model/backend.h"
@@ -80,11 +81,7 @@ class ScalarBackend final : public model::Backend {
   const void* loaded_bytes(const void* p) const;
   kernels::WeightView loaded(const kernels::WeightView& w) const;
 
-  struct LoadedRegion {
-    uint64_t bytes = 0;
-    DeviceBuffer copy;
-  };
-  std::map<const uint8_t*, LoadedRegion> weights_;  // by host address
+  WeightCopies weights_;  // in the guarded memory
   const kernels::Kernels* ref_;  // the ref table: weight rows, and the whole ops below
   ThreadPool pool_;              // one thread, for the whole ops only
   const model::Batch* step_ = nullptr;

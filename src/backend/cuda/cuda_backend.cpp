@@ -90,14 +90,7 @@ void CudaBackend::check_launch(const char* op) const {
 }
 
 Status CudaBackend::load_weights(const model::Weights& weights) {
-  weights_.clear();
-  for (const model::WeightRegion& r : weights.regions) {
-    if (r.bytes == 0) continue;
-    Result<DeviceBuffer> copy = memory_->allocate(r.bytes, MemoryUse::kStream);
-    if (!copy.ok()) return copy.status().with_prefix(r.name);
-    memory_->to_device(copy->get(), r.data, r.bytes);
-    weights_[static_cast<const uint8_t*>(r.data)] = LoadedRegion{r.bytes, std::move(copy).value()};
-  }
+  RIDGE_RETURN_IF_ERROR(weights_.load(weights, *memory_));
   const size_t table_bytes = 65536 * sizeof(float);
   RIDGE_ASSIGN_OR_RETURN(gelu_table_, memory_->allocate(table_bytes, MemoryUse::kScratch));
   memory_->to_device(gelu_table_.get(), model::gelu_f16_table(), table_bytes);
@@ -105,16 +98,8 @@ Status CudaBackend::load_weights(const model::Weights& weights) {
 }
 
 const void* CudaBackend::loaded_bytes(const void* p) const {
-  if (p == nullptr) return nullptr;
-  const auto* host = static_cast<const uint8_t*>(p);
-  auto it = weights_.upper_bound(host);
-  if (it != weights_.begin()) {
-    --it;
-    if (host < it->first + it->second.bytes) {
-      return static_cast<const uint8_t*>(it->second.copy.get()) + (host - it->first);
-    }
-  }
-  return p;
+  const void* copy = weights_.find(p);
+  return copy != nullptr ? copy : p;
 }
 
 DeviceMatrix CudaBackend::device_matrix(const kernels::WeightView& w) const {

@@ -12,7 +12,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "backend/cuda/matmul.h"
 #include "backend/cuda/ops.h"
 #include "backend/registry.h"
+#include "backend/weight_copies.h"
 #include "model/backend.h"
 
 namespace ridge::backend::cuda {
@@ -95,11 +95,7 @@ class CudaBackend final : public model::Backend {
 
   CudaMemory* memory_;
   cudaStream_t stream_ = nullptr;
-  struct LoadedRegion {
-    uint64_t bytes = 0;
-    DeviceBuffer copy;
-  };
-  std::map<const uint8_t*, LoadedRegion> weights_;  // by host address
+  WeightCopies weights_;
   DeviceBuffer gelu_table_;                        // model::gelu_f16_table on the device
 
   // The step (begin_step .. end_step).
