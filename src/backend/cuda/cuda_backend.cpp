@@ -111,7 +111,7 @@ DeviceMatrix CudaBackend::device_matrix(const kernels::WeightView& w) const {
   return DeviceMatrix{w.type, loaded_bytes(w.data), w.rows, w.cols, w.row_bytes};
 }
 
-KvLayer CudaBackend::kv_layer(const kv::KvCache& cache, int64_t layer) const {
+KvLayer kv_layer_of(const kv::KvCache& cache, int64_t layer) {
   const kv::KvLayerShape shape = cache.config().layer(layer);
   KvLayer l;
   l.k = static_cast<uint8_t*>(const_cast<void*>(cache.k_block(layer, 0, 0)));
@@ -233,7 +233,7 @@ void CudaBackend::attention_input(const model::AttentionInputOp& op) {
   if (op.cache != nullptr) {
     const bool window = op.cache->space_of(op.kv_layer) == kv::KvSpace::kWindow;
     a.slots = static_cast<const int64_t*>(window ? window_slots_.get() : slots_.get());
-    a.kv = kv_layer(*op.cache, op.kv_layer);
+    a.kv = kv_layer_of(*op.cache, op.kv_layer);
   }
   launch_attention_input(a, stream_);
   check_launch("attention_input");
@@ -244,7 +244,7 @@ void CudaBackend::attention(const model::AttentionOp& op, const float* q_gate) {
   a.step = view_;
   const bool window = op.cache->space_of(op.layer) == kv::KvSpace::kWindow;
   a.block_ids = static_cast<const int32_t*>(window ? window_block_ids_.get() : block_ids_.get());
-  a.kv = kv_layer(*op.cache, op.layer);
+  a.kv = kv_layer_of(*op.cache, op.layer);
   a.q = op.q;
   a.out = op.out;
   a.q_gate = q_gate;

@@ -32,6 +32,8 @@ Result<std::unique_ptr<model::Backend>> make_backend(const BackendParams& params
 Result<DeviceMemory*> backend_memory(int device);
 // Device `device`'s read and copy bandwidth (bandwidth.h) through a buffer of buffer_bytes.
 Result<DeviceBandwidth> probe_bandwidth(int device, uint64_t buffer_bytes, int repetitions);
+// Layer `layer` of a paged KV cache as the kernels address it (ops.h KvLayer).
+KvLayer kv_layer_of(const kv::KvCache& cache, int64_t layer);
 // Why a model cannot run on this backend (an architecture it lacks, a weight type its matmul
 // does not read), or ok.
 Status check_model_supported(const model::ModelConfig& cfg);
@@ -87,7 +89,6 @@ class CudaBackend final : public model::Backend {
     return static_cast<const T*>(loaded_bytes(p));
   }
   DeviceMatrix device_matrix(const kernels::WeightView& w) const;
-  KvLayer kv_layer(const kv::KvCache& cache, int64_t layer) const;
   // A step array on the device, grown as needed.
   template <class T>
   T* upload(DeviceBuffer& buf, const std::vector<T>& v);
