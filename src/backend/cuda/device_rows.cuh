@@ -1,4 +1,4 @@
-// Device helpers the CUDA kernels share: block and warp reductions, and a K/V row's address.
+// Device helpers the CUDA kernels share: block and warp reductions.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -38,16 +38,6 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return total;
 }
 
-// 1 / sqrt(mean + eps) as the host computes it (a division and a correctly rounded sqrt).
-__device__ __forceinline__ float rms_scale(float sum_squares, int64_t n, float eps) {
-  return 1.0f / __fsqrt_rn(__fdiv_rn(sum_squares, static_cast<float>(n)) + eps);
-}
 
-// The address of a token's K (or V) row of KV head h at `slot` of the layer's space.
-__device__ __forceinline__ uint8_t* kv_row(const KvLayer& kv, uint8_t* base, int64_t slot,
-                                           int64_t h) {
-  const int64_t block = slot / kv.block_size, off = slot % kv.block_size;
-  return base + block * kv.block_stride + h * kv.head_stride + off * kv.row_bytes;
-}
 
 }  // namespace ridge::backend::cuda

@@ -1,11 +1,13 @@
 // The CUDA backend's row kernels (ops.h): norms, the residual join, the attention input with its
-// K/V write, the FFN activations and the small row moves. One block per row where a row needs a
-// reduction; elementwise kernels over flat ranges.
+// K/V write (their bodies in row_ops.h, shared with the host tests), the FFN activations and the
+// small row moves. One block per row where a row needs a reduction; elementwise kernels over
+// flat ranges.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "backend/cuda/device_rows.cuh"
 #include "backend/cuda/ops.h"
+#include "backend/cuda/row_ops.h"
 
 namespace ridge::backend::cuda {
 namespace {
@@ -16,146 +18,34 @@ unsigned blocks_for(int64_t count, int threads) {
   return static_cast<unsigned>((count + threads - 1) / threads);
 }
 
+// The block operations row_ops.h's bodies use, on the GPU.
+struct DeviceBlock {
+  float* scratch;  // 32 floats of shared memory
+  __device__ int thread() const { return static_cast<int>(threadIdx.x); }
+  __device__ int size() const { return static_cast<int>(blockDim.x); }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ float sum(float v) const { return block_sum(v, scratch); }
+  __device__ float warp_sum(float v) const { return cuda::warp_sum(v); }
+  __device__ float warp_max(float v) const { return cuda::warp_max(v); }
+};
+
 __global__ void rms_norm_kernel(const float* x, const float* w, float* y, int64_t d, float eps) {
   __shared__ float scratch[32];
+  DeviceBlock b{scratch};
   const int64_t r = blockIdx.x;
-  const float* xr = x + r * d;
-  float ss = 0.0f;
-  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) ss += xr[i] * xr[i];
-  const float scale = rms_scale(block_sum(ss, scratch), d, eps);
-  float* yr = y + r * d;
-  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-    yr[i] = w != nullptr ? xr[i] * scale * w[i] : xr[i] * scale;
-  }
+  rms_norm_row(x + r * d, w, y + r * d, d, eps, b);
 }
 
 __global__ void residual_kernel(ResidualArgs a) {
   __shared__ float scratch[32];
-  const int64_t r = blockIdx.x, d = a.d;
-  float* p = a.proj + r * d;
-  float* x = a.x + r * d;
-  // Each thread touches only its own indices until the reductions, so no barrier is needed
-  // between the elementwise steps; block_sum's barriers order the rest.
-  if (a.bias != nullptr) {
-    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) p[i] += a.bias[i];
-  }
-  if (a.post_norm != nullptr) {
-    float ss = 0.0f;
-    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) ss += p[i] * p[i];
-    const float scale = rms_scale(block_sum(ss, scratch), d, a.eps);
-    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) p[i] = p[i] * scale * a.post_norm[i];
-  }
-  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) x[i] += p[i];
-  if (a.next_norm != nullptr) {
-    float ss = 0.0f;
-    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) ss += x[i] * x[i];
-    const float scale = rms_scale(block_sum(ss, scratch), d, a.eps);
-    float* xn = a.xn + r * d;
-    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) xn[i] = x[i] * scale * a.next_norm[i];
-  }
-}
-
-// RMSNorm of each of n_heads vectors of hd in place (w null: no weight), a warp per head.
-__device__ void norm_heads(float* v, const float* w, int64_t n_heads, int64_t hd, float eps) {
-  const int lane = static_cast<int>(threadIdx.x) % kWarp, warp = static_cast<int>(threadIdx.x) / kWarp;
-  const int n_warps = static_cast<int>(blockDim.x) / kWarp;
-  for (int64_t h = warp; h < n_heads; h += n_warps) {
-    float* x = v + h * hd;
-    float ss = 0.0f;
-    for (int64_t i = lane; i < hd; i += kWarp) ss += x[i] * x[i];
-    const float scale = rms_scale(warp_sum(ss), hd, eps);
-    for (int64_t i = lane; i < hd; i += kWarp) x[i] = w != nullptr ? x[i] * scale * w[i] : x[i] * scale;
-  }
-}
-
-// The rotary embedding of n_heads vectors (model::rope): each thread rotates whole pairs.
-__device__ void rope_heads(float* v, int64_t n_heads, int64_t hd, int64_t rope_dims, bool neox,
-                           const float* cs, const float* sn) {
-  const int64_t half = rope_dims / 2;
-  for (int64_t k = threadIdx.x; k < n_heads * half; k += blockDim.x) {
-    const int64_t h = k / half, i = k % half;
-    float* x = v + h * hd;
-    const int64_t ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
-    const float a = x[ia], b = x[ib];
-    x[ia] = __fsub_rn(__fmul_rn(a, cs[i]), __fmul_rn(b, sn[i]));
-    x[ib] = __fadd_rn(__fmul_rn(a, sn[i]), __fmul_rn(b, cs[i]));
-  }
-}
-
-// One head's row of hd values into the cache in its type (kv_store_row's rounding); called by
-// a whole warp.
-__device__ void store_kv_row(KvStore type, const float* src, uint8_t* dst, int64_t hd) {
-  const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  switch (type) {
-    case KvStore::kF32:
-      for (int64_t i = lane; i < hd; i += kWarp) reinterpret_cast<float*>(dst)[i] = src[i];
-      return;
-    case KvStore::kF16:
-      for (int64_t i = lane; i < hd; i += kWarp) {
-        reinterpret_cast<uint16_t*>(dst)[i] = __half_as_ushort(__float2half_rn(src[i]));
-      }
-      return;
-    case KvStore::kBF16:
-      for (int64_t i = lane; i < hd; i += kWarp) {
-        reinterpret_cast<uint16_t*>(dst)[i] = __bfloat16_as_ushort(__float2bfloat16_rn(src[i]));
-      }
-      return;
-    case KvStore::kQ8_0:
-      for (int64_t b = 0; b < hd / 32; ++b) {  // lane i holds value i of the block
-        const float x = src[b * 32 + lane];
-        const float amax = warp_max(fabsf(x));
-        const float d = __fdiv_rn(amax, 127.0f);
-        const float id = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
-        uint8_t* blk = dst + b * 34;
-        if (lane == 0) {
-          const uint16_t dh = __half_as_ushort(__float2half_rn(d));
-          blk[0] = static_cast<uint8_t>(dh & 0xff);
-          blk[1] = static_cast<uint8_t>(dh >> 8);
-        }
-        blk[2 + lane] = static_cast<uint8_t>(static_cast<int8_t>(roundf(__fmul_rn(x, id))));
-      }
-      return;
-  }
+  DeviceBlock b{scratch};
+  residual_row(a, static_cast<int64_t>(blockIdx.x), b);
 }
 
 __global__ void attention_input_kernel(AttentionInputArgs a) {
-  const int64_t t = blockIdx.x, hd = a.head_dim;
-  const int64_t qd = a.n_head * hd, kvd = a.n_head_kv * hd, half = a.rope_dims / 2;
-  float* q = a.q + t * qd;
-  if (a.q_gate != nullptr) {
-    const float* qg = a.q_gate + t * 2 * qd;
-    for (int64_t i = threadIdx.x; i < qd; i += blockDim.x) q[i] = qg[(i / hd) * 2 * hd + i % hd];
-  }
-  if (a.bq != nullptr) {
-    for (int64_t i = threadIdx.x; i < qd; i += blockDim.x) q[i] += a.bq[i];
-  }
-  const bool with_kv = a.slots != nullptr;
-  float* k = a.k + t * kvd;
-  float* v = a.v + t * kvd;
-  if (with_kv) {
-    for (int64_t i = threadIdx.x; i < kvd; i += blockDim.x) {
-      if (a.v_from_k) v[i] = k[i];
-      if (a.bk != nullptr) k[i] += a.bk[i];
-      if (a.bv != nullptr) v[i] += a.bv[i];
-    }
-  }
-  __syncthreads();
-  if (a.q_norm != nullptr) norm_heads(q, a.q_norm, a.n_head, hd, a.eps);
-  if (with_kv && a.k_norm != nullptr) norm_heads(k, a.k_norm, a.n_head_kv, hd, a.eps);
-  if (with_kv && a.v_norm) norm_heads(v, nullptr, a.n_head_kv, hd, a.eps);
-  __syncthreads();
-  const float* cs = a.cos + t * half;
-  const float* sn = a.sin + t * half;
-  rope_heads(q, a.n_head, hd, a.rope_dims, a.neox, cs, sn);
-  if (!with_kv) return;
-  rope_heads(k, a.n_head_kv, hd, a.rope_dims, a.neox, cs, sn);
-  __syncthreads();
-  const int warp = static_cast<int>(threadIdx.x) / kWarp, n_warps = static_cast<int>(blockDim.x) / kWarp;
-  const int64_t slot = a.slots[t];
-  for (int64_t h = warp; h < a.n_head_kv; h += n_warps) {
-    store_kv_row(a.kv.type, k + h * hd, kv_row(a.kv, a.kv.k, slot, h), hd);
-    store_kv_row(a.kv.type, v + h * hd, kv_row(a.kv, a.kv.v, slot, h), hd);
-  }
+  __shared__ float scratch[32];
+  DeviceBlock b{scratch};
+  attention_input_row(a, static_cast<int64_t>(blockIdx.x), b);
 }
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
