@@ -21,7 +21,7 @@ work=${ORACLE_DIR:-/tmp/ridge-oracle}
 mkdir -p "$work/models"
 
 build_tree() {  # tree -> builds ridge and its libraries in tree/build-oracle
-  cmake -S "$1" -B "$1/build-oracle" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRIDGE_TESTS=OFF \
+  cmake -S "$1" -B "$1/build-oracle" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRIDGE_TESTS=OFF -DRIDGE_CUDA=OFF \
     -DRIDGE_BENCH=OFF > "$work/cmake.log"
   nice ninja -C "$1/build-oracle" ridge > "$work/ninja.log"
 }
