@@ -7,6 +7,7 @@
 #include "base/llama3_rope.h"
 #include "checkpoint/hf_experts.h"
 #include "checkpoint/hf_gemma.h"
+#include "checkpoint/json_fields.h"
 
 namespace ridge::checkpoint {
 namespace {
@@ -82,7 +83,22 @@ Result<GgmlType> gguf_type_of(const Tensor& t) {
   return error("tensor '{}': dtype {} (convert reads F32, F16 and BF16)", t.name, dtype_name(t.dtype));
 }
 
+namespace {
+Result<HfConfig> parse_config(const std::string& text);
+}  // namespace
+
 Result<HfConfig> parse_hf_config(const std::string& text) {
+  // Fields are read by their checked types; a shape nlohmann still refuses is the file's error.
+  try {
+    return parse_config(text);
+  } catch (const nlohmann::json::exception& e) {
+    return error("config.json: malformed field ({})", e.what());
+  }
+}
+
+namespace {
+
+Result<HfConfig> parse_config(const std::string& text) {
   const json top = json::parse(text, nullptr, false);
   if (!top.is_object()) return error("config.json: not a JSON object");
   HfConfig c;
@@ -137,7 +153,7 @@ Result<HfConfig> parse_hf_config(const std::string& text) {
   if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
     const json& s = j["rope_scaling"];
     if (!s.is_object()) return error("config.json: 'rope_scaling' must be an object or null");
-    std::string type = s.value("rope_type", s.value("type", std::string()));
+    std::string type = string_field(s, "rope_type", string_field(s, "type"));
     if (type == "llama3") {
       c.rope_scaling_type = type;
       RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, number(s, "factor", 8.0));
@@ -158,6 +174,8 @@ Result<HfConfig> parse_hf_config(const std::string& text) {
   }
   return c;
 }
+
+}  // namespace
 
 Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf_name) {
   std::string hf = hf_name;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "checkpoint/hf_tokenizer.h"
+#include "checkpoint/json_fields.h"
 #include "checkpoint/sentencepiece_model.h"
 
 namespace ridge::checkpoint {
@@ -44,7 +45,7 @@ Status convert_sentencepiece(const HfTokenizerFiles& files, int64_t n_vocab, ggu
           return error("tokenizer.json: an added token without an id and content");
         }
         added.push_back({a["id"].get<int64_t>(),
-                         {a["content"].get<std::string>(), a.value("special", false) ? kControl : kUserDefined}});
+                         {a["content"].get<std::string>(), bool_field(a, "special", false) ? kControl : kUserDefined}});
       }
     }
   }

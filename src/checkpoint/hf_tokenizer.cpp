@@ -1,4 +1,5 @@
 #include "checkpoint/hf_tokenizer.h"
+#include "checkpoint/json_fields.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -20,7 +21,7 @@ constexpr const char* kLlama3Split =
 
 // Every pre-tokenizer of the file, flattened out of Sequences.
 void flatten(const json& p, std::vector<json>& out) {
-  if (p.is_object() && p.value("type", "") == "Sequence" && p.contains("pretokenizers")) {
+  if (string_field(p, "type") == "Sequence" && p.contains("pretokenizers") && p["pretokenizers"].is_array()) {
     for (const json& q : p["pretokenizers"]) flatten(q, out);
   } else if (!p.is_null()) {
     out.push_back(p);
@@ -29,20 +30,21 @@ void flatten(const json& p, std::vector<json>& out) {
 
 Result<std::string> pre_tokenizer_name(const json& tok) {
   if (tok.contains("normalizer") && !tok["normalizer"].is_null()) {
-    return error("tokenizer.json: a normalizer ({}) is not one convert knows", tok["normalizer"].value("type", "?"));
+    return error("tokenizer.json: a normalizer ({}) is not one convert knows", string_field(tok["normalizer"], "type", "?"));
   }
   std::vector<json> pres;
   if (tok.contains("pre_tokenizer")) flatten(tok["pre_tokenizer"], pres);
   std::string split;
   bool byte_level = false, byte_level_regex = false;
   for (const json& p : pres) {
-    const std::string type = p.value("type", "");
-    if (type == "Split" && p.contains("pattern") && p["pattern"].is_object() && p["pattern"].contains("Regex")) {
+    const std::string type = string_field(p, "type");
+    if (type == "Split" && p.contains("pattern") && p["pattern"].is_object() && p["pattern"].contains("Regex") &&
+        p["pattern"]["Regex"].is_string()) {
       if (!split.empty()) return error("tokenizer.json: more than one split regex");
       split = p["pattern"]["Regex"].get<std::string>();
     } else if (type == "ByteLevel") {
       byte_level = true;
-      byte_level_regex = p.value("use_regex", true);
+      byte_level_regex = bool_field(p, "use_regex", true);
     } else {
       return error("tokenizer.json: pre-tokenizer '{}' is not one convert knows", type);
     }
@@ -64,13 +66,30 @@ std::string token_text(const json& v) {
 
 }  // namespace
 
+namespace {
+
+Status convert_bpe(const HfTokenizerFiles& files, int64_t n_vocab, gguf::Writer& w);
+
+}  // namespace
+
 Status convert_tokenizer(const HfTokenizerFiles& files, int64_t n_vocab, gguf::Writer& w) {
-  if (!files.tokenizer_model.empty()) return convert_sentencepiece(files, n_vocab, w);
+  // Fields are read by their checked types; a shape nlohmann still refuses is the file's error.
+  try {
+    if (!files.tokenizer_model.empty()) return convert_sentencepiece(files, n_vocab, w);
+    return convert_bpe(files, n_vocab, w);
+  } catch (const nlohmann::json::exception& e) {
+    return error("tokenizer files: malformed JSON field ({})", e.what());
+  }
+}
+
+namespace {
+
+Status convert_bpe(const HfTokenizerFiles& files, int64_t n_vocab, gguf::Writer& w) {
   const json tok = json::parse(files.tokenizer_json, nullptr, false);
   if (!tok.is_object()) return error("tokenizer.json: not a JSON object");
-  if (!tok.contains("model") || !tok["model"].is_object() || tok["model"].value("type", "") != "BPE") {
+  if (!tok.contains("model") || string_field(tok["model"], "type") != "BPE") {
     return error("tokenizer.json: model type '{}' (convert reads BPE)",
-                 tok.contains("model") && tok["model"].is_object() ? tok["model"].value("type", "?") : "?");
+                 tok.contains("model") ? string_field(tok["model"], "type", "?") : "?");
   }
   const json& model = tok["model"];
   RIDGE_ASSIGN_OR_RETURN(const std::string pre, pre_tokenizer_name(tok));
@@ -86,7 +105,7 @@ Status convert_tokenizer(const HfTokenizerFiles& files, int64_t n_vocab, gguf::W
           !a["content"].is_string()) {
         return error("tokenizer.json: an added token without an id and content");
       }
-      by_id[a["id"].get<int64_t>()] = {a["content"].get<std::string>(), a.value("special", false) ? kControl : kUserDefined};
+      by_id[a["id"].get<int64_t>()] = {a["content"].get<std::string>(), bool_field(a, "special", false) ? kControl : kUserDefined};
     }
   }
   if (by_id.empty() || by_id.begin()->first < 0) return error("tokenizer.json: no tokens, or a negative id");
@@ -126,6 +145,8 @@ Status convert_tokenizer(const HfTokenizerFiles& files, int64_t n_vocab, gguf::W
   return add_tokenizer_config(files, id_of, w);
 }
 
+}  // namespace
+
 Status add_tokenizer_config(const HfTokenizerFiles& files, const std::map<std::string, int64_t>& id_of,
                             gguf::Writer& w) {
   json cfg = json::object();
@@ -156,7 +177,7 @@ Status add_tokenizer_config(const HfTokenizerFiles& files, const std::map<std::s
       chat_template = t.get<std::string>();
     } else if (t.is_array()) {  // named templates: the default one
       for (const json& e : t) {
-        if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string()) {
+        if (string_field(e, "name") == "default" && e.contains("template") && e["template"].is_string()) {
           chat_template = e["template"].get<std::string>();
         }
       }

@@ -41,7 +41,7 @@ Result<std::vector<RepoFile>> list_remote(const HubConfig& cfg, const std::strin
   if (!j.is_array()) return error("{}: the hub's answer is not a file list", url);
   std::vector<RepoFile> files;
   for (const auto& e : j) {
-    if (!e.is_object() || e.value("type", "") != "file" || !e.contains("path") || !e["path"].is_string()) continue;
+    if (!e.is_object() || !e.contains("type") || e["type"] != "file" || !e.contains("path") || !e["path"].is_string()) continue;
     RepoFile f;
     f.path = e["path"].get<std::string>();
     if (f.path.find("..") != std::string::npos || f.path.empty() || f.path[0] == '/') continue;

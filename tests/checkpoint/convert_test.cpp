@@ -152,6 +152,10 @@ TEST(HfConfig, RefusesWhatConvertCannotHonour) {
                             R"("high_freq_factor":1}})").status().message().find("high_freq_factor"),
             std::string::npos);
   EXPECT_TRUE(parse_hf_config("{" + base + R"(,"rope_scaling":{"rope_type":"llama3","factor":8}})").ok());
+  // Fields of another type than the format's: an error or the default, never an exception.
+  EXPECT_TRUE(parse_hf_config("{" + base + R"(,"rope_scaling":{"rope_type":5}})").ok());
+  EXPECT_FALSE(parse_hf_config("{" + base + R"(,"text_config":[1]})").ok() &&
+               parse_hf_config("{" + base + R"(,"rope_scaling":{"factor":"x","rope_type":"linear"}})").ok());
   EXPECT_NE(parse_hf_config("{" + base + R"(,"hidden_size":-1})").status().message().find("hidden_size"),
             std::string::npos);
 }

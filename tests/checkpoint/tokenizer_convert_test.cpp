@@ -73,12 +73,18 @@ TEST(TokenizerConvertErrors, OneLineEach) {
       {bpe + R"("pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"x"}},{"type":"ByteLevel","use_regex":false}]}})", "split regex"},
       {bpe + R"("normalizer":{"type":"NFC"},"pre_tokenizer":{"type":"ByteLevel"}})", "normalizer"},
       {bpe + R"("pre_tokenizer":null})", "byte-level"},
+      // Fields of another type than the format's (found by the fuzzer: an exception, before).
+      {R"({"added_tokens":[{"id":70,"content":"<x>","special":true}],"model":{"type":{"a":0}}})", "model type"},
+      {bpe + R"("pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":7},{"type":"Split","pattern":{"Regex":3}}]}})", "pre-tokenizer"},
   };
   for (const auto& [text, says] : cases) {
     const Status st = convert_tokenizer({text, "", ""}, 2, w);
     ASSERT_FALSE(st.ok()) << text;
     EXPECT_NE(st.message().find(says), std::string::npos) << st.message();
   }
+  // An added token's "special" of another type is taken as not special, not an exception.
+  EXPECT_TRUE(convert_tokenizer({R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"},)"
+                                 R"("added_tokens":[{"id":1,"content":"<s>","special":"yes"}]})", "", ""}, 2, w).ok());
   const Status past = convert_tokenizer({bpe + R"("pre_tokenizer":{"type":"ByteLevel"}})", "", ""}, 1, w);
   EXPECT_NE(past.message().find("token id 1 past the model's 1 embedding rows"), std::string::npos) << past.message();
   const Status missing = convert_tokenizer({bpe + R"("pre_tokenizer":{"type":"ByteLevel"}})", R"({"eos_token":"</s>"})", ""}, 2, w);
