@@ -24,37 +24,20 @@ constexpr ArchName kArchitectures[] = {
     {"Gemma2ForCausalLM", "gemma2"},    {"Gemma3ForCausalLM", "gemma3"},
     {"Gemma3ForConditionalGeneration", "gemma3"}};
 
-Result<int64_t> positive(const json& j, const char* key, int64_t fallback = -1) {
-  if (!j.contains(key) || j[key].is_null()) {
-    if (fallback >= 0) return fallback;
-    return error("config.json: missing '{}'", key);
-  }
-  if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0 || j[key].get<int64_t>() > (int64_t{1} << 31)) {
-    return error("config.json: '{}' must be a positive integer", key);
-  }
-  return j[key].get<int64_t>();
-}
-
-Result<double> number(const json& j, const char* key, double fallback) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_number()) return error("config.json: '{}' must be a number", key);
-  return j[key].get<double>();
-}
-
 // The experts' fields of config.json. Every layer a mixture (decoder_sparse_step 1, no
 // mlp_only_layers), and the top-k weights renormalized as the GGUF architecture's graph does
 // (qwen3moe: yes, qwen2moe: no): what llama.cpp's graph computes for these architectures.
 Status parse_experts(const json& j, HfConfig& c) {
-  RIDGE_ASSIGN_OR_RETURN(c.n_expert, positive(j, "num_experts"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_expert_used, positive(j, "num_experts_per_tok"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_ff_exp, positive(j, "moe_intermediate_size"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_expert, config_positive(j, "num_experts"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_expert_used, config_positive(j, "num_experts_per_tok"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_ff_exp, config_positive(j, "moe_intermediate_size"));
   if (c.n_expert < 2 || c.n_expert_used > c.n_expert) {
     return error("config.json: num_experts_per_tok {} of num_experts {}", c.n_expert_used, c.n_expert);
   }
   if (c.gguf_arch == "qwen2moe") {
-    RIDGE_ASSIGN_OR_RETURN(c.n_ff_shexp, positive(j, "shared_expert_intermediate_size"));
+    RIDGE_ASSIGN_OR_RETURN(c.n_ff_shexp, config_positive(j, "shared_expert_intermediate_size"));
   }
-  RIDGE_ASSIGN_OR_RETURN(const int64_t step, positive(j, "decoder_sparse_step", 1));
+  RIDGE_ASSIGN_OR_RETURN(const int64_t step, config_positive(j, "decoder_sparse_step", 1));
   if (step != 1 || (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null() &&
                     !(j["mlp_only_layers"].is_array() && j["mlp_only_layers"].empty()))) {
     return error("config.json: dense layers among the experts (decoder_sparse_step {}, mlp_only_layers) are "
@@ -127,23 +110,23 @@ Result<HfConfig> parse_config(const std::string& text) {
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, Gemma2ForCausalLM, "
                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration)", c.hf_architecture);
   }
-  RIDGE_ASSIGN_OR_RETURN(c.n_embd, positive(j, "hidden_size"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_ff, positive(j, "intermediate_size"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_layer, positive(j, "num_hidden_layers"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_head, positive(j, "num_attention_heads"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_head_kv, positive(j, "num_key_value_heads", c.n_head));
+  RIDGE_ASSIGN_OR_RETURN(c.n_embd, config_positive(j, "hidden_size"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_ff, config_positive(j, "intermediate_size"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_layer, config_positive(j, "num_hidden_layers"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_head, config_positive(j, "num_attention_heads"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_head_kv, config_positive(j, "num_key_value_heads", c.n_head));
   if (c.n_embd % c.n_head != 0 && !j.contains("head_dim")) {
     return error("config.json: hidden_size {} is not a multiple of num_attention_heads {}", c.n_embd, c.n_head);
   }
-  RIDGE_ASSIGN_OR_RETURN(c.head_dim, positive(j, "head_dim", c.n_embd / c.n_head));
+  RIDGE_ASSIGN_OR_RETURN(c.head_dim, config_positive(j, "head_dim", c.n_embd / c.n_head));
   if (c.n_head % c.n_head_kv != 0) {
     return error("config.json: num_attention_heads {} is not a multiple of num_key_value_heads {}", c.n_head,
                  c.n_head_kv);
   }
-  RIDGE_ASSIGN_OR_RETURN(c.n_vocab, positive(j, "vocab_size"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_ctx, positive(j, "max_position_embeddings", 4096));
-  RIDGE_ASSIGN_OR_RETURN(c.rope_theta, number(j, "rope_theta", 10000.0));
-  RIDGE_ASSIGN_OR_RETURN(c.rms_eps, number(j, "rms_norm_eps", 1e-6));
+  RIDGE_ASSIGN_OR_RETURN(c.n_vocab, config_positive(j, "vocab_size"));
+  RIDGE_ASSIGN_OR_RETURN(c.n_ctx, config_positive(j, "max_position_embeddings", 4096));
+  RIDGE_ASSIGN_OR_RETURN(c.rope_theta, config_number(j, "rope_theta", 10000.0));
+  RIDGE_ASSIGN_OR_RETURN(c.rms_eps, config_number(j, "rms_norm_eps", 1e-6));
   if (c.gguf_arch.ends_with("moe")) RIDGE_RETURN_IF_ERROR(parse_experts(j, c));
   c.tied_embeddings = is_gemma(c);  // Gemma keeps no lm_head
   if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
@@ -156,18 +139,18 @@ Result<HfConfig> parse_config(const std::string& text) {
     std::string type = string_field(s, "rope_type", string_field(s, "type"));
     if (type == "llama3") {
       c.rope_scaling_type = type;
-      RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, number(s, "factor", 8.0));
-      RIDGE_ASSIGN_OR_RETURN(c.low_freq_factor, number(s, "low_freq_factor", 1.0));
-      RIDGE_ASSIGN_OR_RETURN(c.high_freq_factor, number(s, "high_freq_factor", 4.0));
-      RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, positive(s, "original_max_position_embeddings", 8192));
+      RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, config_number(s, "factor", 8.0));
+      RIDGE_ASSIGN_OR_RETURN(c.low_freq_factor, config_number(s, "low_freq_factor", 1.0));
+      RIDGE_ASSIGN_OR_RETURN(c.high_freq_factor, config_number(s, "high_freq_factor", 4.0));
+      RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, config_positive(s, "original_max_position_embeddings", 8192));
       if (c.rope_scaling_factor <= 0.0 || c.low_freq_factor <= 0.0 || c.high_freq_factor <= c.low_freq_factor) {
         return error("config.json: rope_scaling llama3 needs factor > 0 and high_freq_factor > low_freq_factor > 0");
       }
     } else if (type == "linear" || type == "yarn") {
       c.rope_scaling_type = type;
-      RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, number(s, "factor", 0.0));
+      RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, config_number(s, "factor", 0.0));
       if (c.rope_scaling_factor <= 0.0) return error("config.json: rope_scaling needs a positive 'factor'");
-      RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, positive(s, "original_max_position_embeddings", c.n_ctx));
+      RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, config_positive(s, "original_max_position_embeddings", c.n_ctx));
     } else if (type != "default" && !type.empty()) {
       return error("config.json: rope_scaling '{}' is not one convert knows (linear, yarn, llama3)", type);
     }

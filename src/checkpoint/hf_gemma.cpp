@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "checkpoint/hf_convert.h"
+#include "checkpoint/json_fields.h"
 #include "tensor/fp16.h"
 
 namespace ridge::checkpoint {
@@ -10,11 +11,6 @@ namespace {
 
 using json = nlohmann::json;
 
-Result<double> optional_number(const json& j, const char* key, double fallback) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  if (!j[key].is_number()) return error("config.json: '{}' must be a number", key);
-  return j[key].get<double>();
-}
 
 }  // namespace
 
@@ -22,13 +18,13 @@ bool is_gemma(const HfConfig& c) { return c.gguf_arch == "gemma2" || c.gguf_arch
 
 Status parse_gemma(const json& j, HfConfig& c) {
   const bool g3 = c.gguf_arch == "gemma3";
-  RIDGE_ASSIGN_OR_RETURN(const double window, optional_number(j, "sliding_window", g3 ? 0.0 : 4096.0));
+  RIDGE_ASSIGN_OR_RETURN(const double window, config_number(j, "sliding_window", g3 ? 0.0 : 4096.0));
   if (window < 0 || window > (1 << 26) || window != static_cast<double>(static_cast<int64_t>(window))) {
     return error("config.json: 'sliding_window' {} is not a window", window);
   }
   c.n_swa = static_cast<int64_t>(window);
   if (g3) {
-    RIDGE_ASSIGN_OR_RETURN(const double period, optional_number(j, "sliding_window_pattern", 6.0));
+    RIDGE_ASSIGN_OR_RETURN(const double period, config_number(j, "sliding_window_pattern", 6.0));
     if (period < 1 || period > 4096 || period != static_cast<double>(static_cast<int64_t>(period))) {
       return error("config.json: 'sliding_window_pattern' {} is not a layer period", period);
     }
@@ -45,17 +41,17 @@ Status parse_gemma(const json& j, HfConfig& c) {
         }
       }
     }
-    RIDGE_ASSIGN_OR_RETURN(c.rope_theta_swa, optional_number(j, "rope_local_base_freq", 10000.0));
+    RIDGE_ASSIGN_OR_RETURN(c.rope_theta_swa, config_number(j, "rope_local_base_freq", 10000.0));
   }
-  RIDGE_ASSIGN_OR_RETURN(c.final_softcap, optional_number(j, "final_logit_softcapping", 0.0));
-  RIDGE_ASSIGN_OR_RETURN(c.attn_softcap, optional_number(j, "attn_logit_softcapping", 0.0));
+  RIDGE_ASSIGN_OR_RETURN(c.final_softcap, config_number(j, "final_logit_softcapping", 0.0));
+  RIDGE_ASSIGN_OR_RETURN(c.attn_softcap, config_number(j, "attn_logit_softcapping", 0.0));
   if (g3 && c.attn_softcap != 0.0) return error("config.json: attention soft-capping in a Gemma 3 model");
   // The q·k scale: 1/sqrt(query_pre_attn_scalar). ridge (as llama.cpp) takes head_dim, or
   // n_embd / n_head for the 27B models (known by their layer count): a file that says otherwise
   // would run with the wrong scale.
   const bool big = (g3 && c.n_layer == 62) || (!g3 && c.n_layer == 46);
   const double want = big ? static_cast<double>(c.n_embd) / static_cast<double>(c.n_head) : static_cast<double>(c.head_dim);
-  RIDGE_ASSIGN_OR_RETURN(const double scalar, optional_number(j, "query_pre_attn_scalar", want));
+  RIDGE_ASSIGN_OR_RETURN(const double scalar, config_number(j, "query_pre_attn_scalar", want));
   if (scalar != want) {
     return error("config.json: query_pre_attn_scalar {} (a {}-layer {} scales queries by 1/sqrt({}))", scalar,
                  c.n_layer, c.gguf_arch, want);

@@ -19,7 +19,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int32_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
 constexpr float kAddedScore = -1000.0f;
 
 }  // namespace
@@ -34,52 +33,43 @@ Status convert_sentencepiece(const HfTokenizerFiles& files, int64_t n_vocab, ggu
   }
   const int64_t n_pieces = static_cast<int64_t>(m.pieces.size());
   // Added tokens of tokenizer.json (its ids may run past the pieces).
-  std::vector<std::pair<int64_t, std::pair<std::string, int32_t>>> added;
+  std::vector<AddedToken> added;
   if (!files.tokenizer_json.empty()) {
     const json tok = json::parse(files.tokenizer_json, nullptr, false);
     if (!tok.is_object()) return error("tokenizer.json: not a JSON object");
-    if (tok.contains("added_tokens") && tok["added_tokens"].is_array()) {
-      for (const json& a : tok["added_tokens"]) {
-        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || a["id"].get<int64_t>() < 0 ||
-            !a.contains("content") || !a["content"].is_string()) {
-          return error("tokenizer.json: an added token without an id and content");
-        }
-        added.push_back({a["id"].get<int64_t>(),
-                         {a["content"].get<std::string>(), bool_field(a, "special", false) ? kControl : kUserDefined}});
-      }
-    }
+    RIDGE_ASSIGN_OR_RETURN(added, added_tokens_of(tok));
   }
   // A GGUF's tokens are the embedding's rows (llama.cpp loads no other count).
   if (n_pieces > n_vocab) {
     return error("tokenizer.model: {} pieces, more than the model's {} embedding rows (vocab_size)", n_pieces, n_vocab);
   }
-  for (const auto& [id, t] : added) {
-    if (id >= n_vocab) return error("tokenizer.json: added token id {} past the model's {} embedding rows", id, n_vocab);
+  for (const AddedToken& a : added) {
+    if (a.id >= n_vocab) return error("tokenizer.json: added token id {} past the model's {} embedding rows", a.id, n_vocab);
   }
   const int64_t n_tokens = n_vocab;
   if (n_tokens > (int64_t{1} << 24)) return error("tokenizer.model: {} tokens is too many", n_tokens);
   std::vector<std::string> tokens(static_cast<size_t>(n_tokens));
   std::vector<float> scores(static_cast<size_t>(n_tokens), kAddedScore);
-  std::vector<int32_t> types(static_cast<size_t>(n_tokens), kUnused);
+  std::vector<int32_t> types(static_cast<size_t>(n_tokens), kTokenUnused);
   for (int64_t i = 0; i < n_tokens; ++i) {
     const auto k = static_cast<size_t>(i);
     if (i < n_pieces) {
       tokens[k] = m.pieces[k].piece;
       scores[k] = m.pieces[k].score;
-      types[k] = m.pieces[k].type == kUserDefined ? kNormal : m.pieces[k].type;
+      types[k] = m.pieces[k].type == kTokenUserDefined ? kTokenNormal : m.pieces[k].type;
     } else {
       tokens[k] = "[PAD" + std::to_string(i) + "]";
     }
   }
-  for (const auto& [id, t] : added) {
-    const auto k = static_cast<size_t>(id);
-    if (id >= n_pieces) {
-      tokens[k] = t.first;
+  for (const AddedToken& a : added) {
+    const auto k = static_cast<size_t>(a.id);
+    if (a.id >= n_pieces) {
+      tokens[k] = a.text;
       scores[k] = kAddedScore;
-    } else if (tokens[k] != t.first) {
-      return error("tokenizer.json: added token {} '{}' is '{}' in tokenizer.model", id, t.first, tokens[k]);
+    } else if (tokens[k] != a.text) {
+      return error("tokenizer.json: added token {} '{}' is '{}' in tokenizer.model", a.id, a.text, tokens[k]);
     }
-    types[k] = t.second;
+    types[k] = a.type;
   }
   w.set("tokenizer.ggml.model", gguf::make_string("llama"));
   w.set("tokenizer.ggml.pre", gguf::make_string("default"));

@@ -10,8 +10,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// llama.cpp's token types.
-constexpr int32_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
 
 // The split regexes of the pre-tokenizers ridge runs, as tokenizer.json spells them.
 constexpr const char* kQwen2Split =
@@ -97,17 +95,10 @@ Status convert_bpe(const HfTokenizerFiles& files, int64_t n_vocab, gguf::Writer&
   std::map<int64_t, std::pair<std::string, int32_t>> by_id;  // id -> text, type
   for (const auto& [text, id] : model["vocab"].items()) {
     if (!id.is_number_integer()) return error("tokenizer.json: the id of '{}' is not an integer", text);
-    by_id[id.get<int64_t>()] = {text, kNormal};
+    by_id[id.get<int64_t>()] = {text, kTokenNormal};
   }
-  if (tok.contains("added_tokens") && tok["added_tokens"].is_array()) {
-    for (const json& a : tok["added_tokens"]) {
-      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
-          !a["content"].is_string()) {
-        return error("tokenizer.json: an added token without an id and content");
-      }
-      by_id[a["id"].get<int64_t>()] = {a["content"].get<std::string>(), bool_field(a, "special", false) ? kControl : kUserDefined};
-    }
-  }
+  RIDGE_ASSIGN_OR_RETURN(const std::vector<AddedToken> added, added_tokens_of(tok));
+  for (const AddedToken& a : added) by_id[a.id] = {a.text, a.type};
   if (by_id.empty() || by_id.begin()->first < 0) return error("tokenizer.json: no tokens, or a negative id");
   // A GGUF's tokens are the embedding's rows (llama.cpp loads no other count).
   if (by_id.rbegin()->first >= n_vocab) {
@@ -117,7 +108,7 @@ Status convert_bpe(const HfTokenizerFiles& files, int64_t n_vocab, gguf::Writer&
   const int64_t n_tokens = n_vocab;
   if (n_tokens > (int64_t{1} << 24)) return error("tokenizer.json: {} tokens is too many", n_tokens);
   std::vector<std::string> tokens(static_cast<size_t>(n_tokens));
-  std::vector<int32_t> types(static_cast<size_t>(n_tokens), kUnused);
+  std::vector<int32_t> types(static_cast<size_t>(n_tokens), kTokenUnused);
   std::map<std::string, int64_t> id_of;
   for (int64_t i = 0; i < n_tokens; ++i) tokens[static_cast<size_t>(i)] = "[PAD" + std::to_string(i) + "]";
   for (const auto& [id, t] : by_id) {
