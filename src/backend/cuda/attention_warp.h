@@ -16,12 +16,6 @@
 #include "backend/cuda/ops.h"
 #include "backend/cuda/quant_blocks.h"
 
-#if defined(__CUDACC__)
-#define RIDGE_WARP_CODE __device__ __forceinline__
-#else
-#define RIDGE_WARP_CODE inline
-#endif
-
 namespace ridge::backend::cuda {
 
 inline constexpr int kAttentionLanes = 32;
@@ -50,7 +44,7 @@ RIDGE_HD const uint8_t* kv_position_row(const KvLayer& kv, const uint8_t* base, 
 
 // Token t, query head h, on warp w; q_shared: kMaxHeadDim floats of the warp's own.
 template <class Warp>
-RIDGE_WARP_CODE void attend_one(const AttentionArgs& a, int64_t t, int64_t h, Warp& w, float* q) {
+RIDGE_DEVICE_BODY void attend_one(const AttentionArgs& a, int64_t t, int64_t h, Warp& w, float* q) {
   const int lane = w.lane();
   const int64_t hd = a.head_dim, qd = a.n_head * hd;
   const int64_t kvh = h / (a.n_head / a.n_head_kv);

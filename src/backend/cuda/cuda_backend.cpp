@@ -111,6 +111,13 @@ DeviceMatrix CudaBackend::device_matrix(const kernels::WeightView& w) const {
   return DeviceMatrix{w.type, loaded_bytes(w.data), w.rows, w.cols, w.row_bytes};
 }
 
+namespace {
+
+// Whether a layer's K/V are in the cache's window space (its own slots and block tables).
+bool in_window(const kv::KvCache& cache, int64_t layer) { return cache.space_of(layer) == kv::KvSpace::kWindow; }
+
+}  // namespace
+
 KvLayer kv_layer_of(const kv::KvCache& cache, int64_t layer) {
   const kv::KvLayerShape shape = cache.config().layer(layer);
   KvLayer l;
@@ -125,7 +132,7 @@ KvLayer kv_layer_of(const kv::KvCache& cache, int64_t layer) {
 }
 
 template <class T>
-T* CudaBackend::upload(DeviceBuffer& buf, const std::vector<T>& v) {
+T* CudaBackend::upload(DeviceBuffer& buf, std::span<const T> v) {
   const size_t bytes = v.size() * sizeof(T);
   if (bytes == 0) return nullptr;
   if (buf.bytes() < bytes) {
@@ -143,20 +150,20 @@ T* CudaBackend::upload(DeviceBuffer& buf, const std::vector<T>& v) {
 void CudaBackend::begin_step(const model::Batch& b) {
   step_ = &b;
   view_.n_tokens = b.n_tokens();
-  upload(tokens_, b.tokens);
-  view_.positions = upload(positions_, b.positions);
-  view_.seq_index = upload(seq_index_, b.seq_index);
-  view_.block_offsets = upload(block_offsets_, b.block_offsets);
-  upload(slots_, b.slots);
-  upload(window_slots_, b.window_slots);
-  upload(block_ids_, b.block_ids);
-  upload(window_block_ids_, b.window_block_ids);
+  upload(tokens_, std::span<const int32_t>(b.tokens));
+  view_.positions = upload(positions_, std::span<const int32_t>(b.positions));
+  view_.seq_index = upload(seq_index_, std::span<const int32_t>(b.seq_index));
+  view_.block_offsets = upload(block_offsets_, std::span<const int32_t>(b.block_offsets));
+  upload(slots_, std::span<const int64_t>(b.slots));
+  upload(window_slots_, std::span<const int64_t>(b.window_slots));
+  upload(block_ids_, std::span<const int32_t>(b.block_ids));
+  upload(window_block_ids_, std::span<const int32_t>(b.window_block_ids));
   std::vector<int32_t> kept;
   for (int64_t t = 0; t < b.n_tokens(); ++t) {
     if (b.need_logits[static_cast<size_t>(t)] != 0) kept.push_back(static_cast<int32_t>(t));
   }
   n_kept_ = static_cast<int64_t>(kept.size());
-  upload(kept_rows_, kept);
+  upload(kept_rows_, std::span<const int32_t>(kept));
 }
 
 void CudaBackend::end_step() {
@@ -231,8 +238,7 @@ void CudaBackend::attention_input(const model::AttentionInputOp& op) {
   a.cos = op.cos;
   a.sin = op.sin;
   if (op.cache != nullptr) {
-    const bool window = op.cache->space_of(op.kv_layer) == kv::KvSpace::kWindow;
-    a.slots = static_cast<const int64_t*>(window ? window_slots_.get() : slots_.get());
+    a.slots = static_cast<const int64_t*>(in_window(*op.cache, op.kv_layer) ? window_slots_.get() : slots_.get());
     a.kv = kv_layer_of(*op.cache, op.kv_layer);
   }
   launch_attention_input(a, stream_);
@@ -242,8 +248,7 @@ void CudaBackend::attention_input(const model::AttentionInputOp& op) {
 void CudaBackend::attention(const model::AttentionOp& op, const float* q_gate) {
   AttentionArgs a;
   a.step = view_;
-  const bool window = op.cache->space_of(op.layer) == kv::KvSpace::kWindow;
-  a.block_ids = static_cast<const int32_t*>(window ? window_block_ids_.get() : block_ids_.get());
+  a.block_ids = static_cast<const int32_t*>(in_window(*op.cache, op.layer) ? window_block_ids_.get() : block_ids_.get());
   a.kv = kv_layer_of(*op.cache, op.layer);
   a.q = op.q;
   a.out = op.out;
@@ -317,7 +322,7 @@ void CudaBackend::copy_rows(const float* src, int64_t lds, float* dst, int64_t l
 void CudaBackend::previous_rows(const float* rows, const float* prev, float* out, int64_t d) {
   const float* prev_dev = nullptr;
   if (prev != nullptr) {
-    prev_dev = upload(prev_rows_, std::vector<float>(prev, prev + step_->n_seqs() * d));
+    prev_dev = upload(prev_rows_, std::span<const float>(prev, static_cast<size_t>(step_->n_seqs() * d)));
   }
   launch_previous_rows(rows, prev_dev, out, d, view_, stream_);
   check_launch("previous_rows");

@@ -91,7 +91,7 @@ class CudaBackend final : public model::Backend {
   DeviceMatrix device_matrix(const kernels::WeightView& w) const;
   // A step array on the device, grown as needed.
   template <class T>
-  T* upload(DeviceBuffer& buf, const std::vector<T>& v);
+  T* upload(DeviceBuffer& buf, std::span<const T> v);
   void check_launch(const char* op) const;
 
   CudaMemory* memory_;

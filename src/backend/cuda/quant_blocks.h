@@ -24,6 +24,13 @@
 #else
 #define RIDGE_HD inline
 #endif
+// Template bodies of kernels that host tests also run (attention_warp.h, row_ops.h): device
+// code under nvcc, plain inline functions for the host compiler.
+#if defined(__CUDACC__)
+#define RIDGE_DEVICE_BODY __device__ __forceinline__
+#else
+#define RIDGE_DEVICE_BODY inline
+#endif
 #if defined(__CUDA_ARCH__)  // nvcc's device pass
 #define RIDGE_UNROLL _Pragma("unroll")
 #else

@@ -15,12 +15,6 @@
 #include "backend/cuda/quant_blocks.h"
 #include "tensor/fp16.h"
 
-#if defined(__CUDACC__)
-#define RIDGE_BLOCK_CODE __device__ __forceinline__
-#else
-#define RIDGE_BLOCK_CODE inline
-#endif
-
 namespace ridge::backend::cuda {
 
 inline constexpr int kRowWarp = 32;
@@ -47,7 +41,7 @@ RIDGE_HD uint16_t to_bf16_bits(float x) {
 }
 
 template <class Block>
-RIDGE_BLOCK_CODE void rms_norm_row(const float* xr, const float* w, float* yr, int64_t d, float eps, Block& b) {
+RIDGE_DEVICE_BODY void rms_norm_row(const float* xr, const float* w, float* yr, int64_t d, float eps, Block& b) {
   float ss = 0.0f;
   for (int64_t i = b.thread(); i < d; i += b.size()) ss += xr[i] * xr[i];
   const float scale = rms_scale(b.sum(ss), d, eps);
@@ -55,7 +49,7 @@ RIDGE_BLOCK_CODE void rms_norm_row(const float* xr, const float* w, float* yr, i
 }
 
 template <class Block>
-RIDGE_BLOCK_CODE void residual_row(const ResidualArgs& a, int64_t r, Block& b) {
+RIDGE_DEVICE_BODY void residual_row(const ResidualArgs& a, int64_t r, Block& b) {
   const int64_t d = a.d;
   float* p = a.proj + r * d;
   float* x = a.x + r * d;
@@ -69,7 +63,7 @@ RIDGE_BLOCK_CODE void residual_row(const ResidualArgs& a, int64_t r, Block& b) {
 
 // RMSNorm of each of n_heads vectors of hd in place (w null: no weight), a warp per head.
 template <class Block>
-RIDGE_BLOCK_CODE void norm_heads(float* v, const float* w, int64_t n_heads, int64_t hd, float eps, Block& b) {
+RIDGE_DEVICE_BODY void norm_heads(float* v, const float* w, int64_t n_heads, int64_t hd, float eps, Block& b) {
   const int lane = b.thread() % kRowWarp, warp = b.thread() / kRowWarp, n_warps = b.size() / kRowWarp;
   for (int64_t h = warp; h < n_heads; h += n_warps) {
     float* x = v + h * hd;
@@ -82,7 +76,7 @@ RIDGE_BLOCK_CODE void norm_heads(float* v, const float* w, int64_t n_heads, int6
 
 // The rotary embedding of n_heads vectors (model::rope): each thread rotates whole pairs.
 template <class Block>
-RIDGE_BLOCK_CODE void rope_heads(float* v, int64_t n_heads, int64_t hd, int64_t rope_dims, bool neox, const float* cs,
+RIDGE_DEVICE_BODY void rope_heads(float* v, int64_t n_heads, int64_t hd, int64_t rope_dims, bool neox, const float* cs,
                                  const float* sn, Block& b) {
   const int64_t half = rope_dims / 2;
   for (int64_t k = b.thread(); k < n_heads * half; k += b.size()) {
@@ -97,7 +91,7 @@ RIDGE_BLOCK_CODE void rope_heads(float* v, int64_t n_heads, int64_t hd, int64_t 
 
 // One head's row of hd values into the cache in its type (kv_store_row's rounding), by one warp.
 template <class Block>
-RIDGE_BLOCK_CODE void store_kv_row(KvStore type, const float* src, uint8_t* dst, int64_t hd, Block& b) {
+RIDGE_DEVICE_BODY void store_kv_row(KvStore type, const float* src, uint8_t* dst, int64_t hd, Block& b) {
   const int lane = b.thread() % kRowWarp;
   switch (type) {
     case KvStore::kF32:
@@ -129,7 +123,7 @@ RIDGE_BLOCK_CODE void store_kv_row(KvStore type, const float* src, uint8_t* dst,
 
 // model::AttentionInputOp for token t (ops.h AttentionInputArgs).
 template <class Block>
-RIDGE_BLOCK_CODE void attention_input_row(const AttentionInputArgs& a, int64_t t, Block& b) {
+RIDGE_DEVICE_BODY void attention_input_row(const AttentionInputArgs& a, int64_t t, Block& b) {
   const int64_t hd = a.head_dim;
   const int64_t qd = a.n_head * hd, kvd = a.n_head_kv * hd, half = a.rope_dims / 2;
   float* q = a.q + t * qd;
