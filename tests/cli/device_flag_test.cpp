@@ -48,6 +48,12 @@ TEST(DeviceFlag, CudaIsAnsweredInOneLine) {
   std::filesystem::remove(model);
 }
 
+TEST(DeviceFlag, PairedProbeReadsHostMemoryOnly) {
+  const CmdOutput r = run_ridge("bench -m none.gguf --device cuda --paired-probe");
+  EXPECT_EQ(r.rc, 2) << r.text;
+  EXPECT_NE(r.text.find("--paired-probe"), std::string::npos) << r.text;
+}
+
 TEST(DeviceFlag, IsaPicksCpuKernelsOnly) {
   const CmdOutput r = run_ridge("run -m none.gguf -p hi --device cuda --isa avx2");
   EXPECT_EQ(r.rc, 2) << r.text;
