@@ -125,7 +125,10 @@ const GgmlType kGemvTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0
                                GgmlType::kQ5_K, GgmlType::kQ6_K};
 const GgmlType kQuantTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
                                 GgmlType::kQ8_0, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
-                                GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K};
+                                GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL,
+                                GgmlType::kIQ4_XS, GgmlType::kTQ1_0, GgmlType::kTQ2_0, GgmlType::kIQ2_XXS,
+                                GgmlType::kIQ2_XS, GgmlType::kIQ2_S, GgmlType::kIQ3_XXS, GgmlType::kIQ3_S,
+                                GgmlType::kIQ1_S, GgmlType::kIQ1_M};
 
 }  // namespace
 }  // namespace ridge::kernels

@@ -59,18 +59,20 @@ double rmse(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 // The twelve formats of kCases plus MXFP4, whose quantizer is ggml's own (tests/kernels/mxfp4_test.cpp),
-// and IQ4_NL / IQ4_XS (their accuracy against ggml's quantizers: tests/kernels/quant_llamacpp_test.cpp).
-TEST(QuantRoundtrip, CoversTheFifteenFormats) {
+// IQ4_NL / IQ4_XS (their accuracy against ggml's quantizers: tests/kernels/quant_llamacpp_test.cpp)
+// and the nine grid and ternary formats (tests/kernels/grid_quantize_test.cpp).
+TEST(QuantRoundtrip, CoversTheTwentyFourFormats) {
   size_t n_types = 0;
   const GgmlTypeTraits* all = ggml_all_types(&n_types);
   int n_quant = 0;
   for (size_t i = 0; i < n_types; ++i) n_quant += can_quantize(all[i].type) ? 1 : 0;
-  EXPECT_EQ(n_quant, 15);
+  EXPECT_EQ(n_quant, 24);
   EXPECT_TRUE(can_quantize(GgmlType::kMXFP4));
   EXPECT_TRUE(can_quantize(GgmlType::kIQ4_NL));
   EXPECT_FALSE(can_quantize(GgmlType::kF16));
   EXPECT_TRUE(can_quantize(GgmlType::kIQ4_XS));
-  EXPECT_FALSE(can_quantize(GgmlType::kIQ3_S));
+  EXPECT_TRUE(can_quantize(GgmlType::kIQ3_S));
+  EXPECT_FALSE(can_quantize(GgmlType::kBF16));
 }
 
 TEST(QuantRoundtrip, RmseNoWorseThanLlamaCppOnGaussian) {

@@ -204,13 +204,11 @@ bool can_quantize(GgmlType type) {
     case GgmlType::kMXFP4: case GgmlType::kIQ4_NL: case GgmlType::kIQ4_XS:
       return true;
     default:
-      return false;
+      return with_grid_format(type, [](auto) {});
   }
 }
 
-bool can_dequantize(GgmlType type) {
-  return can_quantize(type) || with_grid_format(type, [](auto) {});
-}
+bool can_dequantize(GgmlType type) { return can_quantize(type); }
 
 void dequantize_row_quant(GgmlType type, const void* src, float* dst, int64_t n) {
   RIDGE_CHECK(can_dequantize(type));

@@ -29,6 +29,11 @@ void quantize_row_weighted(GgmlType type, const float* src, void* dst, int64_t n
     case GgmlType::kMXFP4: return quantize_mxfp4(src, dst, nb);
     case GgmlType::kIQ4_NL: return quantize_iq4_nl(src, dst, nb, w);
     case GgmlType::kIQ4_XS: return quantize_iq4_xs(src, dst, nb, w);
+#define RIDGE_GRID_CASE(T, F, n) \
+  case GgmlType::k##T:           \
+    return quantize_##n(src, dst, nb, w);
+    RIDGE_GRID_FORMATS(RIDGE_GRID_CASE)
+#undef RIDGE_GRID_CASE
     default: RIDGE_CHECK(false && "unreachable");
   }
 }

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/quant/grid_list.h"
+
 namespace ridge::kernels {
 
 void quantize_q4_0(const float* x, void* dst, int64_t nb, const float* w = nullptr);
@@ -22,5 +24,10 @@ void quantize_q8_k(const float* x, void* dst, int64_t nb);
 void quantize_mxfp4(const float* x, void* dst, int64_t nb);  // quantize_mxfp4.cpp: ggml's bytes
 void quantize_iq4_nl(const float* x, void* dst, int64_t nb, const float* w = nullptr);  // quantize_iq4_nl.cpp
 void quantize_iq4_xs(const float* x, void* dst, int64_t nb, const float* w = nullptr);  // quantize_iq4_nl.cpp
+// The grid and ternary formats (quantize_grid.cpp): quantize_tq1_0 ... quantize_iq1_m, one per
+// entry of kernels/quant/grid_list.h.
+#define RIDGE_GRID_QUANTIZER(T, F, n) void quantize_##n(const float* x, void* dst, int64_t nb, const float* w = nullptr);
+RIDGE_GRID_FORMATS(RIDGE_GRID_QUANTIZER)
+#undef RIDGE_GRID_QUANTIZER
 
 }  // namespace ridge::kernels
