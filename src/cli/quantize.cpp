@@ -25,7 +25,7 @@ namespace {
 
 std::string type_list() {
   std::string out;
-  for (const auto& m : offline::quant_mixes()) out += fmt::format("  {:<7} {}\n", m.name, m.summary);
+  for (const auto& m : offline::quant_mixes()) out += fmt::format("  {:<9} {}\n", m.name, m.summary);
   return out;
 }
 
@@ -165,7 +165,8 @@ int cmd_quantize(int argc, char** argv) {
   app.add_option("-t,--threads", threads, "threads")->capture_default_str();
   app.add_option("--imatrix", imatrix_path,
                  "importance matrix (ridge imatrix or llama-imatrix, GGUF): the scale searches minimise each "
-                 "column's error weighted by its mean squared activation");
+                 "column's error weighted by its mean squared activation; required by iq1_*, iq2_*, iq3_xxs, "
+                 "iq3_xs (and any tensor written as iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s or iq3_xxs)");
   app.add_option("--target-kld", target.kld,
                  "choose each tensor's type for this mean KL divergence from the input on -f's text: the cheapest "
                  "mixture found whose measured KLD is at most this (TYPE's rules place the rest)");
@@ -213,12 +214,21 @@ int cmd_quantize(int argc, char** argv) {
   if ((target.kld != 0) != !target.text_path.empty()) {
     return report(usage_error("quantize: --target-kld and -f go together (the KL divergence is measured on that text)"));
   }
-  auto plan = target.kld != 0 ? search_for_target(in, opt, target, threads) : offline::plan_quantization(*in, opt);
+  // The type's own plan first: a cheap refusal (an i-quant without --imatrix) before any search.
+  opt.dry_run = dry_run;
+  auto plan = offline::plan_quantization(*in, opt);
+  if (plan.ok() && target.kld != 0) plan = search_for_target(in, opt, target, threads);
   if (!plan.ok()) return report(plan.status());
   if (dry_run) {
     print_plan(*plan);
     print_summary(*plan);
     if (opt.importance != nullptr) print_importance(*plan, imatrix_path);
+    for (const auto& t : plan->tensors) {
+      if (t.name != plan->needs_imatrix) continue;
+      fmt::print("note: writing this needs an importance matrix ('{}' is {}): make one with "
+                 "`ridge imatrix -m {} -f TEXT.txt -o imatrix.gguf` and pass --imatrix imatrix.gguf\n",
+                 t.name, ggml_type_name(t.choice.type), in_path);
+    }
     return 0;
   }
   Stopwatch sw;

@@ -35,7 +35,10 @@ int cmd_synth(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool list = false;
   app.add_option("--preset", preset, "model shape (see --list)");
-  app.add_option("--type", type_name, "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, ... or a llama.cpp mixture: q4_k_m, q3_k_s, ...")->capture_default_str();
+  app.add_option("--type", type_name,
+                 "weight type: f32, f16, bf16, q8_0, q4_0, q4_k, iq2_xxs, ... (every matrix) or a llama.cpp "
+                 "mixture: q4_k_m, q3_k_s, iq2_m, iq3_xs, ... (a name that is both is the type)")
+      ->capture_default_str();
   app.add_option("-o,--output", out, "output GGUF file");
   app.add_option("--seed", seed, "random seed (same seed, same file)")->capture_default_str();
   app.add_option("--layers", layers, "override the number of layers");

@@ -110,6 +110,13 @@ uint64_t Writer::total_tensor_bytes() const {
   return total;
 }
 
+std::vector<Writer::TensorEntry> Writer::tensor_entries() const {
+  std::vector<TensorEntry> out;
+  out.reserve(tensors_.size());
+  for (const auto& t : tensors_) out.push_back(TensorEntry{t.name, t.type, t.shape});
+  return out;
+}
+
 std::vector<uint8_t> Writer::header() const {
   ByteSink h;
   h.pod<uint32_t>(kMagic);

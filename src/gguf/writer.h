@@ -37,6 +37,14 @@ class Writer {
                          std::span<const uint8_t> data);
 
   uint64_t total_tensor_bytes() const;
+  // The tensors added so far, in order (views valid until the next add_tensor): what the file
+  // will list, without producing any data.
+  struct TensorEntry {
+    std::string_view name;
+    GgmlType type;
+    std::span<const uint64_t> shape;
+  };
+  std::vector<TensorEntry> tensor_entries() const;
   Status write(const std::string& path, const ProgressFn& progress = {}) const;
   // Serialises the whole file into memory (tests, fuzz seeds).
   Result<std::vector<uint8_t>> write_to_memory() const;

@@ -3,17 +3,22 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <numeric>
 #include <optional>
 #include <regex>
+
+#include "kernels/quant/quants.h"
+#include "offline/quant_mix_rules.h"
 
 namespace ridge::offline {
 namespace {
 
 using T = GgmlType;
+using namespace mix_rules;  // NOLINT(google-build-using-namespace)
 
-constexpr std::array<QuantMixInfo, 20> kMixes = {{
+// The file types (LLAMA_FTYPE_*) and default types of llama.cpp's llama_ftype_get_default_type;
+// note iq2_s's base is iq2_xs and iq2_m's iq2_s, iq3_xs's iq3_s.
+constexpr std::array<QuantMixInfo, 32> kMixes = {{
     {QuantMix::kF32, "f32", T::kF32, 0, "32-bit float, unquantized"},
     {QuantMix::kF16, "f16", T::kF16, 1, "16-bit float"},
     {QuantMix::kBF16, "bf16", T::kBF16, 32, "bfloat16"},
@@ -32,8 +37,20 @@ constexpr std::array<QuantMixInfo, 20> kMixes = {{
     {QuantMix::kQ5_K_M, "q5_k_m", T::kQ5_K, 17, "q5_K; half of attn_v and ffn_down q6_K"},
     {QuantMix::kQ6_K, "q6_k", T::kQ6_K, 18, "q6_K"},
     {QuantMix::kMXFP4_MOE, "mxfp4_moe", T::kQ8_0, 38, "mixture of experts: expert stacks mxfp4, the rest q8_0"},
+    {QuantMix::kIQ1_S, "iq1_s", T::kIQ1_S, 24, "1.56 bits/weight, needs --imatrix; attn_output iq2_xxs, attn_v and first ffn_down q2_K/q4_K", true},
+    {QuantMix::kIQ1_M, "iq1_m", T::kIQ1_M, 31, "1.75 bits/weight, needs --imatrix; attn_output iq2_xxs, attn_v and first ffn_down q2_K/q4_K", true},
+    {QuantMix::kIQ2_XXS, "iq2_xxs", T::kIQ2_XXS, 19, "2.06 bits/weight, needs --imatrix; attn_v and first ffn_down q2_K/q4_K", true},
+    {QuantMix::kIQ2_XS, "iq2_xs", T::kIQ2_XS, 20, "2.31 bits/weight, needs --imatrix; attn_v and first ffn_down q2_K/q4_K", true},
+    {QuantMix::kIQ2_S, "iq2_s", T::kIQ2_XS, 28, "2.5 bits/weight, needs --imatrix; iq2_xs, attn_output, attn_v, first ffn_down iq3_s", true},
+    {QuantMix::kIQ2_M, "iq2_m", T::kIQ2_S, 29, "2.7 bits/weight, needs --imatrix; iq2_s, attn_output, attn_v, first ffn_down iq3_s", true},
+    {QuantMix::kIQ3_XXS, "iq3_xxs", T::kIQ3_XXS, 23, "3.06 bits/weight, needs --imatrix; attn_q/k iq2_s, attn_output iq3_s", true},
+    {QuantMix::kIQ3_XS, "iq3_xs", T::kIQ3_S, 22, "3.3 bits/weight, needs --imatrix; iq3_s, attn_q/k and middle ffn_gate/up iq3_xxs", true},
+    {QuantMix::kIQ3_S, "iq3_s", T::kIQ3_S, 26, "3.44 bits/weight; attn_v q4_K when n_head/n_head_kv >= 4"},
+    {QuantMix::kIQ3_M, "iq3_m", T::kIQ3_S, 27, "3.66 bits/weight; iq3_s, attn_v and attn_output q4_K, first ffn_down q4_K"},
     {QuantMix::kIQ4_NL, "iq4_nl", T::kIQ4_NL, 25, "4.5 bits/weight, non-linear; output q6_K, some attn_v and ffn_down q5_K"},
     {QuantMix::kIQ4_XS, "iq4_xs", T::kIQ4_XS, 30, "4.25 bits/weight, non-linear; output q6_K, some attn_v and ffn_down q5_K"},
+    {QuantMix::kTQ1_0, "tq1_0", T::kTQ1_0, 36, "1.69 bits/weight, ternary; embedding q4_K, output q6_K"},
+    {QuantMix::kTQ2_0, "tq2_0", T::kTQ2_0, 37, "2.06 bits/weight, ternary; embedding q4_K, output q6_K"},
 }};
 
 std::string lower(std::string_view s) {
@@ -42,125 +59,7 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// llama.cpp's tensor categories (llama-quant.cpp, tensor_get_category), tested in its order. The
-// expert tensors fall into the FFN categories by substring: ffn_gate_exps / ffn_gate_shexp are
-// ffn_gate, ffn_up_exps / ffn_up_shexp ffn_up, ffn_down_exps / ffn_down_shexp ffn_down (the router
-// ffn_gate_inp never gets here: it is not quantizable).
-enum class Category { kTokenEmbd, kOutput, kAttnV, kAttnK, kAttnQ, kAttnOutput, kFfnUp, kFfnGate, kFfnDown, kOther };
-
-Category category_of(std::string_view name) {
-  if (name == "output.weight") return Category::kOutput;
-  // Gemma 4's per-layer embedding table is a token embedding to llama.cpp.
-  if (name == "token_embd.weight" || name == "per_layer_token_embd.weight") return Category::kTokenEmbd;
-  auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
-  // attn_qkv and attn_kv_b carry the values too: llama.cpp gives them attn_v's rules.
-  if (has("attn_qkv.weight") || has("attn_kv_b.weight") || has("attn_v.weight")) return Category::kAttnV;
-  if (has("attn_k.weight")) return Category::kAttnK;
-  if (has("attn_q.weight")) return Category::kAttnQ;
-  if (has("attn_output.weight")) return Category::kAttnOutput;
-  if (has("ffn_up")) return Category::kFfnUp;
-  if (has("ffn_gate")) return Category::kFfnGate;
-  if (has("ffn_down")) return Category::kFfnDown;
-  return Category::kOther;
-}
-
-// Layer number of "blk.N.*" (-1 otherwise).
-int64_t layer_of(std::string_view name) {
-  if (!name.starts_with("blk.")) return -1;
-  int64_t n = -1;
-  auto [p, ec] = std::from_chars(name.data() + 4, name.data() + name.size(), n);
-  return (ec == std::errc() && p < name.data() + name.size() && *p == '.') ? n : -1;
-}
-
-// What the rules know about the model, with the counters already resolved for one tensor.
-struct RuleInput {
-  QuantMix mix;
-  bool falcon = false;
-  bool llama_70b = false;  // 8 query heads share each attn_v: cheap to give it more bits
-  int64_t n_gqa = 1;
-  bool tied = false;       // no output.weight: the embedding is the output head
-  int64_t n_expert = 0;    // 8 (Mixtral) has rules of its own
-  bool imatrix = false;    // an importance matrix is given
-  int64_t i_attn_v = 0, n_attn_v = 0;
-  int64_t i_ffn_down = 0, n_ffn_down = 0;
-};
-
-// llama.cpp's choice of "more bits" layers in the _M mixtures: the first and last eighth and every
-// third layer in between (about half).
-bool use_more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
-
-GgmlType output_rule(const RuleInput& in, GgmlType base, uint64_t cols) {
-  if (in.falcon || cols % traits(base).block_elems != 0) return T::kQ8_0;
-  return base == T::kQ8_0 ? T::kQ8_0 : T::kQ6_K;
-}
-
-GgmlType attn_v_rule(const RuleInput& in, GgmlType t) {
-  const auto m = in.mix;
-  if (m == QuantMix::kQ2_K) t = in.n_gqa >= 4 ? T::kQ4_K : T::kQ3_K;
-  else if (m == QuantMix::kQ3_K_M) t = in.i_attn_v < 2 ? T::kQ5_K : T::kQ4_K;
-  else if (m == QuantMix::kQ3_K_L) t = T::kQ5_K;
-  else if ((m == QuantMix::kIQ4_NL || m == QuantMix::kIQ4_XS) && in.n_gqa >= 4) t = T::kQ5_K;
-  else if ((m == QuantMix::kQ4_K_M || m == QuantMix::kQ5_K_M) && use_more_bits(in.i_attn_v, in.n_attn_v)) t = T::kQ6_K;
-  else if (m == QuantMix::kQ4_K_S && in.i_attn_v < 4) t = T::kQ5_K;
-  if (in.llama_70b && (t == T::kQ3_K || t == T::kQ4_K)) t = T::kQ5_K;
-  // llama.cpp: "for the 8-expert model, bumping this to Q8_0 trades just ~128MB", in every mixture.
-  if (in.n_expert == 8) t = T::kQ8_0;
-  return t;
-}
-
-// attn_k has a rule only in 8-expert models (and in the iq mixtures ridge does not write).
-GgmlType attn_k_rule(const RuleInput& in, GgmlType t) { return in.n_expert == 8 ? T::kQ8_0 : t; }
-
-GgmlType ffn_down_rule(const RuleInput& in, GgmlType t) {
-  const auto m = in.mix;
-  const int64_t i = in.i_ffn_down, n = in.n_ffn_down;
-  if (m == QuantMix::kQ2_K) return T::kQ3_K;
-  if (m == QuantMix::kQ3_K_M) {
-    return i < n / 16 ? T::kQ5_K : (!in.falcon || use_more_bits(i, n)) ? T::kQ4_K : T::kQ3_K;
-  }
-  if (m == QuantMix::kQ3_K_L) return in.falcon ? T::kQ4_K : T::kQ5_K;
-  if (m == QuantMix::kQ4_K_M) {
-    if (in.falcon) return i < n / 16 ? T::kQ6_K : use_more_bits(i, n) ? T::kQ5_K : T::kQ4_K;
-    return use_more_bits(i, n) ? T::kQ6_K : t;
-  }
-  if ((m == QuantMix::kIQ4_NL || m == QuantMix::kIQ4_XS) && i < n / 8 && !in.imatrix) return T::kQ5_K;
-  if (m == QuantMix::kQ5_K_M && use_more_bits(i, n)) return T::kQ6_K;
-  if (m == QuantMix::kQ4_K_S && !in.falcon && i < n / 8) return T::kQ5_K;
-  return t;
-}
-
-GgmlType attn_output_rule(const RuleInput& in, GgmlType t) {
-  const auto m = in.mix;
-  if (in.falcon) return m == QuantMix::kQ3_K_L ? T::kQ4_K : t;
-  if (in.n_expert == 8) {
-    // In 8-expert models the low mixtures (not q3_K_L, q5_K_*) raise attn_output to q5_K instead.
-    const bool low = m == QuantMix::kQ2_K || m == QuantMix::kQ3_K_S || m == QuantMix::kQ3_K_M ||
-                     m == QuantMix::kQ4_K_S || m == QuantMix::kQ4_K_M || m == QuantMix::kIQ4_NL ||
-                     m == QuantMix::kIQ4_XS;
-    return low ? T::kQ5_K : t;
-  }
-  if (m == QuantMix::kQ2_K) return T::kQ3_K;
-  if (m == QuantMix::kQ3_K_M) return T::kQ4_K;
-  if (m == QuantMix::kQ3_K_L) return T::kQ5_K;
-  return t;
-}
-
-// The mixture's type for one quantizable tensor (before the shape fallback).
-GgmlType rule_type(const RuleInput& in, Category cat, uint64_t cols) {
-  const GgmlType base = quant_mix_info(in.mix).base;
-  if (cat == Category::kOutput || (in.tied && cat == Category::kTokenEmbd)) return output_rule(in, base, cols);
-  switch (cat) {
-    case Category::kAttnV: return attn_v_rule(in, base);
-    case Category::kAttnK: return attn_k_rule(in, base);
-    case Category::kFfnDown: return ffn_down_rule(in, base);
-    case Category::kAttnOutput: return attn_output_rule(in, base);
-    default: return base;
-  }
-}
-
 bool is_quantized(GgmlType t) { return t != T::kF32 && t != T::kF16 && t != T::kBF16; }
-
-bool is_ffn(Category c) { return c == Category::kFfnDown || c == Category::kFfnGate || c == Category::kFfnUp; }
 
 // The layer of an FFN tensor of a mixture-of-experts model, which llama.cpp requires to be named
 // blk.N.* with N below the block count (it stops otherwise).
@@ -179,7 +78,7 @@ RuleInput rule_input(QuantMix mix, const MixModel& m, bool tied) {
   in.n_gqa = m.n_head_kv > 0 ? m.n_head / m.n_head_kv : 1;
   in.tied = tied;
   in.n_expert = m.n_expert;
-  in.n_ffn_down = m.n_layer;
+  in.n_ffn = m.n_layer;
   return in;
 }
 
@@ -229,6 +128,20 @@ struct Matcher {
     return re ? std::regex_search(name, *re) : glob_match(glob, name);
   }
 };
+
+// llama.cpp's running count of ffn_down tensors before `name` (in layer `layer`) in the standard
+// layout of cfg: per layer, in name order, the dense ffn_down (every layer of a dense model, and
+// beside the experts in Gemma 4's), the experts' ffn_down_exps and the shared expert's
+// ffn_down_shexp.
+int64_t standard_ffn_down_index(const ModelConfig& cfg, std::string_view name, int64_t layer) {
+  const bool dense = !cfg.is_moe() || cfg.moe_gemma4, exps = cfg.is_moe();
+  const bool shexp = cfg.is_moe() && cfg.n_ff_shexp > 0;
+  const int64_t per_layer = int64_t{dense} + int64_t{exps} + int64_t{shexp};
+  int64_t before = 0;  // this layer's ffn_down tensors that sort before `name`
+  if (name.find("ffn_down_exps") != std::string_view::npos) before = int64_t{dense};
+  if (name.find("ffn_down_shexp") != std::string_view::npos) before = int64_t{dense + exps};
+  return layer * per_layer + before;
+}
 
 }  // namespace
 
@@ -287,8 +200,8 @@ Result<TensorTypeOverride> parse_tensor_type_override(std::string_view spec) {
   const std::string_view type_name = spec.substr(eq + 1);
   auto t = ggml_type_from_name(type_name);
   if (!t || !is_writable_type(*t)) {
-    return usage_error("--tensor-type '{}': '{}' is not a type ridge can write (f32, f16, bf16, q4_0, q4_1, "
-                       "q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, mxfp4, iq4_nl, iq4_xs)", spec, type_name);
+    return usage_error("--tensor-type '{}': '{}' is not a type ridge can write ({})", spec, type_name,
+                       writable_type_names());
   }
   o.type = *t;
   if (!is_glob(o.pattern)) {
@@ -303,9 +216,29 @@ Result<TensorTypeOverride> parse_tensor_type_override(std::string_view spec) {
 
 bool is_writable_type(GgmlType t) {
   switch (t) {
-    case T::kF32: case T::kF16: case T::kBF16: case T::kQ4_0: case T::kQ4_1: case T::kQ5_0: case T::kQ5_1:
-    case T::kQ8_0: case T::kQ2_K: case T::kQ3_K: case T::kQ4_K: case T::kQ5_K: case T::kQ6_K:
-    case T::kMXFP4: case T::kIQ4_NL: case T::kIQ4_XS:
+    case T::kF32: case T::kF16: case T::kBF16:
+      return true;
+    case T::kQ8_1: case T::kQ8_K:  // the kernels' activation formats, not weight types
+      return false;
+    default:
+      return kernels::can_quantize(t);
+  }
+}
+
+std::string writable_type_names() {
+  size_t n = 0;
+  const GgmlTypeTraits* all = ggml_all_types(&n);
+  std::string out = "f32, f16, bf16";
+  for (size_t i = 0; i < n; ++i) {
+    if (is_quantized(all[i].type) && is_writable_type(all[i].type)) out += ", " + std::string(all[i].name);
+  }
+  return out;
+}
+
+bool type_needs_imatrix(std::string_view tensor, GgmlType type) {
+  if (tensor == "output.weight" || category_of(tensor) == Category::kTokenEmbd) return false;
+  switch (type) {
+    case T::kIQ1_S: case T::kIQ1_M: case T::kIQ2_XXS: case T::kIQ2_XS: case T::kIQ2_S: case T::kIQ3_XXS:
       return true;
     default:
       return false;
@@ -328,6 +261,7 @@ Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc
   RuleInput in = rule_input(opt.mix, model, tied);
   in.n_attn_v = n_attn_v;
   in.imatrix = opt.imatrix;
+  int64_t i_ffn_gate = 0, i_ffn_up = 0;
   const GgmlType base = quant_mix_info(opt.mix).base;
 
   // llama.cpp walks the tensors by layer number (non-layer tensors first), then by name.
@@ -363,16 +297,23 @@ Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc
     } else if (!c.overridden && !opt.pure && is_quantized(base)) {
       const Category cat = category_of(t.name);
       RuleInput r = in;
-      if (model.n_expert > 1 && is_ffn(cat)) {
+      int64_t* counter = cat == Category::kFfnDown ? &in.i_ffn_down
+                         : cat == Category::kFfnGate ? &i_ffn_gate
+                         : cat == Category::kFfnUp   ? &i_ffn_up
+                                                     : nullptr;
+      if (counter != nullptr) r.i_ffn = *counter;
+      if (model.n_expert > 1 && is_ffn(cat) && ffn_rules_read_layer(opt.mix)) {
         // llama.cpp (layer_info): in a mixture-of-experts model the FFN rules take the layer from
         // the name, since a layer holds several ffn_down (experts, shared expert) and old Mixtral
-        // files store one tensor per expert, not in layer order.
-        RIDGE_ASSIGN_OR_RETURN(r.i_ffn_down, moe_ffn_layer(t.name, model.n_layer));
+        // files store one tensor per expert, not in layer order. (The 1-2 bit mixtures' ffn_down
+        // rule reads the counter even there.)
+        RIDGE_ASSIGN_OR_RETURN(r.i_ffn, moe_ffn_layer(t.name, model.n_layer));
       }
       c.wanted = rule_type(r, cat, cols);
-      // The n-th attn_v / ffn_down counts only tensors the rules were asked about (llama.cpp).
+      // The n-th attn_v / ffn_down / ffn_gate / ffn_up counts only tensors the rules were asked
+      // about (llama.cpp).
       if (cat == Category::kAttnV) ++in.i_attn_v;
-      if (cat == Category::kFfnDown) ++in.i_ffn_down;
+      if (counter != nullptr) ++*counter;
     }
     c.type = fallback_type(c.wanted, cols);
   }
@@ -390,8 +331,11 @@ GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_
     return fallback_type(name.find("_exps.") != std::string_view::npos ? T::kMXFP4 : T::kQ8_0, cols);
   }
   RuleInput in = rule_input(mix, mix_model_of(cfg), cfg.tied_embeddings);
+  in.imatrix = quant_mix_info(mix).needs_imatrix;
   in.n_attn_v = cfg.n_layer;
-  in.i_attn_v = in.i_ffn_down = std::max<int64_t>(layer_of(name), 0);
+  const int64_t layer = std::max<int64_t>(layer_of(name), 0);
+  in.i_attn_v = in.i_ffn = layer;
+  in.i_ffn_down = standard_ffn_down_index(cfg, name, layer);
   return fallback_type(rule_type(in, category_of(name), cols), cols);
 }
 

@@ -28,6 +28,9 @@ enum class QuantMix {
   kMXFP4_MOE,  // gpt-oss's: expert stacks mxfp4, every other matrix q8_0
   kIQ4_NL,     // iq4_nl with llama.cpp's raised attn_v / ffn_down / attn_output
   kIQ4_XS,     // iq4_xs, the same rules
+  // The grid i-quants (1.5 to 3.7 bits per weight) and the ternary formats, with llama.cpp's rules.
+  kIQ1_S, kIQ1_M, kIQ2_XXS, kIQ2_XS, kIQ2_S, kIQ2_M, kIQ3_XXS, kIQ3_XS, kIQ3_S, kIQ3_M,
+  kTQ1_0, kTQ2_0,
 };
 
 struct QuantMixInfo {
@@ -36,6 +39,9 @@ struct QuantMixInfo {
   GgmlType base;             // the type of every weight no rule singles out
   uint32_t file_type;        // general.file_type (LLAMA_FTYPE_*)
   std::string_view summary;  // one line for --help and docs
+  // Its rules write tensors that need an importance matrix (type_needs_imatrix) wherever rows
+  // fill their 256-element blocks: `ridge quantize` refuses it without --imatrix.
+  bool needs_imatrix = false;
 };
 
 // Every mixture, smallest bits first within each family.
@@ -54,8 +60,18 @@ bool is_mixture_only_name(std::string_view name);
 // a few small special tensors. Others are copied as is.
 bool tensor_is_quantizable(std::string_view name, std::span<const uint64_t> shape);
 
-// The types ridge can write: f32, f16, bf16 and the quantizers of kernels/quant (q4_0 ... q6_K).
+// The types ridge can write: f32, f16, bf16 and the weight formats kernels/quant quantizes to
+// (kernels::can_quantize: q4_0 ... q6_K, mxfp4, the i-quants, tq1_0, tq2_0; not the activation
+// formats q8_1 and q8_K).
 bool is_writable_type(GgmlType type);
+// Their names, comma-separated, for error messages.
+std::string writable_type_names();
+
+// llama.cpp's tensor_requires_imatrix: the i-quants of 1.5 to 3 bits per weight (iq1_s, iq1_m,
+// iq2_xxs, iq2_xs, iq2_s, iq3_xxs) are garbage without an importance matrix, so a tensor written in
+// one needs it, except the embedding and the output head (token_embd, per_layer_token_embd,
+// output). `type` is what is written (after the shape fallback).
+bool type_needs_imatrix(std::string_view tensor, GgmlType type);
 
 
 // The hyper-parameters the rules look at.
@@ -65,7 +81,8 @@ struct MixModel {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;   // n_head / n_head_kv >= 4 gives attn_v more bits in q2_k
   int64_t n_expert = 0;    // <arch>.expert_count: > 1 takes the FFN rules' layer from the tensor
-                           // name; exactly 8 (Mixtral) raises attn_v, attn_k, attn_output
+                           // name; exactly 8 (Mixtral) raises attn_v, attn_k, attn_output; >= 4
+                           // raises attn_v in the 1-2 bit i-quant mixtures
 };
 MixModel mix_model_of(const ModelConfig& cfg);
 
@@ -82,7 +99,8 @@ Result<TensorTypeOverride> parse_tensor_type_override(std::string_view spec);
 struct MixOptions {
   QuantMix mix = QuantMix::kQ8_0;
   bool pure = false;  // no per-tensor rules: every quantizable weight in the base type
-  bool imatrix = false;  // quantized with an importance matrix (llama.cpp's rules differ for iq4_nl)
+  bool imatrix = false;  // quantized with an importance matrix (the rules differ for q4_0, q5_0,
+                         // iq3_xxs, iq4_nl and iq4_xs)
   std::vector<TensorTypeOverride> overrides;
 };
 
@@ -109,7 +127,9 @@ Result<std::vector<TensorChoice>> choose_tensor_types(std::span<const TensorDesc
 // with rows of `cols` elements in the standard layout of `cfg` (one attn_v per layer; one ffn_down
 // per layer, or the experts' and the shared expert's in an MoE config; the embedding doubles as the
 // output head when cfg.tied_embeddings): the same answer choose_tensor_types gives for that tensor
-// of a whole file. Names llama.cpp never converts (the router ffn_gate_inp, norms) answer f32.
+// of a whole file, with an importance matrix exactly when the mixture needs one
+// (QuantMixInfo::needs_imatrix: what `ridge quantize` can write). Names llama.cpp never converts
+// (the router ffn_gate_inp, norms) answer f32.
 GgmlType standard_tensor_type(QuantMix mix, const ModelConfig& cfg, std::string_view name, uint64_t cols);
 
 }  // namespace ridge::offline

@@ -76,6 +76,22 @@ Status convert_tensor(const gguf::TensorInfo& src, GgmlType to, std::span<uint8_
   return ok_status();
 }
 
+// The one-line refusal of a plan that writes `type` in `tensor` without the importance matrix it
+// needs (llama.cpp: "this quantization requires an importance matrix!").
+Status missing_imatrix(const gguf::File& in, QuantMix mix, bool have_imatrix,
+                       const std::string& tensor, const TensorChoice& c) {
+  const std::string make =
+      fmt::format("make one with `ridge imatrix -m {} -f TEXT.txt -o imatrix.gguf`", in.path());
+  const std::string_view type = ggml_type_name(c.type);
+  if (!have_imatrix) {
+    const std::string_view by = c.overridden ? std::string_view("--tensor-type") : quant_mix_info(mix).name;
+    return usage_error("{}: {} writes '{}' as {}, which needs an importance matrix: {} and pass "
+                       "--imatrix imatrix.gguf", in.path(), by, tensor, type, make);
+  }
+  return usage_error("{}: the importance matrix has no entry for '{}', which would be {} and needs one: {}",
+                     in.path(), tensor, type, make);
+}
+
 }  // namespace
 
 void decode_float_row(GgmlType type, const void* src, float* dst, int64_t n) {
@@ -115,7 +131,9 @@ Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptio
   std::vector<TensorDesc> descs;
   descs.reserve(in.tensors().size());
   for (const auto& t : in.tensors()) descs.push_back(TensorDesc{t.name, t.shape, t.type});
-  auto chosen = choose_tensor_types(descs, model, opt.mix);
+  MixOptions mix = opt.mix;
+  mix.imatrix = mix.imatrix || opt.importance != nullptr;  // the rules and the refusal below
+  auto chosen = choose_tensor_types(descs, model, mix);
   if (!chosen.ok()) return chosen.status().with_prefix(in.path());
 
   QuantizePlan plan;
@@ -126,6 +144,11 @@ Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptio
     if (c.convert && !is_float_type(t.type)) {
       return error("{}: already quantized (tensor '{}' is {}); ridge quantize needs an F32, F16 or BF16 model",
                    in.path(), t.name, ggml_type_name(t.type));
+    }
+    if (c.convert && type_needs_imatrix(t.name, c.type) &&
+        (!mix.imatrix || (opt.importance != nullptr && !opt.importance->contains(t.name)))) {
+      if (!opt.dry_run) return missing_imatrix(in, opt.mix.mix, mix.imatrix, t.name, c);
+      if (plan.needs_imatrix.empty()) plan.needs_imatrix = t.name;
     }
     TensorPlan p{t.name, t.shape, t.type, c, t.n_bytes, t.n_bytes};
     if (c.convert) {
@@ -163,6 +186,13 @@ Status add_quantized_model(const gguf::File& in, const QuantizePlan& plan, int n
   w.set("general.quantization_version", gguf::make_u32(2));
   w.set("general.file_type", gguf::make_u32(quant_mix_info(plan.mix).file_type));
 
+  for (const TensorPlan& p : plan.tensors) {
+    if (p.choice.convert && !is_float_type(p.choice.type) && p.choice.type != p.from &&
+        !kernels::can_quantize(p.choice.type)) {
+      return error("{}: tensor '{}': ridge cannot quantize to {} yet (no quantizer in kernels/quant)",
+                   in.path(), p.name, ggml_type_name(p.choice.type));
+    }
+  }
   auto pool = std::make_shared<ThreadPool>(std::max(1, n_threads));
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const TensorPlan& p = plan.tensors[i];

@@ -33,10 +33,13 @@ struct ColumnImportance {
 using ImportanceMap = std::map<std::string, ColumnImportance>;
 
 struct QuantizeOptions {
-  MixOptions mix;
+  MixOptions mix;  // mix.imatrix is implied by `importance`
   int n_threads = 1;
   // Weights for the quantizers' scale searches (kernels::quantize_row_weighted); null: none.
   const ImportanceMap* importance = nullptr;
+  // Only the plan is wanted (--dry-run): a tensor that would need an importance matrix it lacks is
+  // noted in QuantizePlan::needs_imatrix instead of refused.
+  bool dry_run = false;
 };
 
 struct TensorPlan {
@@ -59,6 +62,10 @@ struct QuantizePlan {
   int64_t n_overridden = 0;
   int64_t n_weighted = 0;           // tensors quantized with importance weights
   std::vector<std::string> unweighted;  // quantized tensors the importance map has no entry for
+  // The first tensor written in a type that needs an importance matrix (type_needs_imatrix) while
+  // none is given (neither mix.imatrix nor importance), or the given one has no entry for it; only
+  // in a dry-run plan, which is not refused. Empty: none.
+  std::string needs_imatrix;
 
   double bits_per_weight_out() const {
     return n_elements ? 8.0 * static_cast<double>(bytes_out) / static_cast<double>(n_elements) : 0.0;
@@ -69,12 +76,16 @@ struct QuantizePlan {
 // converted row by row like a matrix of shape[1] * shape[2] rows. Errors: an input that is already
 // quantized, a tensor type that cannot be converted, a split file, a bad override pattern, an FFN
 // tensor of a mixture-of-experts model without a valid layer number (llama.cpp stops there too),
-// importance whose columns or matrices do not match its tensor's.
+// importance whose columns or matrices do not match its tensor's, and (unless opt.dry_run, as
+// llama.cpp) a tensor written as iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s or iq3_xxs (other than the
+// embedding and the head) without an importance matrix, or without an entry for it in the one
+// given: one line that names `ridge imatrix`.
 Result<QuantizePlan> plan_quantization(const gguf::File& in, const QuantizeOptions& opt);
 
 // Fills `w` with the input's metadata (general.file_type, general.quantization_version updated)
 // and every tensor of `plan`, converted lazily when `w` writes. `in` must outlive the write.
-// The output bytes do not depend on n_threads.
+// The output bytes do not depend on n_threads. An error (before anything is written) when the
+// plan has a type the kernels cannot quantize to (kernels::can_quantize).
 Status add_quantized_model(const gguf::File& in, const QuantizePlan& plan, int n_threads, gguf::Writer& w);
 
 // Converts `n` f32 values to one row of `type` at dst (any writable type; n a multiple of its

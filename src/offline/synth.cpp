@@ -224,6 +224,17 @@ uint32_t file_type_of(GgmlType type) {
     case GgmlType::kMXFP4: return 38;  // MXFP4_MOE
     case GgmlType::kIQ4_NL: return 25;
     case GgmlType::kIQ4_XS: return 30;
+    // The grid and ternary formats: the file type llama.cpp's loader guesses for a file mostly
+    // in that type (llama-model-loader.cpp).
+    case GgmlType::kIQ2_XXS: return 19;
+    case GgmlType::kIQ2_XS: return 20;
+    case GgmlType::kIQ3_XXS: return 23;
+    case GgmlType::kIQ1_S: return 24;
+    case GgmlType::kIQ3_S: return 26;
+    case GgmlType::kIQ2_S: return 28;
+    case GgmlType::kIQ1_M: return 31;
+    case GgmlType::kTQ1_0: return 36;
+    case GgmlType::kTQ2_0: return 37;
     default: return 1024;  // LLAMA_FTYPE_GUESSED
   }
 }
@@ -302,6 +313,9 @@ Result<ModelConfig> build_synthetic_model(const ModelConfig& cfg_in, const Synth
   }
 
   // A mixture (q4_k_m, ...) picks each matrix's type by llama.cpp's rules (model/quant_mix.h).
+  // Random weights have no activations to weigh: the i-quants that llama.cpp (and `ridge
+  // quantize`) write only with an importance matrix are written here without one, in the types
+  // the mixture gives with one (standard_tensor_type).
   // `--type mxfp4` is llama.cpp's MXFP4_MOE: the expert stacks in mxfp4, other matrices q8_0.
   const bool mxfp4_moe = !opt.mix && opt.type == GgmlType::kMXFP4;
   auto add_matrix = [&](const std::string& name, int64_t cols, int64_t rows, Init init, int64_t planes = 1) {

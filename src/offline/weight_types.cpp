@@ -14,8 +14,8 @@ Result<model::TensorTypeFn> weight_types_by_name(std::string_view name,
         },
         cfg);
   }
-  return usage_error("unknown weight type '{}' (a ggml type such as f16, bf16, q8_0, q4_K, or a "
-                     "llama.cpp mixture such as q4_k_m, q3_k_s, q5_k_m)", name);
+  return usage_error("unknown weight type '{}' (a ggml type such as f16, bf16, q8_0, q4_K, iq2_xxs, or a "
+                     "llama.cpp mixture such as q4_k_m, q3_k_s, q5_k_m, iq2_m, iq3_xs, iq3_m)", name);
 }
 
 }  // namespace ridge::offline

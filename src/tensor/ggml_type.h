@@ -65,10 +65,11 @@ std::optional<uint64_t> ggml_row_bytes(GgmlType type, uint64_t n_elems);
 // All known types, in id order.
 const GgmlTypeTraits* ggml_all_types(size_t* count);
 
-// llama.cpp's replacement when a row of `cols` elements does not fill whole blocks of `type`:
-// q2_K/q3_K -> q4_0, q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0 (the 256-element iq formats ->
-// iq4_nl, for the roofline's byte counts; ridge writes no iq format); f16 when that still does not fit
-// (llama.cpp stops with an error for 32-element formats; ridge writes f16). `type` when it fits.
+// llama.cpp's replacement when a row of `cols` elements does not fill whole blocks of `type`
+// (llama-quant.cpp, tensor_type_fallback): q2_K/q3_K/tq1_0/tq2_0 -> q4_0, q4_K -> q5_0, q5_K ->
+// q5_1, q6_K -> q8_0, the 256-element iq formats (iq1_s ... iq3_s, iq4_xs) -> iq4_nl; f16 when that
+// still does not fit, and for a 32-element format that does not fit (as recent llama.cpp).
+// `type` when it fits.
 GgmlType fallback_type(GgmlType type, uint64_t cols);
 
 }  // namespace ridge

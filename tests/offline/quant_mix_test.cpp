@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/quant/quants.h"
 #include "model/cost.h"
 #include "offline/presets.h"
 #include "offline/quant_mix.h"
@@ -74,6 +75,7 @@ std::map<std::string, TensorChoice> choose(const ModelConfig& cfg, QuantMix mix,
   opt.mix = mix;
   opt.pure = pure;
   opt.overrides = std::move(ov);
+  opt.imatrix = quant_mix_info(mix).needs_imatrix;  // as standard_tensor_type (what quantize writes)
   auto r = choose_tensor_types(descs, mix_model_of(cfg), opt);
   EXPECT_TRUE(r.ok()) << r.status().message();
   std::map<std::string, TensorChoice> out;
@@ -228,13 +230,21 @@ TEST(QuantMix, OverridesByRegexAndGlob) {
   // Overridden tensors still fall back on unfit rows.
   auto q = choose(preset("qwen2.5-0.5b"), QuantMix::kQ8_0, {ov("attn_q=q4_K")});
   EXPECT_EQ(q[blk(0, "attn_q")].type, T::kQ5_0);
-  for (const char* bad : {"attn_v", "=q8_0", "attn_v=", "attn_v=q9_9", "attn_v=iq2_xxs", "attn_v[=q8_0"}) {
+  for (const char* bad : {"attn_v", "=q8_0", "attn_v=", "attn_v=q9_9", "attn_v=q8_K", "attn_v=i8", "attn_v[=q8_0"}) {
     auto r = parse_tensor_type_override(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
       EXPECT_TRUE(r.status().is_usage()) << bad;
     }
   }
+  // The types ridge writes: the float ones and what the kernels quantize to, listed in the error.
+  EXPECT_EQ(parse_tensor_type_override("attn_v=iq2_xxs").ok(), kernels::can_quantize(T::kIQ2_XXS));
+  EXPECT_EQ(parse_tensor_type_override("attn_v=tq1_0").ok(), kernels::can_quantize(T::kTQ1_0));
+  const std::string msg = parse_tensor_type_override("attn_v=q8_K").status().message();
+  const size_t list = msg.find('(');
+  EXPECT_NE(msg.find("(f32, f16, bf16, q4_0, ", list), std::string::npos) << msg;
+  EXPECT_NE(msg.find("iq4_xs", list), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("q8_K", list), std::string::npos) << msg;
 }
 
 TEST(QuantMix, NamesAndQuantizableTensors) {
@@ -377,6 +387,7 @@ Result<std::map<std::string, TensorChoice>> choose_moe(const ModelConfig& cfg, Q
   if (descs.empty()) descs = moe_tensors(cfg, per_expert);
   MixOptions opt;
   opt.mix = mix;
+  opt.imatrix = quant_mix_info(mix).needs_imatrix;
   RIDGE_ASSIGN_OR_RETURN(auto r, choose_tensor_types(descs, mix_model_of(cfg), opt));
   std::map<std::string, TensorChoice> out;
   for (size_t i = 0; i < descs.size(); ++i) out[descs[i].name] = r[i];

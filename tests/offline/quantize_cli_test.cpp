@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "kernels/quant/quants.h"
 #include "quantize_test_util.h"
 
 namespace ridge::offline {
@@ -46,9 +47,9 @@ class QuantizeCli : public ::testing::Test {
     std::error_code ec;
     if (!dir_.empty()) fs::remove_all(dir_, ec);
   }
-  CliRun ridge(const std::string& args) {
-    const std::string cmd = std::string(RIDGE_BINARY) + " quantize " + args + " >" + (dir_ / "out.txt").string() +
-                            " 2>" + (dir_ / "err.txt").string();
+  CliRun ridge(const std::string& args, const std::string& command = "quantize") {
+    const std::string cmd = std::string(RIDGE_BINARY) + " " + command + " " + args + " >" +
+                            (dir_ / "out.txt").string() + " 2>" + (dir_ / "err.txt").string();
     const int st = std::system(cmd.c_str());
     return CliRun{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(dir_ / "out.txt"), slurp(dir_ / "err.txt")};
   }
@@ -105,6 +106,51 @@ TEST_F(QuantizeCli, ErrorsAreOneLine) {
   expect_one_error_line(ridge((dir_ / "missing.gguf").string() + " " + out + " q4_0"), 1, "missing.gguf");
   ASSERT_EQ(ridge(in_ + " " + out + " q8_0").rc, 0);
   expect_one_error_line(ridge(out + " " + (dir_ / "o2.gguf").string() + " q4_k_m"), 1, "already quantized");
+}
+
+// iq1_*, iq2_*, iq3_xxs and iq3_xs write tensors that need an importance matrix (llama.cpp refuses
+// them too): one line naming `ridge imatrix`, also for a --tensor-type; a dry run shows the plan
+// and says so; iq3_s needs none. With one from `ridge imatrix`, the file is written.
+TEST_F(QuantizeCli, LowBitIQuantsNeedAnImatrix) {
+  const std::string out = (dir_ / "iq.gguf").string();
+  CliRun r = ridge(in_ + " " + out + " iq2_xxs -t 2");
+  expect_one_error_line(r, 2, "iq2_xxs writes 'blk.0.attn_q.weight' as iq2_xxs, which needs an importance matrix");
+  EXPECT_NE(r.err.find("`ridge imatrix -m "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--imatrix"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".part"));
+  expect_one_error_line(ridge(in_ + " " + out + " iq3_xs"), 2, "needs an importance matrix");
+  if (kernels::can_quantize(GgmlType::kIQ1_S)) {  // --tensor-type takes only the types ridge writes
+    expect_one_error_line(ridge(in_ + " " + out + " q4_k_m --tensor-type ffn_up=iq1_s"), 2,
+                          "--tensor-type writes 'blk.0.ffn_up.weight' as iq1_s");
+  }
+  CliRun dry = ridge(in_ + " iq2_xxs --dry-run");
+  ASSERT_EQ(dry.rc, 0) << dry.err;
+  EXPECT_NE(dry.out.find("iq2_xxs: "), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("note: writing this needs an importance matrix"), std::string::npos) << dry.out;
+
+  CliRun s = ridge(in_ + " iq3_s --dry-run");
+  ASSERT_EQ(s.rc, 0) << s.err;
+  EXPECT_NE(s.out.find("iq3_s: "), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find("note:"), std::string::npos) << s.out;
+  if (!kernels::can_quantize(GgmlType::kIQ3_S) || !kernels::can_quantize(GgmlType::kIQ2_XXS)) {
+    GTEST_SKIP() << "kernels/quant cannot quantize to iq3_s / iq2_xxs yet";
+  }
+  CliRun w = ridge(in_ + " " + out + " iq3_s -t 2");
+  ASSERT_EQ(w.rc, 0) << w.err;
+  auto q = gguf::File::open(out);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->find_tensor("blk.0.attn_q.weight")->type, GgmlType::kIQ3_S);
+
+  const std::string text = (dir_ / "text.txt").string(), im = (dir_ / "imatrix.gguf").string();
+  std::ofstream(text) << "The quick brown fox jumps over the lazy dog. " << std::string(60, 'x');
+  CliRun m = ridge("-m " + in_ + " -f " + text + " -o " + im + " -c 32 --chunks 2 -t 2", "imatrix");
+  ASSERT_EQ(m.rc, 0) << m.err;
+  CliRun iq = ridge(in_ + " " + out + " iq2_xxs -t 2 --imatrix " + im);
+  ASSERT_EQ(iq.rc, 0) << iq.err;
+  auto q2 = gguf::File::open(out);
+  ASSERT_TRUE(q2.ok()) << q2.status().message();
+  EXPECT_EQ(q2->find_tensor("blk.0.attn_q.weight")->type, GgmlType::kIQ2_XXS);
 }
 
 // A mixture-of-experts file (qwen2moe: 3-D expert stacks, a shared expert): the plan printed and

@@ -45,9 +45,9 @@ class QuantizePeer : public ::testing::Test {
 
   // Quantizes `in` to `mix`, writes it, and compares both engines on `tokens`.
   void compare(const gguf::File& in, QuantMix mix, const std::vector<int32_t>& tokens, const std::string& label,
-               double all_positions_bound = 4e-2) {
+               double all_positions_bound = 4e-2, const ImportanceMap* importance = nullptr) {
     SCOPED_TRACE(label);
-    const Quantized q = quantize(in, mix);
+    const Quantized q = quantize(in, mix, 2, {}, importance);
     ASSERT_TRUE(q.file);
     const std::string path = (dir_ / (label + ".gguf")).string();
     std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(q.bytes.data()),
@@ -143,6 +143,18 @@ TEST_F(QuantizePeer, WideSyntheticModelsInEveryKMixture) {
     for (QuantMix mix : mixes) {
       compare(*in.file, mix, sequence(64, 512), std::string(arch) + "-" + std::string(quant_mix_info(mix).name));
     }
+  }
+}
+
+// The grid and ternary formats as ridge writes them (with an importance matrix, which the 1-2 bit
+// mixtures require): every format at least once, in llama.cpp's mixtures of them.
+TEST_F(QuantizePeer, GridAndTernaryMixtures) {
+  const Synth in = synth_f32(wide_config("qwen3"), 7);
+  ASSERT_TRUE(in.file);
+  const ImportanceMap importance = random_importance(*in.file, 3);
+  for (QuantMix mix : {QuantMix::kIQ2_XXS, QuantMix::kIQ2_XS, QuantMix::kIQ2_M, QuantMix::kIQ3_XXS, QuantMix::kIQ3_M,
+                       QuantMix::kIQ1_S, QuantMix::kIQ1_M, QuantMix::kTQ1_0, QuantMix::kTQ2_0}) {
+    compare(*in.file, mix, sequence(64, 512), "qwen3-" + std::string(quant_mix_info(mix).name), 4e-2, &importance);
   }
 }
 

@@ -50,6 +50,12 @@ double tolerance(GgmlType t) {
   }
 }
 
+// The grid and ternary mixtures (iq1_s ... iq3_m, tq1_0, tq2_0: a base type without a bound
+// here) are left out of the decode checks: their types are checked against llama.cpp by
+// quant_mix_llama_test.cpp, their formats' error by the kernels' tests, and most need an
+// importance matrix (quantize_cli_test.cpp writes iq3_s and iq2_xxs files).
+bool grid_mixture(const QuantMixInfo& info) { return tolerance(info.base) < 0; }
+
 // Decodes row r of any writable type.
 std::vector<float> decode_row(const gguf::TensorInfo& t, uint64_t r) {
   std::vector<float> out(t.cols());
@@ -98,6 +104,7 @@ TEST(Quantize, EveryMixtureDecodesCloseOnWideSynthetic) {
   for (const char* arch : {"qwen3", "llama"}) {
     const Synth in = synth_f32(wide_config(arch), 5);
     for (const auto& info : quant_mixes()) {
+      if (grid_mixture(info)) continue;
       const Quantized q = quantize(*in.file, info.mix);
       ASSERT_TRUE(q.file) << info.name;
       for (auto [t, e] : expect_decodes_close(*in.file, q, std::string(arch) + " " + std::string(info.name))) {
@@ -206,6 +213,7 @@ TEST(Quantize, MixtureOfExpertsDecodesClose) {
     ASSERT_NE(stack, nullptr);
     EXPECT_EQ(stack->shape, (std::vector<uint64_t>{256, 256, static_cast<uint64_t>(cfg.n_expert)}));
     for (const auto& info : quant_mixes()) {
+      if (grid_mixture(info)) continue;
       const Quantized q = quantize(*in.file, info.mix);
       ASSERT_TRUE(q.file) << arch << " " << info.name;
       expect_decodes_close(*in.file, q, std::string(arch) + " " + std::string(info.name));

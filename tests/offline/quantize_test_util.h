@@ -199,11 +199,12 @@ struct Quantized {
 };
 
 inline Quantized quantize(const gguf::File& in, QuantMix mix, int n_threads = 2,
-                          std::vector<TensorTypeOverride> overrides = {}) {
+                          std::vector<TensorTypeOverride> overrides = {}, const ImportanceMap* importance = nullptr) {
   QuantizeOptions opt;
   opt.mix.mix = mix;
   opt.mix.overrides = std::move(overrides);
   opt.n_threads = n_threads;
+  opt.importance = importance;
   Quantized q;
   auto plan = plan_quantization(in, opt);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
@@ -219,6 +220,29 @@ inline Quantized quantize(const gguf::File& in, QuantMix mix, int n_threads = 2,
   q.keep = parse_bytes(*bytes, "quantized.gguf");
   q.file = q.keep.file;
   return q;
+}
+
+// An importance matrix for every 2-D weight of `in`: per column a log-normal (sigma 1) value, as
+// activations' mean squares spread; deterministic in `seed`.
+inline ImportanceMap random_importance(const gguf::File& in, uint64_t seed) {
+  ImportanceMap map;
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 7;
+  auto uniform = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (static_cast<double>(state >> 11) + 0.5) / 9007199254740992.0;
+  };
+  for (const auto& t : in.tensors()) {
+    if (t.shape.size() != 2 || !t.name.ends_with(".weight")) continue;
+    ColumnImportance c;
+    c.n_cols = static_cast<int64_t>(t.shape[0]);
+    std::vector<float> col(t.shape[0]);
+    for (float& v : col) {  // exp(N(0, 1)) by Box-Muller
+      v = static_cast<float>(std::exp(std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform())));
+    }
+    c.matrices.push_back(std::move(col));
+    map.emplace(t.name, std::move(c));
+  }
+  return map;
 }
 
 }  // namespace ridge::offline::quantize_testing
