@@ -231,7 +231,7 @@ void register_all() {
   for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
                         GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
                         GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kMXFP4}) {
+                        GgmlType::kMXFP4, GgmlType::kIQ4_XS}) {
     for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
       for (int t : {1, 2}) {
         const std::string name = "BM_DecodeStack/" + std::string(ggml_type_name(type)) + "/" +
@@ -246,7 +246,7 @@ void register_all() {
   for (GgmlType type : {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
                         GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K,
                         GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                        GgmlType::kMXFP4}) {
+                        GgmlType::kMXFP4, GgmlType::kIQ4_XS}) {
     for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
       const std::string name = "BM_GemvHot/" + std::string(ggml_type_name(type)) + "/" + std::string(isa_name(isa));
       const int64_t cols = type == GgmlType::kF16 || type == GgmlType::kBF16 ? 512 : 1024;

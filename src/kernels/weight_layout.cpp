@@ -74,6 +74,14 @@ const Panels16Format* panels16_format(GgmlType type) {
     f.moves.push_back({108, 1728, 2, 0});                                              // d
     return f;
   }();
+  // IQ4_XS: qs dwords, scales_l, d | scales_h.
+  static const Panels16Format iq4_xs = [] {
+    Panels16Format f{136, 256, {}};
+    for (int g = 0; g < 32; ++g) f.moves.push_back({8 + 4 * g, 64 * g, 4, 0});  // qs
+    f.moves.push_back({4, 2048, 4, 0});                                         // scales_l
+    f.moves.push_back({0, 2112, 4, 0});                                         // d | scales_h
+    return f;
+  }();
   // The legacy 4/5-bit formats: qs dwords (4), qh (5-bit), d | m (with a min) or d.
   const auto legacy = [](int bytes, int qs_at, int qh_at, bool has_min) {
     Panels16Format f{bytes, 32, {}};
@@ -100,6 +108,7 @@ const Panels16Format* panels16_format(GgmlType type) {
     case GgmlType::kQ4_K: return &q4_k;
     case GgmlType::kQ5_K: return &q5_k;
     case GgmlType::kQ6_K: return &q6_k;
+    case GgmlType::kIQ4_XS: return &iq4_xs;
     case GgmlType::kQ4_0: case GgmlType::kIQ4_NL: return &q4_0;  // the same block layout
     case GgmlType::kQ4_1: return &q4_1;
     case GgmlType::kQ5_0: return &q5_0;

@@ -1,17 +1,18 @@
 // Weight layouts other than GGUF's row order (WeightLayout in kernels.h): what their bytes
 // mean, the in-place conversion from kRows, and reading one row back.
 //
-// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, every K format and MXFP4). Rows 16p .. 16p + 15 form panel
-// p, which keeps the bytes those rows occupy in kRows order (16 * row_bytes), so a matrix
-// converts in place. Within a panel, block b
-// (the b-th block of every row: 32 elements for Q8_0, 256 for Q4_K) takes 16 * block-bytes at
-// offset b * 16 * block-bytes, and each of its fields is stored for all 16 rows side by side:
-// lane r of a 64-byte group holds row r's 4 bytes, as the AVX-512 kernels' registers do.
+// kPanels16 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, every K format, IQ4_NL, IQ4_XS and MXFP4). Rows
+// 16p .. 16p + 15 form panel p, which keeps the bytes those rows occupy in kRows order
+// (16 * row_bytes), so a matrix converts in place. Within a panel, block b (the b-th block of
+// every row: 32 elements for Q8_0, 256 for Q4_K) takes 16 * block-bytes at offset
+// b * 16 * block-bytes, and each of its fields is stored for all 16 rows side by side: lane r
+// of a 64-byte group holds row r's 4 bytes, as the AVX-512 kernels' registers do.
 //   Q8_0 (34 bytes: fp16 d, 32 int8 q):  byte 64 g + 4 r + k = q[4 g + k] XOR 0x80 (g < 8, the
 //        unsigned form the VNNI kernel multiplies), then bytes 512 + 2 r, +1 = d.
-//   Q4_0, Q4_1, Q5_0, Q5_1 (d, m with a min, qh in the 5-bit ones, then 16 qs bytes): byte
-//        64 k + 4 r + j = qs[4 k + j] (k < 4), then the 5-bit formats' qh at 256 + 4 r, then at
-//        256 (or 320 with qh) d | m << 16 as 4 bytes (with a min) or d as 2 (at + 2 r).
+//   Q4_0, Q4_1, Q5_0, Q5_1 (d, m with a min, qh in the 5-bit ones, then 16 qs bytes; IQ4_NL is
+//        Q4_0's block): byte 64 k + 4 r + j = qs[4 k + j] (k < 4), then the 5-bit formats' qh
+//        at 256 + 4 r, then at 256 (or 320 with qh) d | m << 16 as 4 bytes (with a min) or d as
+//        2 (at + 2 r).
 //   Q4_K (144 bytes: d, dmin, 12 scale bytes, 128 nibble bytes): byte 64 (8 c + t) + 4 r + k =
 //        qs[32 c + 4 t + k] (c < 4, t < 8), then 64 q + 4 r + k at 2048 = scale byte 4 q + k
 //        (q < 3), then 2240 + 4 r + k = byte k of d | dmin.
@@ -27,6 +28,9 @@
 //   Q3_K (110 bytes: 32 hmask bytes, 64 qs bytes, 12 scale bytes, d): byte 64 g + 4 r + k =
 //        qs[4 g + k] (g < 16), then 1024 + 64 t + 4 r + k = hmask[4 t + k] (t < 8),
 //        1536 + 64 q + 4 r + k = scale byte 4 q + k (q < 3), and 1728 + 2 r = d.
+//   IQ4_XS (136 bytes: d, scales_h, 4 scales_l bytes, 128 nibble bytes): byte 64 g + 4 r + k =
+//        qs[4 g + k] (g < 32), then 2048 + 4 r + k = scales_l[k], and 2112 + 4 r + k = byte k of
+//        d | scales_h << 16.
 //   MXFP4 (17 bytes: exponent e, 16 qs bytes): byte 64 k + 4 r + j = qs[4 k + j] (k < 4), then
 //        256 + r = e.
 // A panel then reads as one sequential stream and needs no transposes. The last rows % 16 rows

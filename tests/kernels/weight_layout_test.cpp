@@ -1,6 +1,7 @@
 // The kPanels16 weight layout (kernels/weight_layout.h): converting a Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, K-format or MXFP4 matrix in place keeps every row's values, and the matmul of every ISA that
-// reads it gives the bits it gives on the GGUF row layout, for any m, row range and thread count.
+// Q5_1, K-format, IQ4_NL, IQ4_XS or MXFP4 matrix in place keeps every row's values, and the matmul
+// of every ISA that reads it gives the bits it gives on the GGUF row layout, for any m, row range
+// and thread count.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -42,7 +43,8 @@ const LayoutCase kLayoutCases[] = {{GgmlType::kQ8_0, {32, 160, 1024}}, {GgmlType
                              {GgmlType::kQ5_1, {32, 160}},         {GgmlType::kQ4_K, {256, 768}},
                              {GgmlType::kQ5_K, {256, 768}},        {GgmlType::kQ6_K, {256, 768}},
                              {GgmlType::kQ2_K, {256, 768}},        {GgmlType::kQ3_K, {256, 768}},
-                             {GgmlType::kMXFP4, {32, 160, 1024}}};
+                             {GgmlType::kMXFP4, {32, 160, 1024}}, {GgmlType::kIQ4_NL, {32, 160}},
+                             {GgmlType::kIQ4_XS, {256, 768}}};
 
 TEST(WeightLayout, DefinedForPanelFormats) {
   EXPECT_TRUE(layout_defined(GgmlType::kQ8_0, WeightLayout::kPanels16));
@@ -54,6 +56,7 @@ TEST(WeightLayout, DefinedForPanelFormats) {
   EXPECT_TRUE(layout_defined(GgmlType::kQ2_K, WeightLayout::kPanels16));
   EXPECT_TRUE(layout_defined(GgmlType::kQ3_K, WeightLayout::kPanels16));
   EXPECT_TRUE(layout_defined(GgmlType::kMXFP4, WeightLayout::kPanels16));
+  EXPECT_TRUE(layout_defined(GgmlType::kIQ4_XS, WeightLayout::kPanels16));
   EXPECT_FALSE(layout_defined(GgmlType::kQ8_K, WeightLayout::kPanels16));
   EXPECT_FALSE(layout_defined(GgmlType::kF16, WeightLayout::kPanels16));
   // Only AVX-512 reads it; ref and AVX2 keep GGUF's order.

@@ -1,10 +1,11 @@
 // A model read into huge pages has its matrices converted into the kernels' layout
-// (Kernels::layout_for: kPanels16 for the 32-element formats and Q4_K on AVX-512); one mapped
-// keeps GGUF's rows. Both must give bit-identical logits over a prompt and greedy decode steps,
-// on every ISA.
+// (Kernels::layout_for: kPanels16 for the 32-element formats, the K formats and IQ4_XS on
+// AVX-512); one mapped keeps GGUF's rows. Both must give bit-identical logits over a prompt and
+// greedy decode steps, on every ISA.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -44,10 +45,14 @@ std::vector<float> trace(const Model& m, int n_threads) {
 }
 
 TEST(WeightLayoutModel, HugePageCopyEqualsMapping) {
-  for (const char* type : {"q8_0", "q4_0", "q5_1", "f16"}) {  // f16: rows in both
+  // f16: rows in both; the 256-element formats need rows of 256 (tiny-qwen3-256).
+  const std::pair<const char*, const char*> cases[] = {
+      {"tiny-qwen3", "q8_0"}, {"tiny-qwen3", "q4_0"}, {"tiny-qwen3", "q5_1"}, {"tiny-qwen3", "f16"},
+      {"tiny-qwen3-256", "iq4_xs"}};
+  for (const auto& [preset, type] : cases) {
     SCOPED_TRACE(type);
     gguf::Writer writer;
-    ASSERT_TRUE(testing::build_synthetic("tiny-qwen3", type, 21, writer).ok());
+    ASSERT_TRUE(testing::build_synthetic(preset, type, 21, writer).ok());
     const std::string path = ::testing::TempDir() + "/layout_" + type + ".gguf";
     ASSERT_TRUE(writer.write(path).ok());
     for (kernels::Isa isa : {kernels::Isa::kAvx2, kernels::Isa::kAvx512}) {

@@ -53,7 +53,7 @@ void add_quant_rows_avx512(TypeTable& t) {
   t.set(GgmlType::kQ6_K, {quant_avx512::rows_q6_k, ActFormat::kQ8_K, 16, WeightLayout::kPanels16});
   t.set(GgmlType::kMXFP4, {avx512::rows_mxfp4, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
   t.set(GgmlType::kIQ4_NL, {avx512::rows_iq4_nl, ActFormat::kQ8_0, avx512::kQ8_0RowGrain, kPanels});
-  t.set(GgmlType::kIQ4_XS, {quant_avx512::rows_iq4_xs, ActFormat::kQ8_K, 16});
+  t.set(GgmlType::kIQ4_XS, {quant_avx512::rows_iq4_xs, ActFormat::kQ8_K, 16, kPanels});
 #define RIDGE_GRID_AVX512(T, F, n) t.set(GgmlType::k##T, {quant_avx512::rows_##n, ActFormat::kQ8_K, 16});
   RIDGE_GRID_FORMATS(RIDGE_GRID_AVX512)
 #undef RIDGE_GRID_AVX512

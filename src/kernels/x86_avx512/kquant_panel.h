@@ -1,5 +1,6 @@
 // The panel GEMM shared by the AVX-512 K-format kernels (kquant_q23k.cpp: Q2_K, Q3_K;
-// kquant_q45k.cpp: Q4_K, Q5_K; kquant_q6k.cpp: Q6_K), in the style of q8_0.cpp. Include only
+// kquant_q45k.cpp: Q4_K, Q5_K; kquant_q6k.cpp: Q6_K; kquant_iq4xs.cpp and kquant_grid.cpp the
+// other 256-element formats), in the style of q8_0.cpp. Include only
 // from files compiled with the AVX-512 flags (internal linkage).
 //
 // Layout. Output rows are taken 16 at a time (a panel), one per 32-bit lane. A panel's super-block
@@ -12,7 +13,7 @@
 //
 // Weights come in GGUF's rows (a Panel: the fields are transposed on the fly) or in kPanels16
 // (weight_layout.h: a LayoutPanel, whose registers are plain loads; the engine's choice for every
-// K format).
+// K format and IQ4_XS).
 //
 // Canonical order (batch invariance, matmul_driver.h). Every output y[i][j] is, per super-block
 // in order, acc = Format::finish(acc, integer totals of (row j, x row i, block b)), the same few
@@ -539,8 +540,8 @@ void rows_k_from(const PanelAt& panel_at, const Acts& a, const KActs& x, int64_t
   }
 }
 
-// Whether a format reads kPanels16 matrices (F::layout_step; IQ4_XS and the grid formats stay in
-// GGUF's rows: decode packs one super-block of a panel at a time, prefill two whole panels).
+// Whether a format reads kPanels16 matrices (F::layout_step; the grid formats stay in GGUF's
+// rows: decode packs one super-block of a panel at a time, prefill two whole panels).
 template <typename F>
 constexpr bool kHasPanelLayout = requires { &F::template layout_step<1>; };
 
