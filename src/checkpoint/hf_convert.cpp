@@ -7,6 +7,7 @@
 #include "base/llama3_rope.h"
 #include "checkpoint/hf_experts.h"
 #include "checkpoint/hf_gemma.h"
+#include "checkpoint/hf_qwen35.h"
 #include "checkpoint/json_fields.h"
 
 namespace ridge::checkpoint {
@@ -22,11 +23,14 @@ constexpr ArchName kArchitectures[] = {
     {"LlamaForCausalLM", "llama"},      {"Qwen2ForCausalLM", "qwen2"},      {"Qwen3ForCausalLM", "qwen3"},
     {"Qwen3MoeForCausalLM", "qwen3moe"}, {"Qwen2MoeForCausalLM", "qwen2moe"},
     {"Gemma2ForCausalLM", "gemma2"},    {"Gemma3ForCausalLM", "gemma3"},
-    {"Gemma3ForConditionalGeneration", "gemma3"}};
+    {"Gemma3ForConditionalGeneration", "gemma3"}, {"Qwen3_5ForCausalLM", "qwen35"},
+    {"Qwen3_5ForConditionalGeneration", "qwen35"}, {"Qwen3_5MoeForCausalLM", "qwen35moe"},
+    {"Qwen3_5MoeForConditionalGeneration", "qwen35moe"}};
 
 // The experts' fields of config.json. Every layer a mixture (decoder_sparse_step 1, no
 // mlp_only_layers), and the top-k weights renormalized as the GGUF architecture's graph does
-// (qwen3moe: yes, qwen2moe: no): what llama.cpp's graph computes for these architectures.
+// (qwen3moe, qwen35moe: yes, qwen2moe: no): what llama.cpp's graph computes for these
+// architectures. qwen2moe and qwen35moe have a shared expert.
 Status parse_experts(const json& j, HfConfig& c) {
   RIDGE_ASSIGN_OR_RETURN(c.n_expert, config_positive(j, "num_experts"));
   RIDGE_ASSIGN_OR_RETURN(c.n_expert_used, config_positive(j, "num_experts_per_tok"));
@@ -34,7 +38,7 @@ Status parse_experts(const json& j, HfConfig& c) {
   if (c.n_expert < 2 || c.n_expert_used > c.n_expert) {
     return error("config.json: num_experts_per_tok {} of num_experts {}", c.n_expert_used, c.n_expert);
   }
-  if (c.gguf_arch == "qwen2moe") {
+  if (c.gguf_arch == "qwen2moe" || c.gguf_arch == "qwen35moe") {
     RIDGE_ASSIGN_OR_RETURN(c.n_ff_shexp, config_positive(j, "shared_expert_intermediate_size"));
   }
   RIDGE_ASSIGN_OR_RETURN(const int64_t step, config_positive(j, "decoder_sparse_step", 1));
@@ -43,7 +47,7 @@ Status parse_experts(const json& j, HfConfig& c) {
     return error("config.json: dense layers among the experts (decoder_sparse_step {}, mlp_only_layers) are "
                  "not supported", step);
   }
-  const bool want_norm = c.gguf_arch == "qwen3moe";
+  const bool want_norm = c.gguf_arch == "qwen3moe" || c.gguf_arch == "qwen35moe";
   if (j.contains("norm_topk_prob") && j["norm_topk_prob"].is_boolean() && j["norm_topk_prob"].get<bool>() != want_norm) {
     return error("config.json: norm_topk_prob {} (a {} model {} its top-k weights)", j["norm_topk_prob"].get<bool>(),
                  c.gguf_arch, want_norm ? "renormalizes" : "does not renormalize");
@@ -93,6 +97,14 @@ Result<HfConfig> parse_config(const std::string& text) {
   // A multimodal checkpoint keeps its language model's fields in text_config (only those that
   // differ from the defaults: Gemma 3's are filled in below).
   json j = top.contains("text_config") && top["text_config"].is_object() ? top["text_config"] : top;
+  // Qwen3.5's multimodal form keeps some fields (tie_word_embeddings) beside text_config: the
+  // two merged, text_config's first, as llama.cpp's converter reads them.
+  if (c.hf_architecture.starts_with("Qwen3_5") && top.contains("text_config") && top["text_config"].is_object()) {
+    json merged = top;
+    merged.erase("text_config");
+    merged.update(j);
+    j = std::move(merged);
+  }
   if (c.hf_architecture == "Gemma3ForConditionalGeneration" || c.hf_architecture == "Gemma3ForCausalLM") {
     const std::pair<const char*, int64_t> defaults[] = {{"num_attention_heads", 8}, {"num_key_value_heads", 4},
                                                         {"head_dim", 256}, {"vocab_size", 262208},
@@ -108,10 +120,13 @@ Result<HfConfig> parse_config(const std::string& text) {
   if (c.gguf_arch.empty()) {
     return error("config.json: architecture {} is not one convert knows (LlamaForCausalLM, "
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, Gemma2ForCausalLM, "
-                 "Gemma3ForCausalLM, Gemma3ForConditionalGeneration)", c.hf_architecture);
+                 "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Qwen3_5ForCausalLM, "
+                 "Qwen3_5ForConditionalGeneration, Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration)",
+                 c.hf_architecture);
   }
   RIDGE_ASSIGN_OR_RETURN(c.n_embd, config_positive(j, "hidden_size"));
-  RIDGE_ASSIGN_OR_RETURN(c.n_ff, config_positive(j, "intermediate_size"));
+  // A Qwen3.5 mixture need not state a dense width (llama.cpp's converter writes it when given).
+  RIDGE_ASSIGN_OR_RETURN(c.n_ff, config_positive(j, "intermediate_size", c.gguf_arch == "qwen35moe" ? 0 : -1));
   RIDGE_ASSIGN_OR_RETURN(c.n_layer, config_positive(j, "num_hidden_layers"));
   RIDGE_ASSIGN_OR_RETURN(c.n_head, config_positive(j, "num_attention_heads"));
   RIDGE_ASSIGN_OR_RETURN(c.n_head_kv, config_positive(j, "num_key_value_heads", c.n_head));
@@ -133,7 +148,9 @@ Result<HfConfig> parse_config(const std::string& text) {
     c.tied_embeddings = j["tie_word_embeddings"].get<bool>();
   }
   if (is_gemma(c)) RIDGE_RETURN_IF_ERROR(parse_gemma(j, c));
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
+  if (is_qwen35(c)) {  // its rope (rope_parameters) read there
+    RIDGE_RETURN_IF_ERROR(parse_qwen35(j, c));
+  } else if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
     const json& s = j["rope_scaling"];
     if (!s.is_object()) return error("config.json: 'rope_scaling' must be an object or null");
     std::string type = string_field(s, "rope_type", string_field(s, "type"));
@@ -161,6 +178,7 @@ Result<HfConfig> parse_config(const std::string& text) {
 }  // namespace
 
 Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf_name) {
+  if (is_qwen35(cfg)) return qwen35_tensor_name(cfg, hf_name);
   std::string hf = hf_name;
   if (is_gemma(cfg)) {
     const std::optional<std::string> text = gemma_text_name(hf_name);
@@ -248,7 +266,7 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
   w.set(a + ".context_length", u32(c.n_ctx));
   w.set(a + ".embedding_length", u32(c.n_embd));
   w.set(a + ".block_count", u32(c.n_layer));
-  w.set(a + ".feed_forward_length", u32(c.n_ff));
+  if (c.n_ff > 0) w.set(a + ".feed_forward_length", u32(c.n_ff));
   w.set(a + ".attention.head_count", u32(c.n_head));
   w.set(a + ".attention.head_count_kv", u32(c.n_head_kv));
   w.set(a + ".attention.key_length", u32(c.head_dim));
@@ -274,6 +292,7 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
     w.set(a + ".rope.scaling.factor", gguf::make_f32(static_cast<float>(c.rope_scaling_factor)));
     w.set(a + ".rope.scaling.original_context_length", u32(c.rope_original_context));
   }
+  if (is_qwen35(c)) return convert_qwen35(c, set, w);  // its own tensors and transformations
   const bool permute = a == "llama";  // llama.cpp rotates adjacent pairs for llama, halves (NeoX) for qwen
   bool has_output = false, has_embd = false;
   ExpertStacks experts;

@@ -5,8 +5,9 @@
 //
 // Architectures: LlamaForCausalLM (llama, with Llama 3's rope scaling as a rope_freqs tensor),
 // Qwen2ForCausalLM (qwen2), Qwen3ForCausalLM (qwen3), Gemma2ForCausalLM (gemma2),
-// Gemma3ForCausalLM and Gemma3ForConditionalGeneration's text model (gemma3: hf_gemma.h), and
-// the mixtures of experts
+// Gemma3ForCausalLM and Gemma3ForConditionalGeneration's text model (gemma3: hf_gemma.h), Qwen3.5
+// and Qwen3.5-MoE (qwen35, qwen35moe: Gated DeltaNet layers among full-attention ones, hf_qwen35.h),
+// and the mixtures of experts
 // Qwen3MoeForCausalLM (qwen3moe) and Qwen2MoeForCausalLM (qwen2moe, with its shared expert): each
 // layer's experts stacked into one tensor per kind (hf_experts.h).
 // Anything else, a tensor the architecture does not name, a missing tensor or a dtype other than
@@ -26,7 +27,8 @@ namespace ridge::checkpoint {
 // The hyper-parameters convert reads from config.json.
 struct HfConfig {
   std::string hf_architecture;  // architectures[0]
-  std::string gguf_arch;        // llama, qwen2, qwen3
+  std::string gguf_arch;        // llama, qwen2, qwen3, ...
+  // n_ff 0: none given (a qwen35moe checkpoint need not state a dense FFN width).
   int64_t n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
   int64_t n_vocab = 0, n_ctx = 0;
   double rope_theta = 10000.0, rms_eps = 1e-6;
@@ -41,6 +43,12 @@ struct HfConfig {
   // Gemma (hf_gemma.h): the sliding window, its layer period and rope base, the soft-caps.
   int64_t n_swa = 0, swa_period = 0;
   double rope_theta_swa = 0.0, final_softcap = 0.0, attn_softcap = 0.0;
+  // Qwen3.5 (hf_qwen35.h): the linear-attention layers' conv kernel, key and value heads and
+  // their size (keys and values alike), the period of the full-attention layers, the rotated
+  // dimensions and their M-RoPE sections, the MTP blocks after the trunk.
+  int64_t ssm_conv_kernel = 0, ssm_n_k_heads = 0, ssm_n_v_heads = 0, ssm_head_dim = 0;
+  int64_t full_attn_interval = 0, rope_dims = 0, n_mtp = 0;
+  std::vector<int64_t> rope_sections;
 };
 
 // A safetensors dtype as the GGUF type convert writes (F32, F16, BF16), or an error naming it.

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -46,6 +48,15 @@ TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
   const Output made = run(ridge(std::string("synth --preset ") + c.preset + " --type " + c.type + " --vocab " +
                                 vocab + " --seed 5 -t 1 -o " + original + " 2>&1"));
   ASSERT_EQ(made.rc, 0) << made.text;
+  {  // Qwen3.5's a as a checkpoint can give it back (-exp of a float A_log): hf_export_qwen35.h
+    std::ifstream in(original, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+    auto f = gguf::File::parse(bytes, original);
+    ASSERT_TRUE(f.ok());
+    testing::snap_ssm_a(bytes, *f);
+    std::ofstream(original, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                    static_cast<std::streamsize>(bytes.size()));
+  }
   {
     auto f = gguf::File::open(original);
     ASSERT_TRUE(f.ok());
@@ -89,7 +100,9 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ConvertCli,
                          ::testing::Values(Case{"tiny-qwen3", "bf16", "qwen2"}, Case{"tiny-llama", "f16", "llama-bpe"},
                                            Case{"tiny-qwen3moe", "bf16", "qwen2"},
                                            Case{"tiny-llama", "f32", "llama-spm"}, Case{"tiny-gemma3", "bf16", "qwen2"},
-                                           Case{"tiny-gemma2", "f16", "qwen2"}),
+                                           Case{"tiny-gemma2", "f16", "qwen2"}, Case{"tiny-qwen35", "f16", "qwen2"},
+                                           Case{"tiny-qwen35moe", "bf16", "qwen2"},
+                                           Case{"tiny-qwen35-mtp", "f32", "qwen2"}),
                          [](const auto& p) {
                            std::string s = std::string(p.param.preset) + "_" + p.param.type + "_" + p.param.vocab;
                            for (char& ch : s) ch = ch == '-' ? '_' : ch;

@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gguf/reader.h"
+#include "hf_export_qwen35.h"
 #include "model/config.h"
 
 namespace ridge::checkpoint::testing {
@@ -206,8 +208,9 @@ inline void write_safetensors(const std::filesystem::path& p, const std::vector<
 }
 
 // Writes `f` (a synthetic GGUF of cfg) as a checkpoint folder; shards > 1 splits its tensors
-// over that many files with an index.
-inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg, const std::filesystem::path& dir, int shards) {
+// over that many files with an index. Qwen3.5's forms: hf_export_qwen35.h.
+inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg, const std::filesystem::path& dir,
+                             int shards, const ExportOptions& opt = {}) {
   std::filesystem::create_directories(dir);
   const bool tied = f.find_tensor("output.weight") == nullptr;
   json config = {{"architectures", {hf_architecture(cfg.arch)}}, {"hidden_size", cfg.n_embd},
@@ -231,7 +234,7 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
     config["num_experts"] = cfg.n_expert;
     config["num_experts_per_tok"] = cfg.n_expert_used;
     config["moe_intermediate_size"] = cfg.n_ff_exp;
-    config["norm_topk_prob"] = cfg.arch == "qwen3moe";
+    config["norm_topk_prob"] = cfg.arch == "qwen3moe" || cfg.arch == "qwen35moe";
     config["decoder_sparse_step"] = 1;
     config["mlp_only_layers"] = json::array();
     if (cfg.n_ff_shexp > 0) config["shared_expert_intermediate_size"] = cfg.n_ff_shexp;
@@ -245,6 +248,7 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
                               {"high_freq_factor", cfg.rope_scaling.high_freq_factor},
                               {"original_max_position_embeddings", cfg.rope_scaling.original_context}};
   }
+  if (is_qwen35_arch(cfg.arch)) config = qwen35_config(config, f, cfg, opt);
   std::ofstream(dir / "config.json") << config.dump(2);
   write_tokenizer(f, dir);
   std::vector<std::vector<std::pair<std::string, std::pair<json, std::vector<uint8_t>>>>> files(static_cast<size_t>(shards));
@@ -260,6 +264,15 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
     }
     std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());
     std::vector<std::pair<std::string, std::vector<uint8_t>>> named;  // what Hugging Face keeps of t
+    if (is_qwen35_arch(cfg.arch)) {
+      for (HfPiece& piece : qwen35_pieces(f, t, cfg, opt)) {
+        if (piece.name == opt.drop) continue;
+        const size_t file = k++ % static_cast<size_t>(shards);
+        files[file].push_back({piece.name, {json{{"dtype", dtype_of(piece.type)}, {"shape", piece.shape}}, std::move(piece.data)}});
+        weight_map[piece.name] = "model-0000" + std::to_string(file + 1) + "-of-0000" + std::to_string(shards) + ".safetensors";
+      }
+      continue;
+    }
     if (t.name.ends_with("_exps.weight")) {  // stacked experts: one matrix per expert
       const size_t dot = t.name.find('.', 4);
       const std::string kind = t.name.substr(dot + 5, t.name.find("_exps") - dot - 5);  // gate, up, down
@@ -283,6 +296,7 @@ inline void write_checkpoint(const gguf::File& f, const model::ModelConfig& cfg,
       named.push_back({hf_name(t.name, cfg.arch), data});
     }
     for (auto& [name, piece] : named) {
+      if (name == opt.drop) continue;
       const size_t file = k++ % static_cast<size_t>(shards);
       files[file].push_back({name, {json{{"dtype", dtype_of(t.type)}, {"shape", shape}}, std::move(piece)}});
       weight_map[name] = "model-0000" + std::to_string(file + 1) + "-of-0000" + std::to_string(shards) + ".safetensors";
