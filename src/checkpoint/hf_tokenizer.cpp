@@ -14,6 +14,9 @@ using json = nlohmann::json;
 // The split regexes of the pre-tokenizers ridge runs, as tokenizer.json spells them.
 constexpr const char* kQwen2Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen3.5's: Qwen2's with combining marks (\p{M}) in words and out of punctuation runs.
+constexpr const char* kQwen35Split =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr const char* kLlama3Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
@@ -49,9 +52,10 @@ Result<std::string> pre_tokenizer_name(const json& tok) {
   }
   if (!byte_level) return error("tokenizer.json: not a byte-level BPE tokenizer (no ByteLevel pre-tokenizer)");
   if (split == kQwen2Split && !byte_level_regex) return std::string("qwen2");
+  if (split == kQwen35Split && !byte_level_regex) return std::string("qwen35");
   if (split == kLlama3Split && !byte_level_regex) return std::string("llama-bpe");
   if (split.empty() && byte_level_regex) return std::string("gpt-2");
-  return error("tokenizer.json: the split regex '{}' is not one convert knows (Qwen2's, Llama 3's, GPT-2's)",
+  return error("tokenizer.json: the split regex '{}' is not one convert knows (Qwen2's, Qwen3.5's, Llama 3's, GPT-2's)",
                split.substr(0, 60));
 }
 

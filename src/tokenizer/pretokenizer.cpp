@@ -15,13 +15,16 @@ namespace {
 constexpr const char* kGpt2 =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" RIDGE_WS "\\p{L}\\p{N}]+|[" RIDGE_WS
     "]+(?![^" RIDGE_WS "])|[" RIDGE_WS "]+";
-// Llama 3 and Qwen2 differ only in how many digits one word may hold.
-#define RIDGE_LLAMA3_LIKE(DIGITS)                                                                 \
-  "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}" \
-  DIGITS "| ?[^" RIDGE_WS "\\p{L}\\p{N}]+[\\r\\n]*|[" RIDGE_WS "]*[\\r\\n]+|[" RIDGE_WS           \
+// Llama 3 and Qwen2 differ only in how many digits one word may hold; Qwen3.5 ("qwen35") is
+// Qwen2 with combining marks (\p{M}) counted with the letters of a word, and so also kept out of
+// punctuation runs (the optional character before a word still excludes only \p{L} and \p{N}).
+#define RIDGE_LLAMA3_LIKE(LETTER, MARK, DIGITS)                                                   \
+  "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?" LETTER "+|\\p{N}" \
+  DIGITS "| ?[^" RIDGE_WS "\\p{L}" MARK "\\p{N}]+[\\r\\n]*|[" RIDGE_WS "]*[\\r\\n]+|[" RIDGE_WS       \
   "]+(?![^" RIDGE_WS "])|[" RIDGE_WS "]+"
-constexpr const char* kLlama3 = RIDGE_LLAMA3_LIKE("{1,3}");
-constexpr const char* kQwen2 = RIDGE_LLAMA3_LIKE("");
+constexpr const char* kLlama3 = RIDGE_LLAMA3_LIKE("\\p{L}", "", "{1,3}");
+constexpr const char* kQwen2 = RIDGE_LLAMA3_LIKE("\\p{L}", "", "");
+constexpr const char* kQwen35 = RIDGE_LLAMA3_LIKE("[\\p{L}\\p{M}]", "\\p{M}", "");
 #undef RIDGE_LLAMA3_LIKE
 // o200k ("gpt-4o": gpt-oss, GPT-4o; also llama4, kanana2, talkie, minimax-m2): llama.cpp's
 // rewrite of the tokenizer.json regex, which it runs through std::regex on text whose non-ASCII
@@ -50,6 +53,7 @@ std::vector<const char*> patterns_for(PreType type) {
     case PreType::kGpt2: return {kGpt2};
     case PreType::kLlama3: return {kLlama3};
     case PreType::kQwen2: return {kQwen2};
+    case PreType::kQwen35: return {kQwen35};
     case PreType::kStarcoder: return {"\\p{N}", kGpt2};
     case PreType::kFalcon: return {"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2, "[0-9][0-9][0-9]"};
     case PreType::kGpt4o: return {kGpt4o};

@@ -35,6 +35,7 @@ std::optional<PreInfo> lookup_pre(std::string_view pre) {
   if (in(kLlama3)) return PreInfo{PreType::kLlama3, true, true};
   if (in(kGpt2)) return PreInfo{PreType::kGpt2, false, false};
   if (in(kQwen2)) return PreInfo{PreType::kQwen2, false, false};
+  if (pre == "qwen35") return PreInfo{PreType::kQwen35, false, false};  // Qwen3.5
   if (in(kStarcoder)) return PreInfo{PreType::kStarcoder, false, false};
   if (pre == "falcon") return PreInfo{PreType::kFalcon, false, false};
   if (in(kGpt4o)) return PreInfo{PreType::kGpt4o, false, false};

@@ -34,7 +34,7 @@ enum TokenAttr : uint32_t {
 enum class VocabType { kSpm, kBpe };
 // Pre-tokenizer regex sets (see pretokenizer.cpp).
 // kGemma4: newline runs and the runs between them only, on raw UTF-8 (not byte-level text).
-enum class PreType { kDefault, kGpt2, kLlama3, kQwen2, kStarcoder, kFalcon, kGpt4o, kGemma4 };
+enum class PreType { kDefault, kGpt2, kLlama3, kQwen2, kQwen35, kStarcoder, kFalcon, kGpt4o, kGemma4 };
 
 // Everything read from the file, before interpretation. Optional ids are absent keys.
 struct VocabData {

@@ -28,8 +28,11 @@ inline json pre_tokenizer_of(const std::string& pre) {
                            {"use_regex", pre == "gpt-2"}};
   if (pre == "gpt-2") return byte_level;
   const std::string digits = pre == "qwen2" ? R"(\p{N})" : R"(\p{N}{1,3})";
-  const std::string regex = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|)" + digits +
-                            R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  std::string regex = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|)" + digits +
+                      R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  if (pre == "qwen35") {  // Qwen3.5's tokenizer.json: combining marks go with the letters
+    regex = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  }
   return {{"type", "Sequence"},
           {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"},
                               {"invert", false}},

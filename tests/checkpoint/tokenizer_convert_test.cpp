@@ -63,6 +63,41 @@ INSTANTIATE_TEST_SUITE_P(Vocabularies, TokenizerConvert, ::testing::Values("qwen
                            return s;
                          });
 
+// Qwen3.5's tokenizer.json (Qwen2's split regex with \p{M} in the letter classes; llama.cpp's
+// converter knows it by its chkhsh) becomes pre "qwen35", here on Qwen2's vocabulary, and encodes
+// as llama.cpp does: the peer's ids from tests/tokenizer/data/peer_qwen35.json, for the same
+// vocabulary retyped to "qwen35" (some of those texts tokenize differently under "qwen2").
+TEST(TokenizerConvertQwen35, SplitRegexGivesQwen35) {
+  const std::string rel = "vocab/ggml-vocab-qwen2.gguf";
+  if (!std::filesystem::exists(shared(rel))) GTEST_SKIP() << "no " << shared(rel) << " (../shared absent)";
+  auto original = gguf::File::open(shared(rel));
+  ASSERT_TRUE(original.ok()) << original.status().message();
+  HfTokenizerFiles files;
+  files.tokenizer_json = tokenizer_json_of(*original, "qwen35");
+  files.tokenizer_config_json = R"({"eos_token":{"content":"<|endoftext|>"}})";
+  const int64_t n = static_cast<int64_t>(original->get_string_array("tokenizer.ggml.tokens")->size());
+  gguf::Writer w;
+  w.set("general.architecture", gguf::make_string("qwen35"));
+  const Status st = convert_tokenizer(files, n, w);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto bytes = w.write_to_memory();
+  ASSERT_TRUE(bytes.ok());
+  auto converted = gguf::File::parse(*bytes, "converted.gguf");
+  ASSERT_TRUE(converted.ok());
+  EXPECT_EQ(*converted->get_string("tokenizer.ggml.pre"), "qwen35");
+  auto tok = tokenizer::Tokenizer::from_gguf(*converted);
+  ASSERT_TRUE(tok.ok()) << tok.status().message();
+  std::ifstream in(std::string(RIDGE_SOURCE_DIR) + "/tests/tokenizer/data/peer_qwen35.json");
+  const json data = json::parse(in);
+  int checked = 0;
+  for (const json& c : data.at("cases")) {
+    const std::string text = c.at("text");
+    EXPECT_EQ(tok->encode(text, false, false), c.at("ids").get<std::vector<tokenizer::TokenId>>()) << c.at("text").dump();
+    ++checked;
+  }
+  EXPECT_GE(checked, 100);
+}
+
 TEST(TokenizerConvertErrors, OneLineEach) {
   gguf::Writer w;
   const std::string bpe = R"({"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a b"]},)";
