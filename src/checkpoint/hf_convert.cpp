@@ -7,6 +7,7 @@
 #include "base/llama3_rope.h"
 #include "checkpoint/hf_experts.h"
 #include "checkpoint/hf_gemma.h"
+#include "checkpoint/hf_gpt_oss.h"
 #include "checkpoint/hf_qwen35.h"
 #include "checkpoint/json_fields.h"
 
@@ -25,7 +26,7 @@ constexpr ArchName kArchitectures[] = {
     {"Gemma2ForCausalLM", "gemma2"},    {"Gemma3ForCausalLM", "gemma3"},
     {"Gemma3ForConditionalGeneration", "gemma3"}, {"Qwen3_5ForCausalLM", "qwen35"},
     {"Qwen3_5ForConditionalGeneration", "qwen35"}, {"Qwen3_5MoeForCausalLM", "qwen35moe"},
-    {"Qwen3_5MoeForConditionalGeneration", "qwen35moe"}};
+    {"Qwen3_5MoeForConditionalGeneration", "qwen35moe"}, {"GptOssForCausalLM", "gpt-oss"}};
 
 // The experts' fields of config.json. Every layer a mixture (decoder_sparse_step 1, no
 // mlp_only_layers), and the top-k weights renormalized as the GGUF architecture's graph does
@@ -121,7 +122,8 @@ Result<HfConfig> parse_config(const std::string& text) {
     return error("config.json: architecture {} is not one convert knows (LlamaForCausalLM, "
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, Gemma2ForCausalLM, "
                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Qwen3_5ForCausalLM, "
-                 "Qwen3_5ForConditionalGeneration, Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration)",
+                 "Qwen3_5ForConditionalGeneration, Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration, "
+                 "GptOssForCausalLM)",
                  c.hf_architecture);
   }
   RIDGE_ASSIGN_OR_RETURN(c.n_embd, config_positive(j, "hidden_size"));
@@ -168,10 +170,15 @@ Result<HfConfig> parse_config(const std::string& text) {
       RIDGE_ASSIGN_OR_RETURN(c.rope_scaling_factor, config_number(s, "factor", 0.0));
       if (c.rope_scaling_factor <= 0.0) return error("config.json: rope_scaling needs a positive 'factor'");
       RIDGE_ASSIGN_OR_RETURN(c.rope_original_context, config_positive(s, "original_max_position_embeddings", c.n_ctx));
+      if (type == "yarn") {  // written when given, as llama.cpp's converter does
+        RIDGE_ASSIGN_OR_RETURN(c.yarn_beta_fast, config_number(s, "beta_fast", 0.0));
+        RIDGE_ASSIGN_OR_RETURN(c.yarn_beta_slow, config_number(s, "beta_slow", 0.0));
+      }
     } else if (type != "default" && !type.empty()) {
       return error("config.json: rope_scaling '{}' is not one convert knows (linear, yarn, llama3)", type);
     }
   }
+  if (is_gpt_oss(c)) RIDGE_RETURN_IF_ERROR(parse_gpt_oss(j, c));
   return c;
 }
 
@@ -291,8 +298,14 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
     w.set(a + ".rope.scaling.type", gguf::make_string(c.rope_scaling_type));
     w.set(a + ".rope.scaling.factor", gguf::make_f32(static_cast<float>(c.rope_scaling_factor)));
     w.set(a + ".rope.scaling.original_context_length", u32(c.rope_original_context));
+    if (c.yarn_beta_fast > 0.0) w.set(a + ".rope.scaling.yarn_beta_fast", gguf::make_f32(static_cast<float>(c.yarn_beta_fast)));
+    if (c.yarn_beta_slow > 0.0) w.set(a + ".rope.scaling.yarn_beta_slow", gguf::make_f32(static_cast<float>(c.yarn_beta_slow)));
   }
   if (is_qwen35(c)) return convert_qwen35(c, set, w);  // its own tensors and transformations
+  if (is_gpt_oss(c)) {  // its MXFP4 experts, sinks, biases
+    w.set(a + ".attention.sliding_window", u32(c.n_swa));
+    return convert_gpt_oss(c, set, w);
+  }
   const bool permute = a == "llama";  // llama.cpp rotates adjacent pairs for llama, halves (NeoX) for qwen
   bool has_output = false, has_embd = false;
   ExpertStacks experts;

@@ -9,9 +9,10 @@
 // and Qwen3.5-MoE (qwen35, qwen35moe: Gated DeltaNet layers among full-attention ones, hf_qwen35.h),
 // and the mixtures of experts
 // Qwen3MoeForCausalLM (qwen3moe) and Qwen2MoeForCausalLM (qwen2moe, with its shared expert): each
-// layer's experts stacked into one tensor per kind (hf_experts.h).
+// layer's experts stacked into one tensor per kind (hf_experts.h); GptOssForCausalLM (gpt-oss: its
+// MXFP4 experts repacked into ggml's blocks, hf_gpt_oss.h).
 // Anything else, a tensor the architecture does not name, a missing tensor or a dtype other than
-// F32/F16/BF16 is a one-line error naming it. The tokenizer is not converted by this slice.
+// F32/F16/BF16 (U8 for gpt-oss's MXFP4 parts) is a one-line error naming it. The tokenizer is not converted by this slice.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,7 @@ struct HfConfig {
   double rope_scaling_factor = 0.0;
   int64_t rope_original_context = 0;
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  // llama3
+  double yarn_beta_fast = 0.0, yarn_beta_slow = 0.0;     // yarn (0: not given)
   // Mixtures of experts (0: dense): experts, experts per token, each expert's FFN width, the
   // shared expert's (qwen2moe).
   int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;

@@ -20,6 +20,10 @@ constexpr const char* kQwen35Split =
 constexpr const char* kLlama3Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// o200k's (gpt-oss, GPT-4o: llama.cpp's "gpt-4o").
+constexpr const char* kGpt4oSplit =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 // Every pre-tokenizer of the file, flattened out of Sequences.
 void flatten(const json& p, std::vector<json>& out) {
   if (string_field(p, "type") == "Sequence" && p.contains("pretokenizers") && p["pretokenizers"].is_array()) {
@@ -54,8 +58,9 @@ Result<std::string> pre_tokenizer_name(const json& tok) {
   if (split == kQwen2Split && !byte_level_regex) return std::string("qwen2");
   if (split == kQwen35Split && !byte_level_regex) return std::string("qwen35");
   if (split == kLlama3Split && !byte_level_regex) return std::string("llama-bpe");
+  if (split == kGpt4oSplit && !byte_level_regex) return std::string("gpt-4o");
   if (split.empty() && byte_level_regex) return std::string("gpt-2");
-  return error("tokenizer.json: the split regex '{}' is not one convert knows (Qwen2's, Qwen3.5's, Llama 3's, GPT-2's)",
+  return error("tokenizer.json: the split regex '{}' is not one convert knows (Qwen2's, Qwen3.5's, Llama 3's, o200k's, GPT-2's)",
                split.substr(0, 60));
 }
 

@@ -98,6 +98,29 @@ TEST(TokenizerConvertQwen35, SplitRegexGivesQwen35) {
   EXPECT_GE(checked, 100);
 }
 
+// gpt-oss's tokenizer.json (o200k's split regex) becomes pre "gpt-4o", here on Qwen2's vocabulary.
+TEST(TokenizerConvertGpt4o, SplitRegexGivesGpt4o) {
+  const std::string rel = "vocab/ggml-vocab-qwen2.gguf";
+  if (!std::filesystem::exists(shared(rel))) GTEST_SKIP() << "no " << shared(rel) << " (../shared absent)";
+  auto original = gguf::File::open(shared(rel));
+  ASSERT_TRUE(original.ok()) << original.status().message();
+  HfTokenizerFiles files;
+  files.tokenizer_json = tokenizer_json_of(*original, "gpt-4o");
+  const int64_t n = static_cast<int64_t>(original->get_string_array("tokenizer.ggml.tokens")->size());
+  gguf::Writer w;
+  w.set("general.architecture", gguf::make_string("gpt-oss"));
+  const Status st = convert_tokenizer(files, n, w);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto bytes = w.write_to_memory();
+  ASSERT_TRUE(bytes.ok());
+  auto converted = gguf::File::parse(*bytes, "converted.gguf");
+  ASSERT_TRUE(converted.ok());
+  EXPECT_EQ(*converted->get_string("tokenizer.ggml.pre"), "gpt-4o");
+  auto tok = tokenizer::Tokenizer::from_gguf(*converted);
+  ASSERT_TRUE(tok.ok()) << tok.status().message();
+  EXPECT_FALSE(tok->encode("Hello world, it's 12345", false, false).empty());
+}
+
 TEST(TokenizerConvertErrors, OneLineEach) {
   gguf::Writer w;
   const std::string bpe = R"({"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a b"]},)";
