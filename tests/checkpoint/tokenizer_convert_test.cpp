@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -25,6 +27,33 @@ using testing::tokenizer_json_of;
 
 std::string shared(const std::string& rel) { return std::string(RIDGE_SHARED_DIR) + "/" + rel; }
 
+// `original`'s vocabulary written as a tokenizer.json with `pre`'s split, converted for an `arch`
+// model and parsed back; `file` points into `bytes`. Null (with a test failure) where any step fails.
+struct Converted {
+  std::vector<uint8_t> bytes;
+  std::optional<gguf::File> file;
+};
+std::unique_ptr<Converted> convert_vocab(const gguf::File& original, const std::string& pre, const std::string& arch,
+                                         const std::string& tokenizer_config = "") {
+  HfTokenizerFiles files;
+  files.tokenizer_json = tokenizer_json_of(original, pre);
+  files.tokenizer_config_json = tokenizer_config;
+  const int64_t n = static_cast<int64_t>(original.get_string_array("tokenizer.ggml.tokens")->size());
+  gguf::Writer w;
+  w.set("general.architecture", gguf::make_string(arch));
+  const Status st = convert_tokenizer(files, n, w);
+  EXPECT_TRUE(st.ok()) << st.message();
+  auto bytes = w.write_to_memory();
+  EXPECT_TRUE(bytes.ok());
+  if (!st.ok() || !bytes.ok()) return nullptr;
+  auto out = std::make_unique<Converted>();
+  out->bytes = std::move(bytes).value();
+  auto file = gguf::File::parse(out->bytes, "converted.gguf");
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  if (!file.ok()) return nullptr;
+  out->file.emplace(std::move(file).value());
+  return out;
+}
 
 class TokenizerConvert : public ::testing::TestWithParam<const char*> {};
 
@@ -34,19 +63,12 @@ TEST_P(TokenizerConvert, EncodesAsLlamaCpp) {
   if (!std::filesystem::exists(shared(rel))) GTEST_SKIP() << "no " << shared(rel) << " (../shared absent)";
   auto original = gguf::File::open(shared(rel));
   ASSERT_TRUE(original.ok()) << original.status().message();
-  HfTokenizerFiles files;
-  files.tokenizer_json = tokenizer_json_of(*original, pre);
-  files.tokenizer_config_json = R"({"eos_token":{"content":"<|endoftext|>"},"chat_template":"{{ messages }}"})";
-  if (pre == "llama-bpe") files.tokenizer_config_json = R"({"bos_token":"<|begin_of_text|>","eos_token":"<|end_of_text|>"})";
-  const int64_t n = static_cast<int64_t>(original->get_string_array("tokenizer.ggml.tokens")->size());
-  gguf::Writer w;
-  w.set("general.architecture", gguf::make_string("llama"));
-  const Status st = convert_tokenizer(files, n, w);
-  ASSERT_TRUE(st.ok()) << st.message();
-  auto bytes = w.write_to_memory();
-  ASSERT_TRUE(bytes.ok());
-  auto converted = gguf::File::parse(*bytes, "converted.gguf");
-  ASSERT_TRUE(converted.ok());
+  const std::string config = pre == "llama-bpe"
+      ? R"({"bos_token":"<|begin_of_text|>","eos_token":"<|end_of_text|>"})"
+      : R"({"eos_token":{"content":"<|endoftext|>"},"chat_template":"{{ messages }}"})";
+  const auto c = convert_vocab(*original, pre, "llama", config);
+  ASSERT_TRUE(c);
+  const gguf::File* converted = &*c->file;
   EXPECT_EQ(*converted->get_string("tokenizer.ggml.pre"), *original->get_string("tokenizer.ggml.pre"));
   EXPECT_EQ(*converted->get_string_array("tokenizer.ggml.tokens"), *original->get_string_array("tokenizer.ggml.tokens"));
   EXPECT_EQ(*converted->get_string_array("tokenizer.ggml.merges"), *original->get_string_array("tokenizer.ggml.merges"));
@@ -72,27 +94,18 @@ TEST(TokenizerConvertQwen35, SplitRegexGivesQwen35) {
   if (!std::filesystem::exists(shared(rel))) GTEST_SKIP() << "no " << shared(rel) << " (../shared absent)";
   auto original = gguf::File::open(shared(rel));
   ASSERT_TRUE(original.ok()) << original.status().message();
-  HfTokenizerFiles files;
-  files.tokenizer_json = tokenizer_json_of(*original, "qwen35");
-  files.tokenizer_config_json = R"({"eos_token":{"content":"<|endoftext|>"}})";
-  const int64_t n = static_cast<int64_t>(original->get_string_array("tokenizer.ggml.tokens")->size());
-  gguf::Writer w;
-  w.set("general.architecture", gguf::make_string("qwen35"));
-  const Status st = convert_tokenizer(files, n, w);
-  ASSERT_TRUE(st.ok()) << st.message();
-  auto bytes = w.write_to_memory();
-  ASSERT_TRUE(bytes.ok());
-  auto converted = gguf::File::parse(*bytes, "converted.gguf");
-  ASSERT_TRUE(converted.ok());
+  const auto c = convert_vocab(*original, "qwen35", "qwen35", R"({"eos_token":{"content":"<|endoftext|>"}})");
+  ASSERT_TRUE(c);
+  const gguf::File* converted = &*c->file;
   EXPECT_EQ(*converted->get_string("tokenizer.ggml.pre"), "qwen35");
   auto tok = tokenizer::Tokenizer::from_gguf(*converted);
   ASSERT_TRUE(tok.ok()) << tok.status().message();
   std::ifstream in(std::string(RIDGE_SOURCE_DIR) + "/tests/tokenizer/data/peer_qwen35.json");
   const json data = json::parse(in);
   int checked = 0;
-  for (const json& c : data.at("cases")) {
-    const std::string text = c.at("text");
-    EXPECT_EQ(tok->encode(text, false, false), c.at("ids").get<std::vector<tokenizer::TokenId>>()) << c.at("text").dump();
+  for (const json& e : data.at("cases")) {
+    const std::string text = e.at("text");
+    EXPECT_EQ(tok->encode(text, false, false), e.at("ids").get<std::vector<tokenizer::TokenId>>()) << e.at("text").dump();
     ++checked;
   }
   EXPECT_GE(checked, 100);
@@ -104,17 +117,9 @@ TEST(TokenizerConvertGpt4o, SplitRegexGivesGpt4o) {
   if (!std::filesystem::exists(shared(rel))) GTEST_SKIP() << "no " << shared(rel) << " (../shared absent)";
   auto original = gguf::File::open(shared(rel));
   ASSERT_TRUE(original.ok()) << original.status().message();
-  HfTokenizerFiles files;
-  files.tokenizer_json = tokenizer_json_of(*original, "gpt-4o");
-  const int64_t n = static_cast<int64_t>(original->get_string_array("tokenizer.ggml.tokens")->size());
-  gguf::Writer w;
-  w.set("general.architecture", gguf::make_string("gpt-oss"));
-  const Status st = convert_tokenizer(files, n, w);
-  ASSERT_TRUE(st.ok()) << st.message();
-  auto bytes = w.write_to_memory();
-  ASSERT_TRUE(bytes.ok());
-  auto converted = gguf::File::parse(*bytes, "converted.gguf");
-  ASSERT_TRUE(converted.ok());
+  const auto c = convert_vocab(*original, "gpt-4o", "gpt-oss");
+  ASSERT_TRUE(c);
+  const gguf::File* converted = &*c->file;
   EXPECT_EQ(*converted->get_string("tokenizer.ggml.pre"), "gpt-4o");
   auto tok = tokenizer::Tokenizer::from_gguf(*converted);
   ASSERT_TRUE(tok.ok()) << tok.status().message();
