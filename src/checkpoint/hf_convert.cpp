@@ -7,6 +7,7 @@
 #include "base/llama3_rope.h"
 #include "checkpoint/hf_experts.h"
 #include "checkpoint/hf_gemma.h"
+#include "checkpoint/hf_gemma4.h"
 #include "checkpoint/hf_gpt_oss.h"
 #include "checkpoint/hf_qwen35.h"
 #include "checkpoint/json_fields.h"
@@ -26,7 +27,8 @@ constexpr ArchName kArchitectures[] = {
     {"Gemma2ForCausalLM", "gemma2"},    {"Gemma3ForCausalLM", "gemma3"},
     {"Gemma3ForConditionalGeneration", "gemma3"}, {"Qwen3_5ForCausalLM", "qwen35"},
     {"Qwen3_5ForConditionalGeneration", "qwen35"}, {"Qwen3_5MoeForCausalLM", "qwen35moe"},
-    {"Qwen3_5MoeForConditionalGeneration", "qwen35moe"}, {"GptOssForCausalLM", "gpt-oss"}};
+    {"Qwen3_5MoeForConditionalGeneration", "qwen35moe"}, {"GptOssForCausalLM", "gpt-oss"},
+    {"Gemma4ForCausalLM", "gemma4"},    {"Gemma4ForConditionalGeneration", "gemma4"}};
 
 // The experts' fields of config.json. Every layer a mixture (decoder_sparse_step 1, no
 // mlp_only_layers), and the top-k weights renormalized as the GGUF architecture's graph does
@@ -123,7 +125,7 @@ Result<HfConfig> parse_config(const std::string& text) {
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, Gemma2ForCausalLM, "
                  "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Qwen3_5ForCausalLM, "
                  "Qwen3_5ForConditionalGeneration, Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration, "
-                 "GptOssForCausalLM)",
+                 "GptOssForCausalLM, Gemma4ForCausalLM, Gemma4ForConditionalGeneration)",
                  c.hf_architecture);
   }
   RIDGE_ASSIGN_OR_RETURN(c.n_embd, config_positive(j, "hidden_size"));
@@ -145,13 +147,15 @@ Result<HfConfig> parse_config(const std::string& text) {
   RIDGE_ASSIGN_OR_RETURN(c.rope_theta, config_number(j, "rope_theta", 10000.0));
   RIDGE_ASSIGN_OR_RETURN(c.rms_eps, config_number(j, "rms_norm_eps", 1e-6));
   if (c.gguf_arch.ends_with("moe")) RIDGE_RETURN_IF_ERROR(parse_experts(j, c));
-  c.tied_embeddings = is_gemma(c);  // Gemma keeps no lm_head
+  c.tied_embeddings = is_gemma(c) || is_gemma4(c);  // Gemma keeps no lm_head
   if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
     c.tied_embeddings = j["tie_word_embeddings"].get<bool>();
   }
   if (is_gemma(c)) RIDGE_RETURN_IF_ERROR(parse_gemma(j, c));
   if (is_qwen35(c)) {  // its rope (rope_parameters) read there
     RIDGE_RETURN_IF_ERROR(parse_qwen35(j, c));
+  } else if (is_gemma4(c)) {  // likewise
+    RIDGE_RETURN_IF_ERROR(parse_gemma4(j, c));
   } else if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
     const json& s = j["rope_scaling"];
     if (!s.is_object()) return error("config.json: 'rope_scaling' must be an object or null");
@@ -186,6 +190,10 @@ Result<HfConfig> parse_config(const std::string& text) {
 
 Result<std::string> gguf_tensor_name(const HfConfig& cfg, const std::string& hf_name) {
   if (is_qwen35(cfg)) return qwen35_tensor_name(cfg, hf_name);
+  if (is_gemma4(cfg)) {
+    if (const std::optional<std::string> n = gemma4_tensor_name(cfg, hf_name)) return *n;
+    return error("tensor '{}' is not one a {} checkpoint holds", hf_name, cfg.hf_architecture);
+  }
   std::string hf = hf_name;
   if (is_gemma(cfg)) {
     const std::optional<std::string> text = gemma_text_name(hf_name);
@@ -302,6 +310,7 @@ Status convert_checkpoint(const HfConfig& c, const SafetensorsSet& set, gguf::Wr
     if (c.yarn_beta_slow > 0.0) w.set(a + ".rope.scaling.yarn_beta_slow", gguf::make_f32(static_cast<float>(c.yarn_beta_slow)));
   }
   if (is_qwen35(c)) return convert_qwen35(c, set, w);  // its own tensors and transformations
+  if (is_gemma4(c)) return convert_gemma4(c, set, w);  // its per-layer metadata, rope_freqs, tensors
   if (is_gpt_oss(c)) {  // its MXFP4 experts, sinks, biases
     w.set(a + ".attention.sliding_window", u32(c.n_swa));
     return convert_gpt_oss(c, set, w);

@@ -10,7 +10,8 @@
 // and the mixtures of experts
 // Qwen3MoeForCausalLM (qwen3moe) and Qwen2MoeForCausalLM (qwen2moe, with its shared expert): each
 // layer's experts stacked into one tensor per kind (hf_experts.h); GptOssForCausalLM (gpt-oss: its
-// MXFP4 experts repacked into ggml's blocks, hf_gpt_oss.h).
+// MXFP4 experts repacked into ggml's blocks, hf_gpt_oss.h); Gemma4ForCausalLM and
+// Gemma4ForConditionalGeneration's text model (gemma4, dense or with experts: hf_gemma4.h).
 // Anything else, a tensor the architecture does not name, a missing tensor or a dtype other than
 // F32/F16/BF16 (U8 for gpt-oss's MXFP4 parts) is a one-line error naming it. The tokenizer is not converted by this slice.
 #pragma once
@@ -51,6 +52,14 @@ struct HfConfig {
   int64_t ssm_conv_kernel = 0, ssm_n_k_heads = 0, ssm_n_v_heads = 0, ssm_head_dim = 0;
   int64_t full_attn_interval = 0, rope_dims = 0, n_mtp = 0;
   std::vector<int64_t> rope_sections;
+  // Gemma 4 (hf_gemma4.h): each layer's kind (1: sliding window), the sliding layers' head size
+  // (head_dim is the global layers'), the global layers' KV heads (0: num_key_value_heads for
+  // all), the layers reading another's KV, the per-layer embeddings' width, double-wide FFNs on
+  // the sharing layers, the fraction of the global layers' rotary pairs that rotate.
+  std::vector<uint8_t> swa_layers;
+  int64_t head_dim_swa = 0, n_head_kv_global = 0, n_kv_shared = 0, n_embd_per_layer = 0;
+  bool double_wide_ffn = false;
+  double rope_fraction = 0.0;
 };
 
 // A safetensors dtype as the GGUF type convert writes (F32, F16, BF16), or an error naming it.

@@ -52,7 +52,7 @@ Status convert(const std::string& dir, const std::string& out, const std::string
 int cmd_convert(int argc, char** argv) {
   CLI::App app("Convert a Hugging Face checkpoint folder (config.json, *.safetensors, tokenizer.json or "
                "tokenizer.model) of a Llama, Qwen2, Qwen3, Qwen3-MoE, Qwen2-MoE, Qwen3.5, Qwen3.5-MoE, "
-               "Gemma 2, Gemma 3 or gpt-oss model into a GGUF file llama.cpp and ridge load; with --type, "
+               "Gemma 2, Gemma 3, Gemma 4 or gpt-oss model into a GGUF file llama.cpp and ridge load; with --type, "
                "quantized with llama.cpp's mixture rules.", "convert");
   std::string dir, out, type;
   int threads = 4;

@@ -16,6 +16,7 @@
 
 #include "gguf/reader.h"
 #include "hf_export.h"
+#include "hf_export_gemma4.h"
 #include "hf_export_gpt_oss.h"
 #include "model/config.h"
 #include "run_binary.h"
@@ -78,6 +79,8 @@ TEST_P(ConvertCli, GeneratesWhatTheOriginalGenerates) {
     ASSERT_TRUE(cfg.ok());
     if (gpt_oss) {
       testing::write_gpt_oss_checkpoint(*f, *cfg, dir / "hf");
+    } else if (std::string(c.preset).starts_with("tiny-gemma4")) {  // the multimodal form for the MoE
+      testing::write_gemma4_checkpoint(*f, *cfg, dir / "hf", {.multimodal = cfg->is_moe()});
     } else {
       testing::write_checkpoint(*f, *cfg, dir / "hf", 2);
     }
@@ -128,7 +131,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ConvertCli,
                                            Case{"tiny-gemma2", "f16", "qwen2"}, Case{"tiny-qwen35", "f16", "qwen2"},
                                            Case{"tiny-qwen35moe", "bf16", "qwen2"},
                                            Case{"tiny-qwen35-mtp", "f32", "qwen2"},
-                                           Case{"tiny-gpt-oss", "bf16", "qwen2"}),
+                                           Case{"tiny-gpt-oss", "bf16", "qwen2"}, Case{"tiny-gemma4", "f32", "qwen2"},
+                                           Case{"tiny-gemma4moe", "f16", "qwen2"}),
                          [](const auto& p) {
                            std::string s = std::string(p.param.preset) + "_" + p.param.type + "_" + p.param.vocab;
                            for (char& ch : s) ch = ch == '-' ? '_' : ch;
