@@ -68,6 +68,8 @@ for p in tiny-llama tiny-qwen3; do
   for t in f16 bf16 q4_0; do synth "$p" "$t"; done
 done
 synth tiny-gpt-oss mxfp4
+# IQ4_XS (its own AVX-512 layout) and the grid and ternary formats, every matrix in one type.
+for t in iq4_xs iq2_xxs iq3_s iq1_m tq2_0; do synth qwen3-0.6b "$t" --layers 2; done
 for t in q4_k_m q6_k q5_k_m q3_k_m q2_k; do synth qwen3-0.6b "$t" --layers 2; done
 synth qwen3.5-0.8b q8_0 --layers 4
 
