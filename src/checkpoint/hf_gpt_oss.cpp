@@ -239,7 +239,10 @@ Status convert_gpt_oss(const HfConfig& c, const SafetensorsSet& set, gguf::Write
     RIDGE_RETURN_IF_ERROR(add(name, f32 ? GgmlType::kF32 : own, shape, std::move(fill)));
   }
   for (const auto& [key, parts] : mxfp4) {
-    const auto& [blocks, scales] = parts;
+    // Named copies, not structured bindings: lambdas below capture them (clang before 16 cannot
+    // capture a binding).
+    const auto blocks = parts.first;
+    const auto scales = parts.second;
     const std::string blk = key.substr(0, key.rfind('.') + 1), hf = "model.layers." + key.substr(4, key.find('.', 4) - 4) +
                                                                      ".mlp.experts." + key.substr(key.rfind('.') + 1) + "_proj";
     if (blocks == nullptr || scales == nullptr) {
