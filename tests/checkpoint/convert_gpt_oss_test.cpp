@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "model/test_util.h"
 #include "hf_export.h"
+#include "round_trip_logits.h"
 #include "hf_export_gpt_oss.h"
 
 namespace ridge::checkpoint {
@@ -26,17 +27,8 @@ namespace gpt_oss_test {
 using json = nlohmann::json;
 using namespace testing;
 
-std::vector<float> logits_of(const model::Model& m) {
-  engine::SessionOptions o;
-  o.n_ctx = 16;
-  o.max_outputs = 6;
-  auto s = engine::Session::create(m, o);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  const std::vector<int32_t> tokens = {1, 7, 30, 2, 99, 5, 11, 12, 13, 40};  // past the window of 8
-  auto r = s->eval(tokens, /*all_logits=*/true);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? std::vector<float>(r->begin(), r->end()) : std::vector<float>{};
-}
+const std::vector<int32_t> kTokens = {1, 7, 30, 2, 99, 5, 11, 12, 13, 40};  // past the window of 8
+
 
 // tiny-gpt-oss with `type` matrices; its experts MXFP4 (from the synth's mxfp4 file) when `mxfp4`;
 // with `bf16_values` its F32 tensors rounded to BF16's values (so that a BF16 checkpoint holds them).
@@ -135,7 +127,7 @@ TEST_P(GptOssRoundTrip, SameTensorsMetadataAndLogits) {
   auto m1 = model::Model::from_file(std::make_shared<const gguf::File>(std::move(*original)), k);
   auto m2 = model::Model::from_file(std::make_shared<const gguf::File>(std::move(*converted)), k);
   ASSERT_TRUE(m1.ok() && m2.ok());
-  const std::vector<float> a = logits_of(*m1), b = logits_of(*m2);
+  const std::vector<float> a = logits_of(*m1, kTokens), b = logits_of(*m2, kTokens);
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a, b);
 }

@@ -26,6 +26,7 @@
 #include "offline/presets.h"
 #include "tensor/fp16.h"
 #include "hf_export.h"
+#include "round_trip_logits.h"
 
 namespace ridge::checkpoint {
 namespace convert_test {
@@ -33,17 +34,8 @@ namespace convert_test {
 using json = nlohmann::json;
 using namespace testing;
 
-std::vector<float> logits_of(const model::Model& m) {
-  engine::SessionOptions o;
-  o.n_ctx = 16;
-  o.max_outputs = 6;
-  auto s = engine::Session::create(m, o);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  const std::vector<int32_t> tokens = {1, 7, 30, 2, 99, 5};
-  auto r = s->eval(tokens, /*all_logits=*/true);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? std::vector<float>(r->begin(), r->end()) : std::vector<float>{};
-}
+const std::vector<int32_t> kTokens = {1, 7, 30, 2, 99, 5};
+
 
 struct Case {
   const char* preset;
@@ -143,7 +135,7 @@ TEST_P(ConvertRoundTrip, SameTensorsConfigAndLogits) {
   auto m1 = model::Model::from_file(std::make_shared<const gguf::File>(std::move(*original)), k);
   auto m2 = model::Model::from_file(std::make_shared<const gguf::File>(std::move(*converted)), k);
   ASSERT_TRUE(m1.ok() && m2.ok());
-  const std::vector<float> a = logits_of(*m1), b = logits_of(*m2);
+  const std::vector<float> a = logits_of(*m1, kTokens), b = logits_of(*m2, kTokens);
   ASSERT_FALSE(a.empty());
   EXPECT_EQ(a, b);
 }
