@@ -84,16 +84,10 @@ TEST(GridQuantize, BytesDecodeToTheChosenValues) {
     EXPECT_LT(err, 0.5 * energy) << ggml_type_name(t);
   }
   // ... and equal to what the search chose, up to the decoders' float rounding.
-  const std::pair<GgmlType, GridSpec> specs[] = {
-      {GgmlType::kIQ2_XXS, {GgmlType::kIQ2_XXS, GridSigns::kEven, GridDelta::kNone, 32, 15, 0.125f}},
-      {GgmlType::kIQ2_XS, {GgmlType::kIQ2_XS, GridSigns::kEven, GridDelta::kNone, 16, 15, 0.125f}},
-      {GgmlType::kIQ2_S, {GgmlType::kIQ2_S, GridSigns::kFree, GridDelta::kNone, 16, 15, 0.125f}},
-      {GgmlType::kIQ3_XXS, {GgmlType::kIQ3_XXS, GridSigns::kEven, GridDelta::kNone, 32, 15, 0.25f}},
-      {GgmlType::kIQ3_S, {GgmlType::kIQ3_S, GridSigns::kFree, GridDelta::kNone, 32, 15, 1.0f}},
-      {GgmlType::kIQ1_S, {GgmlType::kIQ1_S, GridSigns::kNone, GridDelta::kPerScale, 32, 7, 0.125f}},
-      {GgmlType::kIQ1_M, {GgmlType::kIQ1_M, GridSigns::kNone, GridDelta::kPerGroup, 16, 7, 0.125f}},
-  };
-  for (const auto& [t, spec] : specs) {
+  for (GgmlType t : kGridFormats) {
+    const GridSpec* spec_of = grid_spec_of(t);
+    if (spec_of == nullptr) continue;  // the ternary formats: TernaryValues
+    const GridSpec& spec = *spec_of;
     for (int b = 0; b < 8; ++b) {
       const float* xb = x.data() + b * kQkK;
       const float* wb = w.data() + b * kQkK;

@@ -39,6 +39,10 @@ struct GridChoice {
   int8_t delta[64] = {};     // per group: +1 or -1 (IQ1 only; the same over a sub-block for IQ1_S)
 };
 
+// The spec of a codebook format's quantizer (kernels/quant/quantize_grid.cpp); null for others
+// (the ternary formats have no codebook).
+const GridSpec* grid_spec_of(GgmlType type);
+
 // The choice minimizing sum_e w_e (x_e - x^_e)^2 (w null: all 1) that the search finds for one
 // super-block of 256 values. All-zero or non-finite input gives d = 0.
 void choose_grid(const GridSpec& spec, const float* x, const float* w, GridChoice& out);

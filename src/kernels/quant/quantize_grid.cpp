@@ -166,6 +166,13 @@ uint8_t trits_byte(const int8_t* t, int n, int stride) {
 
 }  // namespace
 
+const GridSpec* grid_spec_of(GgmlType type) {
+  for (const GridSpec* s : {&kIq2XxsSpec, &kIq2XsSpec, &kIq2SSpec, &kIq3XxsSpec, &kIq3SSpec, &kIq1SSpec, &kIq1MSpec}) {
+    if (s->type == type) return s;
+  }
+  return nullptr;
+}
+
 void quantize_iq2_xxs(const float* x, void* dst, int64_t nb, const float* w) { quantize_with<BlockIq2Xxs>(kIq2XxsSpec, x, dst, nb, w); }
 void quantize_iq2_xs(const float* x, void* dst, int64_t nb, const float* w) { quantize_with<BlockIq2Xs>(kIq2XsSpec, x, dst, nb, w); }
 void quantize_iq2_s(const float* x, void* dst, int64_t nb, const float* w) { quantize_with<BlockIq2S>(kIq2SSpec, x, dst, nb, w); }
